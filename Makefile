@@ -1,0 +1,66 @@
+# The short list of commands anyone needs. Every target creates the virtualenv itself.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+SAMVENV := .sam-venv
+export PYTHONPATH :=
+export SAM_CLI_TELEMETRY := 0
+
+.PHONY: help venv sam-venv demo test lint types check corpus-check bench serve build deploy e2e clean
+
+help:
+	@echo "make demo    set up, check the corpus, score the naive control and toolshim"
+	@echo "make test    set up, then lint, type-check and run every test tier"
+	@echo "make check   test + corpus integrity re-check"
+	@echo "make serve   run the whole service locally (moto + gateway + worker)"
+	@echo "make bench   run the benchmarks (figures and ratios against peers)"
+	@echo "make build   sam build          make deploy   sam deploy (mutates AWS; never in check)"
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+sam-venv: $(SAMVENV)/.installed
+$(SAMVENV)/.installed:
+	$(PY) -m venv $(SAMVENV)
+	$(SAMVENV)/bin/python -m pip install -q aws-sam-cli
+	touch $@
+
+demo: venv
+	$(BIN)/toolcall300 generate --check-only --out corpus_private
+	$(BIN)/toolcall300 score --corpus corpus_private/toolcall300.jsonl --adapter naive
+	$(BIN)/toolcall300 score --corpus corpus_private/toolcall300.jsonl --adapter toolshim --show-failures
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: venv
+	$(BIN)/mypy
+
+test: venv sam-venv lint types
+	$(BIN)/python -m pytest -q
+
+corpus-check: venv
+	$(BIN)/toolcall300 generate --check-only --out corpus_private
+
+check: test corpus-check
+
+bench: venv
+	$(BIN)/python bench/run_all.py
+
+serve: venv
+	$(BIN)/toolcall300 serve
+
+build: sam-venv
+	PATH=$(SAMVENV)/bin:$$PATH sam build
+
+deploy: build
+	PATH=$(SAMVENV)/bin:$$PATH sam deploy --guided
+	$(BIN)/python infra/upload_corpus.py
+
+clean:
+	rm -rf $(VENV) $(SAMVENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,499 @@
+"""The schema engine: a bounded subset of JSON Schema draft 2020-12, as a keyword table.
+
+Every enforced keyword maps to one small function that yields :class:`SchemaError` values,
+each with an instance path, a schema path and a tool-argument/v1 defect code. ``is_valid``
+means nothing was yielded. The subset is the one ``tool-argument/v1`` publishes; the tool
+catalog, the generator, the scorer, ``toolshim`` and ``argcheck`` all use this one engine.
+
+Keyword policy (one rule, applied everywhere): a keyword in :data:`ENFORCED` is checked; a
+keyword in :data:`ANNOTATIONS` is accepted and enforced as nothing (``format`` included, and
+``default`` is never applied); every other keyword, listed in the criteria's ``not_covered``
+or not, makes the schema *not covered* and is refused by :func:`schema_problems`. Nothing is
+ever validated under undisclosed partial coverage.
+
+It is not a general JSON Schema validator: no ``$ref``, no combinators, no boolean schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from toolcall300.canonical import json_equal
+
+PathPart = str | int
+Path = tuple[PathPart, ...]
+
+JSON_TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
+
+#: The keywords the engine enforces, in the order their defects are reported at one node.
+ENFORCED = (
+    "type",
+    "enum",
+    "const",
+    "required",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "additionalProperties",
+    "properties",
+    "items",
+)
+
+#: Accepted and enforced as nothing.
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "format",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    }
+)
+
+#: Named by the tool-argument/v1 criteria as outside the subset (all other unknown keywords
+#: are refused the same way).
+NOT_COVERED = (
+    "$ref",
+    "$defs",
+    "definitions",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "contains",
+    "propertyNames",
+    "patternProperties",
+    "prefixItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentEncoding",
+    "contentMediaType",
+)
+
+#: Keywords that only apply to one instance type; used by repairers to find a node's own type.
+_LOCAL_KEYWORDS = frozenset(ENFORCED) - {"properties", "items"}
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    """One failed keyword at one node. ``code`` is a tool-argument/v1 defect code."""
+
+    code: str
+    keyword: str
+    instance_path: Path
+    schema_path: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    """Why a schema cannot be used: ``kind`` is ``invalid`` or ``not_covered``."""
+
+    kind: str
+    schema_path: Path
+    message: str
+
+
+# ---------------------------------------------------------------------------- type helpers
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number (``bool`` is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_integer(value: Any) -> bool:
+    """A JSON integer: JSON Schema counts ``3.0`` as an integer."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def json_type_matches(value: Any, type_name: str) -> bool:
+    """Whether ``value`` is of the JSON Schema type ``type_name``."""
+    if type_name == "null":
+        return value is None
+    if type_name == "boolean":
+        return isinstance(value, bool)
+    if type_name == "object":
+        return isinstance(value, dict)
+    if type_name == "array":
+        return isinstance(value, list)
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "number":
+        return is_number(value)
+    if type_name == "integer":
+        return is_integer(value)
+    return False
+
+
+def declared_types(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The schema's ``type`` as a tuple (empty when it declares none)."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return (t,)
+    if isinstance(t, list):
+        return tuple(x for x in t if isinstance(x, str))
+    return ()
+
+
+def type_of(value: Any) -> str:
+    """The JSON type name of a value (``integer`` for integral ints, else ``number``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+#: Regular-expression syntax of ECMA-262 that Python's ``re`` lacks.
+_ECMA_ONLY = re.compile(r"\\[pP]\{")
+
+
+@lru_cache(maxsize=512)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def string_length(value: str) -> int:
+    """String length as JSON Schema counts it: Unicode code points (not UTF-16 units, not bytes)."""
+    return len(value)
+
+
+# ---------------------------------------------------------------------------- keyword table
+
+Checker = Callable[[Any, Any, dict[str, Any], Path, Path], Iterator[SchemaError]]
+
+
+def _err(code: str, kw: str, ipath: Path, spath: Path, msg: str) -> SchemaError:
+    return SchemaError(code, kw, ipath, spath + (kw,), msg)
+
+
+def _type(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    names = (v,) if isinstance(v, str) else tuple(v)
+    if not any(json_type_matches(inst, n) for n in names):
+        yield _err("type_mismatch", "type", ip, sp, f"expected {' or '.join(names)}, got {type_of(inst)}")
+
+
+def _enum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if not any(json_equal(inst, member) for member in v):
+        yield _err("enum_mismatch", "enum", ip, sp, f"not one of the {len(v)} enum members")
+
+
+def _const(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if not json_equal(inst, v):
+        yield _err("const_mismatch", "const", ip, sp, "not equal to const")
+
+
+def _required(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, dict):
+        for i, name in enumerate(v):
+            if name not in inst:
+                yield SchemaError(
+                    "missing_required", "required", ip + (name,), sp + ("required", i),
+                    "required property is missing",
+                )
+
+
+def _min_length(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, str) and string_length(inst) < v:
+        yield _err("string_too_short", "minLength", ip, sp, f"shorter than {v} characters")
+
+
+def _max_length(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, str) and string_length(inst) > v:
+        yield _err("string_too_long", "maxLength", ip, sp, f"longer than {v} characters")
+
+
+def _pattern(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, str) and not _compiled(v).search(inst):
+        yield _err("pattern_mismatch", "pattern", ip, sp, "does not match pattern")
+
+
+def _minimum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if is_number(inst) and inst < v:
+        yield _err("minimum_violation", "minimum", ip, sp, f"less than {v}")
+
+
+def _maximum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if is_number(inst) and inst > v:
+        yield _err("maximum_violation", "maximum", ip, sp, f"greater than {v}")
+
+
+def _exclusive_minimum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if is_number(inst) and inst <= v:
+        yield _err("exclusive_minimum_violation", "exclusiveMinimum", ip, sp, f"not greater than {v}")
+
+
+def _exclusive_maximum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if is_number(inst) and inst >= v:
+        yield _err("exclusive_maximum_violation", "exclusiveMaximum", ip, sp, f"not less than {v}")
+
+
+def _min_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, list) and len(inst) < v:
+        yield _err("array_too_short", "minItems", ip, sp, f"fewer than {v} items")
+
+
+def _max_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, list) and len(inst) > v:
+        yield _err("array_too_long", "maxItems", ip, sp, f"more than {v} items")
+
+
+def _unique_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if v is True and isinstance(inst, list):
+        for i in range(len(inst)):
+            for j in range(i + 1, len(inst)):
+                if json_equal(inst[i], inst[j]):
+                    yield _err("items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal")
+                    return
+
+
+def _min_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, dict) and len(inst) < v:
+        yield _err("too_few_properties", "minProperties", ip, sp, f"fewer than {v} properties")
+
+
+def _max_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, dict) and len(inst) > v:
+        yield _err("too_many_properties", "maxProperties", ip, sp, f"more than {v} properties")
+
+
+def _additional_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if v is False and isinstance(inst, dict):
+        declared = schema.get("properties", {})
+        for key in inst:
+            if key not in declared:
+                yield SchemaError(
+                    "additional_property", "additionalProperties", ip + (key,),
+                    sp + ("additionalProperties",), "property is not declared",
+                )
+
+
+def _properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, dict):
+        for key, value in inst.items():
+            if key in v:
+                yield from iter_errors(value, v[key], ip + (key,), sp + ("properties", key))
+
+
+def _items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+    if isinstance(inst, list):
+        for i, item in enumerate(inst):
+            yield from iter_errors(item, v, ip + (i,), sp + ("items",))
+
+
+KEYWORDS: dict[str, Checker] = {
+    "type": _type,
+    "enum": _enum,
+    "const": _const,
+    "required": _required,
+    "minLength": _min_length,
+    "maxLength": _max_length,
+    "pattern": _pattern,
+    "minimum": _minimum,
+    "maximum": _maximum,
+    "exclusiveMinimum": _exclusive_minimum,
+    "exclusiveMaximum": _exclusive_maximum,
+    "minItems": _min_items,
+    "maxItems": _max_items,
+    "uniqueItems": _unique_items,
+    "minProperties": _min_properties,
+    "maxProperties": _max_properties,
+    "additionalProperties": _additional_properties,
+    "properties": _properties,
+    "items": _items,
+}
+assert tuple(KEYWORDS) == ENFORCED
+
+
+def iter_errors(
+    instance: Any, schema: dict[str, Any], instance_path: Path = (), schema_path: Path = ()
+) -> Iterator[SchemaError]:
+    """Yield every error of ``instance`` against ``schema`` (assumed covered; see :func:`schema_problems`).
+
+    Errors come in a fixed order: ``required`` first at each node, then the node's own
+    keywords in :data:`ENFORCED` order, then children in the instance's key or index order.
+    """
+    if "required" in schema:
+        yield from _required(schema["required"], instance, schema, instance_path, schema_path)
+    for kw, check in KEYWORDS.items():
+        if kw != "required" and kw in schema:
+            yield from check(schema[kw], instance, schema, instance_path, schema_path)
+
+
+def node_errors(instance: Any, schema: dict[str, Any], instance_path: Path = ()) -> list[SchemaError]:
+    """Errors of this node alone: its own keywords, not its properties' or items' subschemas."""
+    out: list[SchemaError] = []
+    for kw in ENFORCED:
+        if kw in schema and kw in _LOCAL_KEYWORDS:
+            out.extend(KEYWORDS[kw](schema[kw], instance, schema, instance_path, ()))
+    return out
+
+
+def is_valid(instance: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``instance`` conforms to ``schema``.
+
+    >>> is_valid({"n": 3.0}, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    True
+    >>> is_valid({"n": "3"}, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    False
+    """
+    return next(iter_errors(instance, schema), None) is None
+
+
+# ---------------------------------------------------------------------------- schema checks
+
+
+def _nonneg_int(v: Any) -> bool:
+    return is_integer(v) and v >= 0
+
+
+def schema_problems(schema: Any, path: Path = ()) -> list[SchemaProblem]:
+    """Every reason ``schema`` cannot be used, empty when it is a well-formed covered schema.
+
+    ``not_covered``: a boolean schema, a keyword outside the subset, a schema-valued
+    ``additionalProperties``, array-form ``items`` or boolean ``exclusiveMinimum``.
+    ``invalid``: a keyword whose value is malformed (for example ``"minLength": -1``).
+    """
+    out: list[SchemaProblem] = []
+
+    def bad(kind: str, p: Path, msg: str) -> None:
+        out.append(SchemaProblem(kind, p, msg))
+
+    if isinstance(schema, bool):
+        bad("not_covered", path, "boolean schemas are not covered")
+        return out
+    if not isinstance(schema, dict):
+        bad("invalid", path, f"a schema must be an object, got {type_of(schema)}")
+        return out
+    for kw, v in schema.items():
+        p = path + (kw,)
+        if kw in ANNOTATIONS:
+            continue
+        if kw not in KEYWORDS:
+            bad("not_covered", p, f"keyword {kw!r} is not covered")
+            continue
+        if kw == "type":
+            names = [v] if isinstance(v, str) else v
+            if (
+                not isinstance(names, list)
+                or not names
+                or any(n not in JSON_TYPES for n in names)
+                or len(set(names)) != len(names)
+            ):
+                bad("invalid", p, "type must be a type name or a non-empty list of distinct type names")
+        elif kw == "enum":
+            if not isinstance(v, list):
+                bad("invalid", p, "enum must be an array")
+        elif kw == "required":
+            if not isinstance(v, list) or any(not isinstance(n, str) for n in v) or len(set(v)) != len(v):
+                bad("invalid", p, "required must be an array of distinct strings")
+        elif kw in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
+            if not _nonneg_int(v):
+                bad("invalid", p, f"{kw} must be a non-negative integer")
+        elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if isinstance(v, bool) and kw.startswith("exclusive"):
+                bad("not_covered", p, f"boolean-form {kw} is not covered")
+            elif not is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+                bad("invalid", p, f"{kw} must be a number")
+        elif kw == "pattern":
+            if not isinstance(v, str):
+                bad("invalid", p, "pattern must be a string")
+            elif _ECMA_ONLY.search(v):
+                # ECMA-262 syntax Python's re cannot evaluate faithfully: refuse, never approximate.
+                bad("not_covered", p, "Unicode property escapes (\\p{...}) in pattern are not covered")
+            else:
+                try:
+                    _compiled(v)
+                except re.error as exc:
+                    bad("invalid", p, f"pattern does not compile: {exc}")
+        elif kw == "uniqueItems":
+            if not isinstance(v, bool):
+                bad("invalid", p, "uniqueItems must be a boolean")
+        elif kw == "additionalProperties":
+            if isinstance(v, dict):
+                bad("not_covered", p, "schema-valued additionalProperties is not covered")
+            elif not isinstance(v, bool):
+                bad("invalid", p, "additionalProperties must be a boolean")
+        elif kw == "properties":
+            if not isinstance(v, dict):
+                bad("invalid", p, "properties must be an object")
+            else:
+                for name, sub in v.items():
+                    out.extend(schema_problems(sub, p + (name,)))
+        elif kw == "items":
+            if isinstance(v, list):
+                bad("not_covered", p, "array-form items is not covered")
+            else:
+                out.extend(schema_problems(v, p))
+    return out
+
+
+def is_covered(schema: Any) -> bool:
+    """Whether ``schema`` is well formed and inside the subset."""
+    return not schema_problems(schema)
+
+
+def format_path(path: Path) -> str:
+    """Render an instance path in the tool-argument/v1 syntax: ``$``, ``.key``, ``[i]``.
+
+    A key that is not a plain identifier (``[A-Za-z_][A-Za-z0-9_-]*``) is written as a
+    JSON string in brackets, so every path reads back to exactly one location.
+
+    >>> format_path(("a", 0, "b"))
+    '$.a[0].b'
+    >>> format_path(("a.b", "c d"))
+    '$["a.b"]["c d"]'
+    """
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            out += f".{part}"
+        else:
+            out += "[" + json.dumps(part, ensure_ascii=False) + "]"
+    return out
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

@@ -1,0 +1,1 @@
+"""Shared pytest configuration: nothing here imports third-party service code."""
