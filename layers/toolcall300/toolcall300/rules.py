@@ -1,0 +1,169 @@
+"""The grading contract's small decisions, each in one place: names, enums, lossless coercion.
+
+The generator's integrity checks, the reference normaliser and the scorer's self-test all
+call these functions, so "what counts as the same tool name" or "what is a lossless
+coercion" is decided once. They are predicates and lookups over plain values; they never
+decide what a case's answer is (the generator builds answers by construction).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from toolcall300.schema import is_integer
+
+# --------------------------------------------------------------------------- rule 3: tool identity
+
+_NAMESPACE = re.compile(r"^.*(?:\.|::|:|/)")  # everything up to the last namespace separator
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def normalise_tool_name(name: str) -> str:
+    """Rule 3: drop surrounding whitespace, a trailing ``()``, namespace prefixes, letter case,
+    and treat ``-``, ``_`` and whitespace as the same separator.
+
+    >>> normalise_tool_name("  functions.Get-Weather() ")
+    'get_weather'
+    >>> normalise_tool_name("default_api:search files")
+    'search_files'
+    """
+    s = name.strip()
+    if s.endswith("()"):
+        s = s[:-2].rstrip()
+    s = _NAMESPACE.sub("", s)
+    s = _SEPARATORS.sub("_", s.casefold()).strip("_")
+    return s
+
+
+def resolve_tool_name(name: str, declared: Iterable[str]) -> str | None:
+    """The one declared name ``name`` means under rule 3, or ``None`` (no match or several).
+
+    An exact match always wins; otherwise the normalised form must match exactly one tool.
+
+    >>> resolve_tool_name("GET_WEATHER", ["get_weather", "get_forecast"])
+    'get_weather'
+    >>> resolve_tool_name("send_mail", ["send-mail", "send_mail_v2"])
+    'send-mail'
+    >>> resolve_tool_name("a", ["A", "a_"]) is None
+    True
+    """
+    names = list(declared)
+    if name in names:
+        return name
+    key = normalise_tool_name(name)
+    if not key:
+        return None
+    hits = [d for d in names if normalise_tool_name(d) == key]
+    return hits[0] if len(hits) == 1 else None
+
+
+def tool_name_matches(name: str, declared: Iterable[str]) -> list[str]:
+    """Every declared name equal to ``name`` under rule 3 (for integrity checks and reasons)."""
+    key = normalise_tool_name(name)
+    return [d for d in declared if key and normalise_tool_name(d) == key]
+
+
+# --------------------------------------------------------------------------- rule 4: enums
+
+_ENUM_SEPARATORS = re.compile(r"[\s-]")
+
+
+def normalise_enum_token(value: str) -> str:
+    """Rule 4: trim, case-fold, and ``-`` or whitespace as ``_``.
+
+    >>> normalise_enum_token(" In-Progress ")
+    'in_progress'
+    """
+    return _ENUM_SEPARATORS.sub("_", value.strip().casefold())
+
+
+def enum_matches(value: Any, members: Sequence[Any]) -> list[Any]:
+    """The string members ``value`` equals under rule 4 (exact members first)."""
+    if not isinstance(value, str):
+        return []
+    exact = [m for m in members if isinstance(m, str) and m == value]
+    if exact:
+        return exact
+    key = normalise_enum_token(value)
+    return [m for m in members if isinstance(m, str) and normalise_enum_token(m) == key]
+
+
+def match_enum(value: Any, members: Sequence[Any]) -> Any | None:
+    """The one member ``value`` means under rule 4, else ``None``. Never the closest-looking one.
+
+    >>> match_enum("HIGH", ["low", "high"])
+    'high'
+    >>> match_enum("hi", ["low", "high"]) is None
+    True
+    """
+    hits = enum_matches(value, members)
+    return hits[0] if len(hits) == 1 else None
+
+
+# --------------------------------------------------------------------------- rule 5: coercion
+
+_INTEGER_TEXT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_NUMBER_TEXT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_BOOLEAN_TEXT = {"true": True, "false": False}
+
+
+class NotLossless(ValueError):
+    """The value cannot be coerced to the declared type without a guess (rule 5)."""
+
+
+def coerce_lossless(value: Any, type_name: str) -> Any:
+    """Rule 5: convert ``value`` to JSON type ``type_name`` only where nothing is lost.
+
+    - integer: a string in JSON integer syntax (``"3"``, ``"-12"``; not ``"03"``, ``" 3"``,
+      ``"+3"``, ``"4.5"``, ``"3.0"``), or an integral float (``3.0`` -> ``3``);
+    - number: a string in JSON number syntax (``"12.5"``, ``"-3"``, ``"1e3"``), finite;
+    - boolean: ``"true"`` or ``"false"`` in any letter case (``"True"``, ``"FALSE"``); never
+      ``"yes"``, ``"1"``, ``"on"`` or a number;
+    - anything else (a number to a string, an object to anything): :class:`NotLossless`.
+
+    A value already of the type is returned unchanged, except that an integral float
+    declared ``integer`` becomes an ``int`` (JSON Schema accepts ``3.0`` as an integer, but
+    the canonical call writes ``3``).
+
+    >>> coerce_lossless("-12", "integer"), coerce_lossless(3.0, "integer"), coerce_lossless("True", "boolean")
+    (-12, 3, True)
+    """
+    if type_name == "integer":
+        if isinstance(value, bool):
+            raise NotLossless("a boolean is not an integer")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and is_integer(value):
+            return int(value)
+        if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
+            return int(value)
+        raise NotLossless("not an integer without loss")
+    if type_name == "number":
+        if isinstance(value, bool):
+            raise NotLossless("a boolean is not a number")
+        if isinstance(value, (int, float)):
+            return value
+        if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value):
+            number = float(value) if any(c in value for c in ".eE") else int(value)
+            if isinstance(number, float) and number in (float("inf"), float("-inf")):
+                raise NotLossless("out of range")
+            return number
+        raise NotLossless("not a number without loss")
+    if type_name == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.casefold() in _BOOLEAN_TEXT:
+            return _BOOLEAN_TEXT[value.casefold()]
+        raise NotLossless("not a boolean without loss")
+    raise NotLossless(f"no lossless coercion to {type_name}")
+
+
+def is_lossless(value: Any, type_name: str) -> bool:
+    """Whether :func:`coerce_lossless` accepts ``value`` for ``type_name``."""
+    try:
+        coerce_lossless(value, type_name)
+    except NotLossless:
+        return False
+    return True
