@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from toolcall300.schema import ENFORCED, is_valid, schema_problems
 
-SUITE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "JSON-Schema-Test-Suite" / "draft2020-12"
+SUITE = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "JSON-Schema-Test-Suite"
+    / "draft2020-12"
+)
 
 
 def _cases() -> list[Any]:

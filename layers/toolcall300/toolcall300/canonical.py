@@ -19,7 +19,9 @@ def canonical(value: Any) -> str:
     >>> canonical({"b": [1, 2.5], "a": "é"})
     '{"a":"é","b":[1,2.5]}'
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def canonical_bytes(value: Any) -> bytes:

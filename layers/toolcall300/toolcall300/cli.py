@@ -19,9 +19,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("toolcall300.generator", "build or check a corpus from a tool catalog"),
     "score": ("toolcall300.scorer", "score an adapter against a corpus (exit 2 on regression)"),
     "toolshim": ("toolcall300.toolshim", "the reference normaliser as an --adapter-cmd program"),
-    "check": ("toolcall300.argcheck", "tool-argument/v1: check one arguments blob against a schema"),
+    "check": (
+        "toolcall300.argcheck",
+        "tool-argument/v1: check one arguments blob against a schema",
+    ),
     "criteria": ("toolcall300.argcheck_criteria", "print the tool-argument/v1 criteria document"),
-    "serve": ("toolcall300.service.localstack", "run the service locally (moto + local gateway + worker)"),
+    "serve": (
+        "toolcall300.service.localstack",
+        "run the service locally (moto + local gateway + worker)",
+    ),
     "dev": ("toolcall300.service.devtools", "developer helpers for a local stack (test purchases)"),
     "admin": ("toolcall300.service.admin", "operator commands: manage licences by hand"),
     "download": ("toolcall300.service.client", "download the licensed corpus and verify its pins"),
@@ -30,7 +36,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def usage() -> str:
-    lines = [f"toolcall300 {__version__}", "", "usage: toolcall300 COMMAND [options]", "", "commands:"]
+    lines = [
+        f"toolcall300 {__version__}",
+        "",
+        "usage: toolcall300 COMMAND [options]",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<10} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "toolcall300 COMMAND --help for a command's options."]
     return "\n".join(lines)
@@ -51,7 +63,9 @@ def dispatch(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     try:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:
-        stderr.write(f"toolcall300 {name}: needs the service extras (pip install 'toolcall300[local]'): {exc}\n")
+        stderr.write(
+            f"toolcall300 {name}: needs the service extras (pip install 'toolcall300[local]'): {exc}\n"
+        )
         return EXIT_ERROR
     try:
         args = module.parse_args(rest)

@@ -211,7 +211,9 @@ def _err(code: str, kw: str, ipath: Path, spath: Path, msg: str) -> SchemaError:
 def _type(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
     names = (v,) if isinstance(v, str) else tuple(v)
     if not any(json_type_matches(inst, n) for n in names):
-        yield _err("type_mismatch", "type", ip, sp, f"expected {' or '.join(names)}, got {type_of(inst)}")
+        yield _err(
+            "type_mismatch", "type", ip, sp, f"expected {' or '.join(names)}, got {type_of(inst)}"
+        )
 
 
 def _enum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
@@ -224,92 +226,132 @@ def _const(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Ite
         yield _err("const_mismatch", "const", ip, sp, "not equal to const")
 
 
-def _required(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _required(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, dict):
         for i, name in enumerate(v):
             if name not in inst:
                 yield SchemaError(
-                    "missing_required", "required", ip + (name,), sp + ("required", i),
+                    "missing_required",
+                    "required",
+                    ip + (name,),
+                    sp + ("required", i),
                     "required property is missing",
                 )
 
 
-def _min_length(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _min_length(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, str) and string_length(inst) < v:
         yield _err("string_too_short", "minLength", ip, sp, f"shorter than {v} characters")
 
 
-def _max_length(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _max_length(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, str) and string_length(inst) > v:
         yield _err("string_too_long", "maxLength", ip, sp, f"longer than {v} characters")
 
 
-def _pattern(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _pattern(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, str) and not _compiled(v).search(inst):
         yield _err("pattern_mismatch", "pattern", ip, sp, "does not match pattern")
 
 
-def _minimum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _minimum(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if is_number(inst) and inst < v:
         yield _err("minimum_violation", "minimum", ip, sp, f"less than {v}")
 
 
-def _maximum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _maximum(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if is_number(inst) and inst > v:
         yield _err("maximum_violation", "maximum", ip, sp, f"greater than {v}")
 
 
-def _exclusive_minimum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _exclusive_minimum(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if is_number(inst) and inst <= v:
-        yield _err("exclusive_minimum_violation", "exclusiveMinimum", ip, sp, f"not greater than {v}")
+        yield _err(
+            "exclusive_minimum_violation", "exclusiveMinimum", ip, sp, f"not greater than {v}"
+        )
 
 
-def _exclusive_maximum(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _exclusive_maximum(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if is_number(inst) and inst >= v:
         yield _err("exclusive_maximum_violation", "exclusiveMaximum", ip, sp, f"not less than {v}")
 
 
-def _min_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _min_items(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, list) and len(inst) < v:
         yield _err("array_too_short", "minItems", ip, sp, f"fewer than {v} items")
 
 
-def _max_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _max_items(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, list) and len(inst) > v:
         yield _err("array_too_long", "maxItems", ip, sp, f"more than {v} items")
 
 
-def _unique_items(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _unique_items(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if v is True and isinstance(inst, list):
         for i in range(len(inst)):
             for j in range(i + 1, len(inst)):
                 if json_equal(inst[i], inst[j]):
-                    yield _err("items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal")
+                    yield _err(
+                        "items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal"
+                    )
                     return
 
 
-def _min_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _min_properties(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, dict) and len(inst) < v:
         yield _err("too_few_properties", "minProperties", ip, sp, f"fewer than {v} properties")
 
 
-def _max_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _max_properties(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, dict) and len(inst) > v:
         yield _err("too_many_properties", "maxProperties", ip, sp, f"more than {v} properties")
 
 
-def _additional_properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _additional_properties(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if v is False and isinstance(inst, dict):
         declared = schema.get("properties", {})
         for key in inst:
             if key not in declared:
                 yield SchemaError(
-                    "additional_property", "additionalProperties", ip + (key,),
-                    sp + ("additionalProperties",), "property is not declared",
+                    "additional_property",
+                    "additionalProperties",
+                    ip + (key,),
+                    sp + ("additionalProperties",),
+                    "property is not declared",
                 )
 
 
-def _properties(v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path) -> Iterator[SchemaError]:
+def _properties(
+    v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
+) -> Iterator[SchemaError]:
     if isinstance(inst, dict):
         for key, value in inst.items():
             if key in v:
@@ -361,7 +403,9 @@ def iter_errors(
             yield from check(schema[kw], instance, schema, instance_path, schema_path)
 
 
-def node_errors(instance: Any, schema: dict[str, Any], instance_path: Path = ()) -> list[SchemaError]:
+def node_errors(
+    instance: Any, schema: dict[str, Any], instance_path: Path = ()
+) -> list[SchemaError]:
     """Errors of this node alone: its own keywords, not its properties' or items' subschemas."""
     out: list[SchemaError] = []
     for kw in ENFORCED:
@@ -421,14 +465,29 @@ def schema_problems(schema: Any, path: Path = ()) -> list[SchemaProblem]:
                 or any(n not in JSON_TYPES for n in names)
                 or len(set(names)) != len(names)
             ):
-                bad("invalid", p, "type must be a type name or a non-empty list of distinct type names")
+                bad(
+                    "invalid",
+                    p,
+                    "type must be a type name or a non-empty list of distinct type names",
+                )
         elif kw == "enum":
             if not isinstance(v, list):
                 bad("invalid", p, "enum must be an array")
         elif kw == "required":
-            if not isinstance(v, list) or any(not isinstance(n, str) for n in v) or len(set(v)) != len(v):
+            if (
+                not isinstance(v, list)
+                or any(not isinstance(n, str) for n in v)
+                or len(set(v)) != len(v)
+            ):
                 bad("invalid", p, "required must be an array of distinct strings")
-        elif kw in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
+        elif kw in (
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "minProperties",
+            "maxProperties",
+        ):
             if not _nonneg_int(v):
                 bad("invalid", p, f"{kw} must be a non-negative integer")
         elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
@@ -441,7 +500,11 @@ def schema_problems(schema: Any, path: Path = ()) -> list[SchemaProblem]:
                 bad("invalid", p, "pattern must be a string")
             elif _ECMA_ONLY.search(v):
                 # ECMA-262 syntax Python's re cannot evaluate faithfully: refuse, never approximate.
-                bad("not_covered", p, "Unicode property escapes (\\p{...}) in pattern are not covered")
+                bad(
+                    "not_covered",
+                    p,
+                    "Unicode property escapes (\\p{...}) in pattern are not covered",
+                )
             else:
                 try:
                     _compiled(v)

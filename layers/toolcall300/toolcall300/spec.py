@@ -19,11 +19,17 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         'json.dumps(v, sort_keys=True, separators=(",",":")). Extra top-level keys on the '
         "returned object (an id, a type) are ignored; name and arguments are not.",
         (
-            ("D1.1", "The returned value must be a JSON object with a string `name` and an object "
-             "`arguments`; anything else returned (a list, a string, a call without `arguments`) "
-             "is a failed case, counted as a schema-invalid return, never as a refusal."),
-            ("D1.2", "Numbers compare by their canonical JSON spelling: 3 and 3.0 differ. An integer "
-             "property must come back as an integer (see D5.2)."),
+            (
+                "D1.1",
+                "The returned value must be a JSON object with a string `name` and an object "
+                "`arguments`; anything else returned (a list, a string, a call without `arguments`) "
+                "is a failed case, counted as a schema-invalid return, never as a refusal.",
+            ),
+            (
+                "D1.2",
+                "Numbers compare by their canonical JSON spelling: 3 and 3.0 differ. An integer "
+                "property must come back as an integer (see D5.2).",
+            ),
         ),
     ),
     (
@@ -32,8 +38,11 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         'expected_kind "unrecoverable": pass only by refusing. Returning {"name": ..., '
         '"arguments": {}} fails.',
         (
-            ("D2.1", "Every `hallucinated_tool` case and every `unrecoverable` case expects a refusal "
-             "(50 of 300)."),
+            (
+                "D2.1",
+                "Every `hallucinated_tool` case and every `unrecoverable` case expects a refusal "
+                "(50 of 300).",
+            ),
         ),
     ),
     (
@@ -43,12 +52,18 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "as separators are noise. A name resolves only if it matches exactly one declared tool "
         "after that normalisation. Otherwise, refuse.",
         (
-            ("D3.1", "Normalisation, in order: trim; drop one trailing `()`; drop everything up to the "
-             "last namespace separator (`.`, `:`, `::` or `/`); case-fold; every run of `-`, `_` "
-             "and whitespace becomes one `_`; leading and trailing `_` are dropped. An exact match "
-             "with a declared name always wins."),
-            ("D3.2", "Separators are interchangeable, not removable: `getweather` does not match "
-             "`get_weather`, and camelCase is not split."),
+            (
+                "D3.1",
+                "Normalisation, in order: trim; drop one trailing `()`; drop everything up to the "
+                "last namespace separator (`.`, `:`, `::` or `/`); case-fold; every run of `-`, `_` "
+                "and whitespace becomes one `_`; leading and trailing `_` are dropped. An exact match "
+                "with a declared name always wins.",
+            ),
+            (
+                "D3.2",
+                "Separators are interchangeable, not removable: `getweather` does not match "
+                "`get_weather`, and camelCase is not split.",
+            ),
         ),
     ),
     (
@@ -57,8 +72,11 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Enums are matched the same way: trim, case-fold, - and space as _. Matches none: refuse. "
         "Never the closest-looking member.",
         (
-            ("D4.1", "Only string members take part. A value matching two members after "
-             "normalisation is ambiguous and refused, like a value matching none."),
+            (
+                "D4.1",
+                "Only string members take part. A value matching two members after "
+                "normalisation is ambiguous and refused, like a value matching none.",
+            ),
         ),
     ),
     (
@@ -67,14 +85,20 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         'Coercion only where it is lossless and reversible: "3"->3, "12.5"->12.5, 3.0->3, '
         '"true"/"True"->true. Anything else: refuse.',
         (
-            ("D5.1", 'integer: a string in JSON integer syntax ("3", "-12"); never "03", " 3", "+3", '
-             '"4.5", "3.0" or "1e3". number: a string in JSON number syntax ("12.5", "-3", "1e3"). '
-             'boolean: "true" or "false" in any letter case ("False" -> false); never "yes", '
-             '"1", "on", 1 or 0. No coercion ever produces a string: a number where a string is '
-             "declared is refused."),
-            ("D5.2", "JSON Schema counts 3.0 as an integer, so a call whose only defect is 3.0 "
-             "would already be valid as sent: no case is built on it alone. A normaliser still "
-             "writes an integral float declared `integer` as an integer (3.0 -> 3)."),
+            (
+                "D5.1",
+                'integer: a string in JSON integer syntax ("3", "-12"); never "03", " 3", "+3", '
+                '"4.5", "3.0" or "1e3". number: a string in JSON number syntax ("12.5", "-3", "1e3"). '
+                'boolean: "true" or "false" in any letter case ("False" -> false); never "yes", '
+                '"1", "on", 1 or 0. No coercion ever produces a string: a number where a string is '
+                "declared is refused.",
+            ),
+            (
+                "D5.2",
+                "JSON Schema counts 3.0 as an integer, so a call whose only defect is 3.0 "
+                "would already be valid as sent: no case is built on it alone. A normaliser still "
+                "writes an integral float declared `integer` as an integer (3.0 -> 3).",
+            ),
         ),
     ),
     (
@@ -83,11 +107,17 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "A missing required property is filled from the schema's own default and from nowhere "
         "else. No default: refuse.",
         (
-            ("D6.1", "Optional properties with a default are never filled: the expected call "
-             "contains exactly what was written plus required defaults."),
-            ("D6.2", "A default is used as declared, even if it is an empty container or a falsy "
-             "value; a required property whose default is itself invalid under its schema is a "
-             "catalog error, refused by the catalog checks."),
+            (
+                "D6.1",
+                "Optional properties with a default are never filled: the expected call "
+                "contains exactly what was written plus required defaults.",
+            ),
+            (
+                "D6.2",
+                "A default is used as declared, even if it is an empty container or a falsy "
+                "value; a required property whose default is itself invalid under its schema is a "
+                "catalog error, refused by the catalog checks.",
+            ),
         ),
     ),
     (
@@ -96,12 +126,21 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Undeclared properties are dropped. A flattened nested object is re-nested only when each "
         "key belongs to exactly one declared nested property and to no top-level one.",
         (
-            ("D7.1", "A flattened key is either the nested property's own name at the top level "
-             '(`"city"` for `address.city`) or the dotted path (`"address.city"`).'),
-            ("D7.2", "Undeclared properties are dropped at every level, whether or not the schema "
-             "says additionalProperties: false."),
-            ("D7.3", "If a flattened key also names a top-level property, or a property of two "
-             "nested objects, it is not re-nested; it is a top-level key and judged as one."),
+            (
+                "D7.1",
+                "A flattened key is either the nested property's own name at the top level "
+                '(`"city"` for `address.city`) or the dotted path (`"address.city"`).',
+            ),
+            (
+                "D7.2",
+                "Undeclared properties are dropped at every level, whether or not the schema "
+                "says additionalProperties: false.",
+            ),
+            (
+                "D7.3",
+                "If a flattened key also names a top-level property, or a property of two "
+                "nested objects, it is not re-nested; it is a top-level key and judged as one.",
+            ),
         ),
     ),
     (
@@ -109,9 +148,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Array versus scalar",
         "array-vs-scalar is repaired in the one-element direction only.",
         (
-            ("D8.1", "A scalar where an array is declared becomes a one-element array; a "
-             "one-element array where a scalar is declared becomes its element. An array of two "
-             "or more where a scalar is declared is refused."),
+            (
+                "D8.1",
+                "A scalar where an array is declared becomes a one-element array; a "
+                "one-element array where a scalar is declared becomes its element. An array of two "
+                "or more where a scalar is declared is refused.",
+            ),
         ),
     ),
     (
@@ -119,8 +161,11 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Arguments as a JSON string",
         "arguments as a JSON string is decoded, repeatedly if it was encoded more than once.",
         (
-            ("D9.1", "Decoding stops when the value is an object; a string that decodes to "
-             "anything but an object (or another string that does) is refused."),
+            (
+                "D9.1",
+                "Decoding stops when the value is an object; a string that decodes to "
+                "anything but an object (or another string that does) is refused.",
+            ),
         ),
     ),
     (
@@ -128,9 +173,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Several calls",
         "Several calls collapse to one only if every copy canonicalises to the same value.",
         (
-            ("D10.1", "Each copy is normalised on its own; they collapse when every normalised "
-             "copy is canonically identical. Copies that differ, or any copy that must be "
-             "refused, make the whole case a refusal (conflicting_calls)."),
+            (
+                "D10.1",
+                "Each copy is normalised on its own; they collapse when every normalised "
+                "copy is canonically identical. Copies that differ, or any copy that must be "
+                "refused, make the whole case a refusal (conflicting_calls).",
+            ),
         ),
     ),
     (
@@ -139,17 +187,29 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "Keep what was completely written, drop the incomplete tail, close the open containers, "
         "invent nothing. If that leaves a required property missing with no default: refuse.",
         (
-            ("D11.1", "Strict reading. A property is kept only if its value was completely "
-             "written: a string whose closing quote arrived, a literal (true, false, null) "
-             "written in full, a number followed by a delimiter, or an object or array whose "
-             "closing bracket arrived."),
-            ("D11.2", "A property whose container was never closed is dropped whole, including "
-             'any complete elements inside it: `"tags": ["a"` at the cut drops `tags`.'),
-            ("D11.3", "A number at the cut is dropped: `\"days\": 1` could have been 12."),
-            ("D11.4", "An empty container is never invented: a cut at `\"tags\": [` or inside "
-             "its first element drops `tags`; it does not become []."),
-            ("D11.5", "A cut inside the tool name, or before any name was written, leaves no "
-             "call: refuse."),
+            (
+                "D11.1",
+                "Strict reading. A property is kept only if its value was completely "
+                "written: a string whose closing quote arrived, a literal (true, false, null) "
+                "written in full, a number followed by a delimiter, or an object or array whose "
+                "closing bracket arrived.",
+            ),
+            (
+                "D11.2",
+                "A property whose container was never closed is dropped whole, including "
+                'any complete elements inside it: `"tags": ["a"` at the cut drops `tags`.',
+            ),
+            ("D11.3", 'A number at the cut is dropped: `"days": 1` could have been 12.'),
+            (
+                "D11.4",
+                'An empty container is never invented: a cut at `"tags": [` or inside '
+                "its first element drops `tags`; it does not become [].",
+            ),
+            (
+                "D11.5",
+                "A cut inside the tool name, or before any name was written, leaves no "
+                "call: refuse.",
+            ),
         ),
     ),
     (
@@ -157,9 +217,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
         "None is a refusal",
         "No case expects null, so None is an unambiguous refusal signal.",
         (
-            ("D12.1", "For --adapter-cmd: a non-zero exit, empty output or the JSON `null` is a "
-             "refusal. Output that is not JSON is a failed case (schema-invalid return), not a "
-             "refusal. For --stream: an id never answered in the time limit is a refusal."),
+            (
+                "D12.1",
+                "For --adapter-cmd: a non-zero exit, empty output or the JSON `null` is a "
+                "refusal. Output that is not JSON is a failed case (schema-invalid return), not a "
+                "refusal. For --stream: an id never answered in the time limit is a refusal.",
+            ),
         ),
     ),
 )
