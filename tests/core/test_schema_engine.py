@@ -1,0 +1,178 @@
+"""The schema engine beyond the official suite: defect codes, paths, order, and the coverage policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolcall300.schema import (
+    ANNOTATIONS,
+    ENFORCED,
+    NOT_COVERED,
+    format_path,
+    is_valid,
+    iter_errors,
+    node_errors,
+    schema_problems,
+)
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance", "code"),
+    [
+        ({"type": "string"}, 1, "type_mismatch"),
+        ({"enum": ["a"]}, "b", "enum_mismatch"),
+        ({"const": 1}, True, "const_mismatch"),
+        ({"type": "object", "required": ["a"]}, {}, "missing_required"),
+        ({"minLength": 2}, "a", "string_too_short"),
+        ({"maxLength": 1}, "ab", "string_too_long"),
+        ({"pattern": "^a"}, "ba", "pattern_mismatch"),
+        ({"minimum": 2}, 1, "minimum_violation"),
+        ({"maximum": 2}, 3, "maximum_violation"),
+        ({"exclusiveMinimum": 2}, 2, "exclusive_minimum_violation"),
+        ({"exclusiveMaximum": 2}, 2, "exclusive_maximum_violation"),
+        ({"minItems": 1}, [], "array_too_short"),
+        ({"maxItems": 0}, [1], "array_too_long"),
+        ({"uniqueItems": True}, [1, 1.0], "items_not_unique"),
+        ({"minProperties": 1}, {}, "too_few_properties"),
+        ({"maxProperties": 0}, {"a": 1}, "too_many_properties"),
+        ({"properties": {}, "additionalProperties": False}, {"x": 1}, "additional_property"),
+    ],
+)
+def test_each_keyword_yields_its_defect_code(
+    schema: dict[str, Any], instance: Any, code: str
+) -> None:
+    errors = list(iter_errors(instance, schema))
+    assert [e.code for e in errors] == [code]
+    assert not is_valid(instance, schema)
+
+
+def test_paths_point_at_the_failing_node() -> None:
+    schema = {
+        "type": "object",
+        "required": ["a", "b"],
+        "properties": {
+            "a": {"type": "array", "items": {"type": "integer"}},
+            "b": {"type": "string"},
+        },
+        "additionalProperties": False,
+    }
+    errors = list(iter_errors({"a": [1, "x"], "zz": 0}, schema))
+    assert [(e.code, format_path(e.instance_path)) for e in errors] == [
+        ("missing_required", "$.b"),  # required first, in `required` order
+        ("additional_property", "$.zz"),
+        ("type_mismatch", "$.a[1]"),
+    ]
+    assert errors[2].schema_path == ("properties", "a", "items", "type")
+
+
+def test_several_defects_at_one_node_follow_the_keyword_table() -> None:
+    errors = list(iter_errors(5, {"enum": ["a"], "type": "string"}))
+    assert [e.keyword for e in errors] == ["type", "enum"]
+    assert list(ENFORCED).index("type") < list(ENFORCED).index("enum")
+
+
+def test_node_errors_exclude_children() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "minProperties": 2}
+    assert [e.code for e in node_errors({"a": 1}, schema)] == ["too_few_properties"]
+
+
+def test_integral_float_is_an_integer_and_bool_is_not_a_number() -> None:
+    assert is_valid(3.0, {"type": "integer"})
+    assert not is_valid(True, {"type": "integer"})
+    assert not is_valid(False, {"type": "number"})
+    assert is_valid(True, {"minimum": 5})  # minimum applies to numbers only
+
+
+def test_length_counts_code_points() -> None:
+    assert is_valid("💩", {"maxLength": 1})
+    assert not is_valid("💩", {"minLength": 2})
+
+
+@pytest.mark.parametrize("keyword", NOT_COVERED)
+def test_every_not_covered_keyword_is_refused_by_name(keyword: str) -> None:
+    problems = schema_problems({"type": "object", keyword: {}})
+    assert [(p.kind, p.schema_path) for p in problems] == [("not_covered", (keyword,))]
+
+
+@pytest.mark.parametrize("keyword", ["multipleOf", "x-vendor", "dependencies", "maxContains"])
+def test_unlisted_keywords_are_not_covered_either(keyword: str) -> None:
+    assert [p.kind for p in schema_problems({keyword: 2})] == ["not_covered"]
+
+
+@pytest.mark.parametrize("keyword", sorted(ANNOTATIONS))
+def test_annotations_are_accepted_and_enforce_nothing(keyword: str) -> None:
+    schema = {"type": "string", keyword: "anything"}
+    assert schema_problems(schema) == []
+    assert is_valid("x", schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "kind"),
+    [
+        (True, "not_covered"),
+        ({"items": [{"type": "string"}]}, "not_covered"),
+        ({"additionalProperties": {"type": "string"}}, "not_covered"),
+        ({"exclusiveMinimum": True}, "not_covered"),
+        ({"pattern": "\\p{L}"}, "not_covered"),
+        ([], "invalid"),
+        ({"type": "strin"}, "invalid"),
+        ({"type": []}, "invalid"),
+        ({"type": ["string", "string"]}, "invalid"),
+        ({"minLength": -1}, "invalid"),
+        ({"minLength": 1.5}, "invalid"),
+        ({"maximum": "3"}, "invalid"),
+        ({"pattern": "("}, "invalid"),
+        ({"required": ["a", "a"]}, "invalid"),
+        ({"required": "a"}, "invalid"),
+        ({"enum": "a"}, "invalid"),
+        ({"uniqueItems": 1}, "invalid"),
+        ({"properties": []}, "invalid"),
+        ({"properties": {"a": {"anyOf": []}}}, "not_covered"),
+        ({"items": {"type": "nope"}}, "invalid"),
+    ],
+)
+def test_schema_problems(schema: Any, kind: str) -> None:
+    problems = schema_problems(schema)
+    assert problems and problems[0].kind == kind
+
+
+def test_problem_paths_name_the_nested_keyword() -> None:
+    (problem,) = schema_problems({"properties": {"a": {"items": {"oneOf": []}}}})
+    assert problem.schema_path == ("properties", "a", "items", "oneOf")
+
+
+def test_format_path_quotes_keys_that_are_not_identifiers() -> None:
+    assert format_path(()) == "$"
+    assert format_path(("a", 0, "b-c", "d.e", "")) == '$.a[0].b-c["d.e"][""]'
+
+
+SCHEMAS = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(
+            ["string", "integer", "number", "boolean", "array", "object", "null"]
+        )
+    },
+    optional={
+        "minLength": st.integers(0, 3),
+        "maximum": st.integers(-5, 5),
+        "maxItems": st.integers(0, 3),
+    },
+)
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 10)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(SCHEMAS, VALUES)
+def test_is_valid_means_no_errors(schema: dict[str, Any], value: Any) -> None:
+    assert is_valid(value, schema) == (list(iter_errors(value, schema)) == [])
