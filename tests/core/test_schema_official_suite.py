@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from toolcall300.schema import ENFORCED, is_valid, schema_problems
 
 SUITE = (
