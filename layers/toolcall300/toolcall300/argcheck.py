@@ -29,7 +29,10 @@ from toolcall300 import argcheck_text as text_reader
 from toolcall300.canonical import canonical
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 from toolcall300.schema import (
+    KEYWORDS,
+    NOT_COVERED,
     Path,
+    SchemaProblem,
     declared_types,
     format_path,
     is_integer,
@@ -130,10 +133,29 @@ def _checked_schema(request: dict[str, Any]) -> dict[str, Any]:
     for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
         found = [p for p in problems if p.kind == kind]
         if found:
-            where = "/".join(str(part) for part in found[0].schema_path)
-            raise Refusal(code, f"{found[0].message} (at #/{where}; {len(found)} problem(s))")
+            raise Refusal(code, _problem_message(found[0], len(found)))
     assert isinstance(schema, dict)  # schema_problems refuses every non-object schema
     return schema
+
+
+def _problem_message(problem: SchemaProblem, count: int) -> str:
+    """A refusal message that names only keywords of the JSON Schema vocabulary, never one of
+    the caller's property names or values (a refusal may be recorded; the schema may not)."""
+    last = problem.schema_path[-1] if problem.schema_path else None
+    known = isinstance(last, str) and (last in KEYWORDS or last in NOT_COVERED)
+    if problem.kind == "not_covered":
+        what = (
+            f"keyword {last!r} is outside the covered subset"
+            if known
+            else "the schema uses a keyword or form outside the covered subset"
+        )
+    else:
+        what = (
+            f"keyword {last!r} has a malformed value"
+            if known
+            else "a (sub)schema is not a JSON object"
+        )
+    return f"{what} ({count} problem(s) in all)"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,346 @@
+"""tool-argument/v1 checker: the pinned corpus, the interface the service calls, the decisions."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall300 import argcheck, argcheck_corpus, argcheck_criteria
+from toolcall300.argcheck import (
+    CAP_BODY,
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    REFUSAL_CODES,
+    apply_diff,
+    check,
+    check_body,
+    precheck,
+    refusal_status,
+    status_summary,
+)
+from toolcall300.canonical import canonical
+
+CORPUS = argcheck_corpus.load_corpus()
+SEED = json.loads(
+    (Path(argcheck.__file__).parent / "data" / "tool-argument-v1.seed.json").read_text("utf-8")
+)
+PKG = Path(argcheck.__file__).parent
+
+
+# ------------------------------------------------------------------------- the corpus
+
+
+@pytest.mark.parametrize("vector", CORPUS["vectors"], ids=[v["id"] for v in CORPUS["vectors"]])
+def test_corpus_vector(vector: dict[str, Any]) -> None:
+    assert canonical(argcheck_corpus.outcome(argcheck_corpus.submit(vector))) == canonical(
+        vector["expect"]
+    )
+
+
+def test_corpus_pin_is_the_canonical_sha256() -> None:
+    assert argcheck_corpus.corpus_pin(CORPUS) == CORPUS["sha256"]
+    tampered = json.loads(json.dumps(CORPUS))
+    tampered["vectors"][0]["expect"] = {"verdict": "VALID"}
+    assert argcheck_corpus.corpus_pin(tampered) != CORPUS["sha256"]
+
+
+def test_corpus_vector_ids_are_unique() -> None:
+    ids = [v["id"] for v in CORPUS["vectors"]]
+    assert len(ids) == len(set(ids))
+
+
+def _expected(field: str) -> set[str]:
+    out: set[str] = set()
+    for v in CORPUS["vectors"]:
+        exp = v["expect"]
+        if field == "rule":
+            out |= {e["rule"] for e in exp.get("diff", [])}
+        elif field == "defect":
+            out |= {code for _, code in exp.get("defects", [])}
+        elif field == "refusal" and "refusal" in exp:
+            out.add(exp["refusal"])
+    return out
+
+
+def test_corpus_exercises_every_rule_defect_and_refusal() -> None:
+    assert _expected("rule") == {f"R{i}" for i in range(1, 10)}
+    assert _expected("defect") == set(SEED["defect_codes"])
+    assert _expected("refusal") == set(REFUSAL_CODES)
+    assert {c.split(" ")[0] for c in SEED["free_refusals"]} == set(REFUSAL_CODES)
+
+
+def test_corpus_claims_recursion_and_every_never_item_and_decision() -> None:
+    covers = {c for v in CORPUS["vectors"] for c in v["covers"]}
+    assert {"recursion-properties", "recursion-items", "recursion-unwrapped"} <= covers
+    assert {f"N{i}" for i in range(1, 6)} <= covers
+    assert len(SEED["never_a_repair"]) == 5
+    decisions = {d["id"].split("-")[0] for d in argcheck_criteria.DECISIONS}
+    assert decisions - covers == set()
+
+
+def test_recursion_vectors_really_repair_below_the_top() -> None:
+    by_id = {v["id"]: v for v in CORPUS["vectors"]}
+    paths = {
+        p["path"]
+        for vid in ("recursion-properties", "recursion-items")
+        for p in by_id[vid]["expect"]["diff"]
+    }
+    assert "$.filter.limit" in paths and "$.points[0].x" in paths
+    unwrapped = by_id["r5-object-recursive"]["expect"]["diff"]
+    assert [e["rule"] for e in unwrapped] == ["R5", "R3", "R4"]
+
+
+def test_selftest_passes_and_detects_a_failing_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    assert argcheck_corpus.selftest(out, err) == 0
+    assert f"{len(CORPUS['vectors'])}/{len(CORPUS['vectors'])}" in out.getvalue()
+    broken = json.loads(json.dumps(CORPUS))
+    broken["vectors"][0]["expect"] = {"verdict": "UNREPAIRABLE", "defects": []}
+    broken["sha256"] = argcheck_corpus.corpus_pin(broken)
+    monkeypatch.setattr(argcheck_corpus, "load_corpus", lambda: broken)
+    assert argcheck_corpus.selftest(io.StringIO(), io.StringIO()) == 1
+    broken["sha256"] = "0" * 64
+    assert argcheck_corpus.selftest(io.StringIO(), err) == 1
+    assert "pin mismatch" in err.getvalue()
+
+
+# ------------------------------------------------------------------------- the criteria document
+
+
+def test_criteria_document_is_the_seed_plus_pin_and_decisions() -> None:
+    doc = argcheck_criteria.criteria_document()
+    assert doc["corpus"]["sha256"] == CORPUS["sha256"]
+    changed = {"corpus", "corpus_pin_definition", "schema_subset", "limits", "decisions"}
+    for key, value in SEED.items():
+        if key not in changed:
+            assert doc[key] == value, key
+    assert set(doc) - set(SEED) == {"limits", "decisions"}
+    for key, value in SEED["schema_subset"].items():
+        assert doc["schema_subset"][key] == value
+    assert doc["limits"]["max_body_bytes"] == MAX_BODY_BYTES
+    assert "toolcall300 check --selftest" in doc["corpus_pin_definition"]
+    json.dumps(doc, allow_nan=False)
+
+
+def test_criteria_answers_every_open_question_of_the_issue() -> None:
+    text = json.dumps(argcheck_criteria.DECISIONS)
+    for topic in (
+        "R1 and R2",
+        "number at the end",
+        "order",
+        "invalid_json_text",
+        "R5 or R7",
+        "multipleOf",
+        "string length",
+    ):
+        assert topic.lower() in text.lower(), topic
+
+
+def test_seed_copy_matches_the_shared_spec() -> None:
+    seeds = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+    found = sorted(seeds.glob("004_*.txt")) if seeds.is_dir() else []
+    if not found:
+        pytest.skip("shared/seeds is not beside the work tree")
+    assert json.loads(found[0].read_text("utf-8")) == SEED
+
+
+def test_enforced_keywords_are_the_seeds() -> None:
+    from toolcall300.schema import ENFORCED
+
+    assert set(ENFORCED) == set(SEED["schema_subset"]["enforced"])
+
+
+# ------------------------------------------------------------------------- service interface
+
+S = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}, "q": {"type": "string"}},
+    "required": ["q"],
+}
+
+
+def test_check_body_cap_is_413_and_everything_else_400() -> None:
+    big = check_body(b" " * (MAX_BODY_BYTES + 1))
+    assert big["refusal"]["code"] == CAP_BODY and refusal_status(CAP_BODY) == 413
+    for code in REFUSAL_CODES:
+        if code != CAP_BODY:
+            assert refusal_status(code) == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\xff\xfe",
+        b"{",
+        b"",
+        b"[1,]",
+        b'{"schema": NaN}',
+        b'{"a": 1e999}',
+        b"\xef\xbb\xbf{}",
+        b"[" * 5000 + b"]" * 5000,
+        b'{"x": "\\ud800"}',
+    ],
+)
+def test_check_body_malformed_is_invalid_request_body(body: bytes) -> None:
+    assert check_body(body)["refusal"]["code"] == "invalid_request_body"
+    assert check_body(body, precheck=True)["refusal"]["code"] == "invalid_request_body"
+
+
+def test_precheck_gives_assessable_or_the_same_refusal_never_a_verdict() -> None:
+    good = {"schema": S, "arguments": {"n": "x"}}
+    assert check(good)["verdict"] == "UNREPAIRABLE"
+    assert precheck(good) == {"criteria_id": "tool-argument/v1", "assessable": True}
+    for bad in ({"schema": S}, {"schema": {"anyOf": []}, "arguments": {}}, [1]):
+        assert precheck(bad) == check(bad)
+    body = json.dumps(good).encode()
+    assert check_body(body, precheck=True) == precheck(good)
+
+
+def test_refusal_messages_carry_no_values() -> None:
+    secret = "sk-live-SECRETVALUE"
+    for req in (
+        {"schema": S, "arguments": [secret]},
+        {"schema": S, "arguments_text": f'["{secret}"]'},
+        {"schema": {"type": "object", secret: 1}, "arguments": {}},
+        {"schema": S, "arguments": {secret: 1}, secret: 2},
+    ):
+        assert secret not in canonical(check(req))
+
+
+def test_status_summary_keeps_counts_and_codes_only() -> None:
+    req = {
+        "schema": {**S, "additionalProperties": False},
+        "arguments": {"n": "3", "secret_key": "v4lue"},
+    }
+    response = check(req)
+    summary = status_summary(response)
+    assert summary == {
+        "verdict": "UNREPAIRABLE",
+        "refusal": None,
+        "repairs": 0,
+        "defects": 2,
+        "defect_codes": ["additional_property", "missing_required"],
+    }
+    repaired = status_summary(check({"schema": S, "arguments": {"q": "x", "n": "3"}}))
+    assert repaired["verdict"] == "REPAIRED" and repaired["repairs"] == 1
+    refused = status_summary(check({"schema": S}))
+    assert refused["refusal"] == "arguments_missing" and refused["verdict"] is None
+
+
+def test_depth_limit_counts_r5_unwrapped_content() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"c": {"type": "object"}}}
+    inner = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    inside = json.dumps({"k": json.loads(inner)})
+    assert (
+        check({"schema": schema, "arguments": {"c": inside}})["refusal"]["code"]
+        == "arguments_too_deep"
+    )
+    shallow = json.dumps({"k": [[1]]})
+    assert check({"schema": schema, "arguments": {"c": shallow}})["verdict"] == "REPAIRED"
+
+
+def test_schema_too_deep_is_not_covered() -> None:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(argcheck.MAX_SCHEMA_DEPTH):
+        schema = {"type": "object", "properties": {"a": schema}}
+    assert check({"schema": schema, "arguments": {}})["refusal"]["code"] == "schema_not_covered"
+
+
+def test_check_does_not_mutate_the_request() -> None:
+    args = {"q": "x", "n": "3", "tags": "a", "cfg": None}
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string"},
+            "n": {"type": "integer"},
+            "tags": {"type": "array"},
+            "cfg": {"type": "object"},
+        },
+    }
+    before = canonical({"schema": schema, "arguments": args})
+    check({"schema": schema, "arguments": args})
+    assert canonical({"schema": schema, "arguments": args}) == before
+
+
+def test_non_json_python_values_are_refused_not_raised() -> None:
+    for args in ({"n": float("nan")}, {"n": (1, 2)}, {1: "x"}, {"n": {1, 2}}, {"s": "\ud800"}):
+        assert check({"schema": S, "arguments": args})["refusal"]["code"] == "invalid_request_body"
+    assert (
+        check({"schema": {"type": "object", "minimum": float("inf")}, "arguments": {}})["refusal"][
+            "code"
+        ]
+        == "invalid_request_body"
+    )
+    assert (
+        check({"schema": S, "arguments_text": "\ud800"})["refusal"]["code"]
+        == "arguments_text_invalid"
+    )
+
+
+def test_apply_diff_replays_text_and_node_repairs() -> None:
+    text = '{"q": "x", "n": "5", "tags": ["a",'
+    schema = {**S, "properties": {**S["properties"], "tags": {"type": "array"}}}
+    response = check({"schema": schema, "arguments_text": text})
+    assert [e["rule"] for e in response["diff"]] == ["R2", "R1", "R3"]
+    assert apply_diff(text, response["diff"]) == response["arguments"]
+    with pytest.raises(ValueError):
+        apply_diff({"q": "x"}, response["diff"])
+
+
+def test_decision_r3_keeps_exact_digits_only() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    for s, expected in (
+        ("1e2", 100.0),
+        ("0.10", 0.1),
+        ("-0", 0),
+        ("12345678901234567890", 12345678901234567890),
+    ):
+        assert check({"schema": schema, "arguments": {"x": s}})["arguments"] == {"x": expected}, s
+    for s in ("1e400", "0.30000000000000000001", "+1", "1.", ".5", "01", "1 "):
+        assert check({"schema": schema, "arguments": {"x": s}})["verdict"] == "UNREPAIRABLE", s
+
+
+def test_decision_r9_uses_casefold_and_dedupes_entries() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "enum": ["straße", "straße"]}},
+    }
+    assert check({"schema": schema, "arguments": {"s": "STRASSE"}})["arguments"] == {"s": "straße"}
+
+
+def test_decision_r7_wraps_an_object_string_that_is_not_an_array() -> None:
+    schema = {"type": "object", "properties": {"t": {"type": "array", "items": {"type": "string"}}}}
+    response = check({"schema": schema, "arguments": {"t": '{"a": 1}'}})
+    assert response["diff"] == [
+        {"path": "$.t", "rule": "R7", "op": "replace", "before": '{"a": 1}', "after": ['{"a": 1}']}
+    ]
+
+
+def test_a_repair_is_attempted_only_where_the_node_fails() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": ["string", "integer"]}, "b": {"enum": ["A"]}},
+    }
+    assert check({"schema": schema, "arguments": {"s": "5", "b": "A"}})["verdict"] == "VALID"
+
+
+# ------------------------------------------------------------------------- privacy
+
+
+def test_argcheck_modules_never_log_or_print() -> None:
+    for name in ("argcheck.py", "argcheck_text.py", "argcheck_corpus.py", "argcheck_criteria.py"):
+        tree = ast.parse((PKG / name).read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                mods = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                assert not any(m.split(".")[0] == "logging" for m in mods), name
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "print", name
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in ("stderr", "stdout") or name == "argcheck.py", name
