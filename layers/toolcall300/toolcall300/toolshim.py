@@ -1,0 +1,368 @@
+"""``toolshim``: the reference normaliser, the grading contract (``toolcall300.spec``) as code.
+
+``normalise(text, tools)`` turns what a model emitted into the one call its declared tools
+accept, or ``None``. ``normalise_explained`` returns the same call with every repair made
+(``{path, rule, change, before, after}``), or the refusal and its :class:`Reason`. The steps:
+read the text, allowing a cut at its end (``toolshim_reader``); find the calls in their
+envelopes (``toolshim_envelope``); for each call resolve the tool name (rule 3), settle
+truncated arguments (rule 11, strict reading) and string-encoded ones (rule 9), repair
+them against the schema (rules 4-8, ``toolshim_repair``) and pass them through a final
+gate, ``schema.is_valid``; then collapse several calls only when they agree (rule 10).
+
+It is not a prose or Markdown extractor (text that is not JSON is refused) and it never
+guesses: every branch that could guess refuses instead. The module ends with its CLI shell,
+``toolcall300 toolshim``, the only part that does I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from toolcall300.canonical import canonical, loads_strict
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+from toolcall300.rules import resolve_tool_name, tool_name_matches
+from toolcall300.schema import declared_types, format_path, is_valid, schema_problems
+from toolcall300.toolshim_envelope import RawCall, extract_calls
+from toolcall300.toolshim_reader import (
+    CutString,
+    CutToken,
+    Malformed,
+    OpenArray,
+    OpenObject,
+    is_complete,
+    read_values,
+)
+from toolcall300.toolshim_repair import repair_arguments
+from toolcall300.toolshim_types import ABSENT, Explained, Reason, Refusal, Repair
+
+__all__ = ["Explained", "Reason", "Refusal", "Repair", "normalise", "normalise_explained"]
+
+#: A tool declared without ``parameters`` takes no arguments.
+_NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+#: Rule 9 decodes repeatedly; each decode shortens the text, this only bounds the work.
+_MAX_DECODES = 32
+
+
+def normalise(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call ``text`` means under the grading contract, or ``None`` to refuse (rule 12).
+
+    >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"days": {"type": "integer"}}, "required": ["days"]}}}]
+    >>> normalise('{"name": "Get-Weather", "arguments": "{\\\\"days\\\\": \\\\"3\\\\"}"}', tools)
+    {'name': 'get_weather', 'arguments': {'days': 3}}
+    >>> normalise('{"name": "get_weather", "arguments": {"days": 1', tools) is None
+    True
+    """
+    return normalise_explained(text, tools).call
+
+
+def normalise_explained(text: str, tools: list[dict[str, Any]]) -> Explained:
+    """The call with every repair made to reach it, or the refusal with its reason."""
+    log: list[Repair] = []
+    try:
+        call = _normalise(text, tools, log)
+    except Refusal as refusal:
+        return Explained(None, log, refusal.reason, f"{refusal.path}: {refusal.detail}")
+    except RecursionError:
+        return Explained(None, log, Reason.NOT_JSON, "nested too deeply")
+    return Explained(call, log)
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+
+def _normalise(text: Any, tools: Any, log: list[Repair]) -> dict[str, Any]:
+    if not isinstance(text, str):
+        raise Refusal(Reason.NO_CALL, "the text is not a string")
+    try:
+        documents = read_values(text)
+    except Malformed as exc:
+        raise Refusal(Reason.NOT_JSON, str(exc)) from None
+    raws = extract_calls(documents)
+    catalog = _catalog(tools)
+    if not raws:
+        raise Refusal(Reason.NO_CALL, "no JSON document in the text")
+    if len(raws) == 1:
+        return _one(raws[0], catalog, log)
+    return _collapse(raws, catalog, log)
+
+
+def _collapse(
+    raws: list[RawCall], catalog: dict[str, list[dict[str, Any]]], log: list[Repair]
+) -> dict[str, Any]:
+    """Rule 10, D10.1: normalise every copy on its own; one call only if all agree."""
+    calls: list[tuple[dict[str, Any], list[Repair]]] = []
+    for raw in raws:
+        own: list[Repair] = []
+        try:
+            calls.append((_one(raw, catalog, own), own))
+        except Refusal as refusal:
+            raise Refusal(
+                Reason.CONFLICTING_CALLS,
+                f"copy at {raw.path} must be refused ({refusal.reason.value}: {refusal.detail})",
+            ) from None
+    first = canonical(calls[0][0])
+    for (call, _), raw in zip(calls[1:], raws[1:], strict=True):
+        if canonical(call) != first:
+            raise Refusal(Reason.CONFLICTING_CALLS, f"copy at {raw.path} differs from the first")
+    log.extend(calls[0][1])
+    log.append(Repair("$", "10 D10.1", "collapse_identical_calls", before=len(calls), after=1))
+    return calls[0][0]
+
+
+def _catalog(tools: Any) -> dict[str, list[dict[str, Any]]]:
+    """Declared name -> its parameter schemas; tolerant of a tool without ``type``."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            continue
+        fn = tool.get("function", tool)
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        params = fn.get("parameters", _NO_PARAMETERS)
+        out.setdefault(fn["name"], []).append(params)
+    return out
+
+
+def _one(
+    raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]
+) -> dict[str, Any]:
+    """One call: name, arguments, repairs, final gate."""
+    name = _tool_name(raw, catalog, log)
+    schemas = catalog[name]
+    if len(schemas) != 1:
+        raise Refusal(
+            Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
+        )
+    schema = schemas[0]
+    # The catalog contract: a parameters schema's type defaults to object.
+    if schema_problems(schema) or declared_types(schema) not in ((), ("object",)):
+        raise Refusal(
+            Reason.UNUSABLE_SCHEMA, f"the parameters of {name!r} are outside the covered subset"
+        )
+    arguments = _arguments(raw, log)
+    arguments = repair_arguments(arguments, schema, log)
+    if not is_valid(arguments, schema):
+        # The final gate: a call its own schema rejects is never returned.
+        raise Refusal(
+            Reason.SCHEMA_VIOLATION, "the repaired arguments still fail the schema", "$.arguments"
+        )
+    return {"name": name, "arguments": arguments}
+
+
+def _tool_name(raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]) -> str:
+    """Rule 3: the one declared tool the written name means."""
+    if not raw.is_call:
+        raise Refusal(
+            Reason.NO_CALL, "nothing call-shaped here (D11.5: no name was written)", raw.path
+        )
+    if isinstance(raw.name, CutString):
+        raise Refusal(Reason.TRUNCATED_NAME, "the cut fell inside the tool name (D11.5)", "$.name")
+    if not isinstance(raw.name, str):
+        raise Refusal(Reason.INVALID_NAME, "the name is not a string", "$.name")
+    resolved = resolve_tool_name(raw.name, catalog)
+    if resolved is None:
+        hits = tool_name_matches(raw.name, catalog)
+        if len(hits) > 1:
+            raise Refusal(
+                Reason.AMBIGUOUS_TOOL, f"{raw.name!r} matches {len(hits)} tools", "$.name"
+            )
+        raise Refusal(Reason.UNKNOWN_TOOL, f"{raw.name[:80]!r} is not declared", "$.name")
+    if resolved != raw.name:
+        log.append(Repair("$.name", "3 D3.1", "resolve_tool_name", raw.name, resolved))
+    return resolved
+
+
+def _arguments(raw: RawCall, log: list[Repair]) -> dict[str, Any]:
+    """The arguments object as written: envelope key, truncation (rule 11), decoding (rule 9)."""
+    if raw.args_conflict:
+        raise Refusal(Reason.AMBIGUOUS_ARGUMENTS, "several argument keys with different values")
+    if raw.arguments is ABSENT:
+        if raw.open:
+            # Rule 11: the cut came before the arguments began; nothing to keep, invent nothing.
+            raise Refusal(
+                Reason.TRUNCATED_ARGUMENTS, "the cut came before the arguments", "$.arguments"
+            )
+        log.append(Repair("$.arguments", "1 D1.1", "absent_arguments_as_empty_object", after={}))
+        return {}
+    if raw.args_key != "arguments":
+        log.append(Repair(f"$.{raw.args_key}", "input", "rename_to_arguments", after="arguments"))
+    value = raw.arguments
+    for _ in range(_MAX_DECODES):
+        if isinstance(value, dict):
+            return value
+        if not is_complete(value):
+            value = _close(value, log)
+        elif isinstance(value, str):
+            value = _decode(value, log)
+        else:
+            break
+    raise Refusal(Reason.NOT_AN_OBJECT, "the arguments are not an object", "$.arguments")
+
+
+def _decode(value: str, log: list[Repair]) -> Any:
+    """Rule 9: one JSON decoding of string-encoded arguments (D9.1: must lead to an object)."""
+    try:
+        decoded = loads_strict(value)
+    except (ValueError, RecursionError):
+        raise Refusal(
+            Reason.INVALID_ARGUMENTS,
+            "a string that does not decode to an object (D9.1)",
+            "$.arguments",
+        ) from None
+    if not isinstance(decoded, (dict, str)):
+        raise Refusal(
+            Reason.INVALID_ARGUMENTS,
+            "a string that decodes to neither object nor string (D9.1)",
+            "$.arguments",
+        )
+    log.append(Repair("$.arguments", "9 D9.1", "decode_json_string", value, decoded))
+    return decoded
+
+
+def _close(value: Any, log: list[Repair]) -> Any:
+    """Rule 11, strict reading (D11.1): keep only what was completely written.
+
+    The arguments object itself is the open container that gets closed; a property whose
+    own value was cut is dropped whole (D11.2-D11.4), never closed into a value."""
+    if isinstance(value, OpenObject):
+        kept: dict[str, Any] = {}
+        for key, member in value.members.items():
+            if is_complete(member):
+                kept[key] = member
+            else:
+                log.append(
+                    Repair(format_path(("arguments", key)), _cut_rule(member), "drop_incomplete")
+                )
+        if value.cut_key is not None:
+            log.append(
+                Repair("$.arguments", "11 D11.1", "drop_incomplete_key", before=value.cut_key)
+            )
+        log.append(Repair("$.arguments", "11", "close_container", after=kept))
+        return kept
+    if isinstance(value, CutString):
+        # Arguments streamed as a JSON string (rule 9) and cut inside it: what arrived of the
+        # string is the cut stream of the arguments themselves.
+        try:
+            documents = read_values(value.prefix)
+        except Malformed:
+            raise Refusal(
+                Reason.INVALID_ARGUMENTS, "the cut arguments string is not JSON", "$.arguments"
+            ) from None
+        if len(documents) != 1:
+            raise Refusal(
+                Reason.TRUNCATED_ARGUMENTS, "the cut came before the arguments began", "$.arguments"
+            )
+        log.append(Repair("$.arguments", "9 D9.1", "decode_cut_json_string", value.prefix))
+        return documents[0]
+    if isinstance(value, CutToken):
+        raise Refusal(
+            Reason.TRUNCATED_ARGUMENTS, "the arguments were cut before they began", "$.arguments"
+        )
+    raise Refusal(Reason.NOT_AN_OBJECT, "the arguments are an array, cut", "$.arguments")
+
+
+def _cut_rule(member: Any) -> str:
+    """Which truncation decision drops this member (for the repair log)."""
+    if isinstance(member, CutToken):
+        return "11 D11.3" if member.text[:1] in "-0123456789" else "11 D11.1"
+    if isinstance(member, OpenObject | OpenArray):
+        empty = not (member.members if isinstance(member, OpenObject) else member.items)
+        return "11 D11.4" if empty else "11 D11.2"
+    return "11 D11.1"
+
+
+# ---------------------------------------------------------------------------- CLI shell
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """``toolcall300 toolshim [--stream] [--explain]``."""
+    p = ArgParser(
+        prog="toolcall300 toolshim",
+        description=(
+            "The reference normaliser as an --adapter-cmd program. Default: one "
+            '{"text", "tools"} JSON document on stdin; the call as JSON on stdout, or '
+            "nothing at all on a refusal (exit 0: empty output is a refusal, D12.1). "
+            '--stream: JSON Lines {"id", "text", "tools"} in, {"id", "call"} out (call null on '
+            "a refusal), flushed per line. Input that is not such a document exits 1."
+        ),
+    )
+    p.add_argument("--stream", action="store_true", help="long-lived JSON Lines protocol")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also write each repair log (call, repairs, refusal) as JSON to stderr",
+    )
+    return p.parse_args(argv)
+
+
+def _dumps(value: Any) -> str:
+    # ASCII output: a lone surrogate in a model's string can never break the encoding of stdout.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _request(line: str) -> tuple[Any, str, Any]:
+    """(id, text, tools) from one request document, or ValueError with a one-line reason."""
+    doc = json.loads(line)
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("text"), str)
+        or not isinstance(doc.get("tools"), list)
+    ):
+        raise ValueError('expected a JSON object {"text": string, "tools": array}')
+    return doc.get("id"), doc["text"], doc["tools"]
+
+
+def run(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO | None = None
+) -> int:
+    """Serve one request, or a stream of them with ``--stream``."""
+    source = sys.stdin if stdin is None else stdin
+    if args.stream:
+        return _run_stream(source, stdout, stderr, args.explain)
+    try:
+        _, text, tools = _request(source.read())
+    except ValueError as exc:
+        stderr.write(f"toolcall300 toolshim: bad input: {exc}\n")
+        return EXIT_ERROR
+    explained = normalise_explained(text, tools)
+    if args.explain:
+        stderr.write(_dumps(explained.as_dict()) + "\n")
+    if explained.call is not None:
+        stdout.write(_dumps(explained.call) + "\n")
+    return EXIT_OK
+
+
+def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -> int:
+    """One answer line per request line, in order, flushed at once."""
+    while line := source.readline():
+        if not line.strip():
+            continue
+        try:
+            case_id, text, tools = _request(line)
+        except ValueError as exc:
+            stderr.write(f"toolcall300 toolshim: skipped a bad request line: {exc}\n")
+            case_id = _id_of(line)
+            if case_id is None:
+                stderr.flush()
+                continue
+            text, tools = "", []
+        explained = normalise_explained(text, tools)
+        if explain:
+            stderr.write(_dumps({"id": case_id, **explained.as_dict()}) + "\n")
+            stderr.flush()
+        stdout.write(_dumps({"id": case_id, "call": explained.call}) + "\n")
+        stdout.flush()
+    return EXIT_OK
+
+
+def _id_of(line: str) -> Any:
+    """The id of a request line that is otherwise unusable, so it can still be answered."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return None
+    return doc.get("id") if isinstance(doc, dict) else None

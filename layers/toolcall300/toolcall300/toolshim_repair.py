@@ -1,0 +1,266 @@
+"""Bringing one call's arguments into line with its tool's schema, by the grading rules only.
+
+``repair_arguments(arguments, schema, log)`` walks the arguments beside the schema and applies
+rules 4 to 8 of the grading contract (``toolcall300.spec``): re-nest flattened keys and drop
+undeclared ones (rule 7), turn a scalar into a one-element array or back (rule 8), coerce
+losslessly (rule 5, through ``rules.coerce_lossless``), match enums (rule 4, through
+``rules.enum_matches``) and fill a missing required property from its own ``default``
+(rule 6). Each change is appended to ``log`` as a :class:`Repair`; anything it cannot repair
+without a guess raises :class:`Refusal`. It does not validate the result (the caller's final
+gate does, with ``schema.is_valid``) and it never reads text: truncation and string-encoded
+arguments are settled before it runs.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from toolcall300.canonical import canonical, json_equal
+from toolcall300.rules import NotLossless, coerce_lossless, enum_matches
+from toolcall300.schema import Path, declared_types, format_path, is_integer, json_type_matches
+from toolcall300.toolshim_types import Reason, Refusal, Repair
+
+#: How deep re-nesting looks for a bare flattened key's home (rule 7).
+_MAX_NEST = 8
+
+
+def repair_arguments(
+    arguments: dict[str, Any], schema: dict[str, Any], log: list[Repair]
+) -> dict[str, Any]:
+    """The arguments repaired under rules 4-8, or :class:`Refusal`.
+
+    >>> log: list[Repair] = []
+    >>> schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    >>> repair_arguments({"n": "3", "x": 1}, schema, log)
+    {'n': 3}
+    >>> [(r.path, r.rule, r.change) for r in log]
+    [('$.arguments.x', '7 D7.2', 'drop_undeclared'), ('$.arguments.n', '5 D5.1', 'coerce')]
+    """
+    result = _value(arguments, schema, ("arguments",), log)
+    assert isinstance(result, dict)  # an object schema keeps an object an object
+    return result
+
+
+def _value(value: Any, schema: Any, path: Path, log: list[Repair]) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    types = declared_types(schema)
+    if types:
+        value = _shape(value, types, path, log)
+        value = _coerce(value, types, path, log)
+    if isinstance(schema.get("enum"), list):
+        value = _enum(value, schema["enum"], path, log)
+    if isinstance(value, dict) and ("object" in types or (not types and "properties" in schema)):
+        return _object(value, schema, path, log)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_value(item, schema["items"], path + (i,), log) for i, item in enumerate(value)]
+    return value
+
+
+def _matches(value: Any, types: tuple[str, ...]) -> bool:
+    return any(json_type_matches(value, t) for t in types)
+
+
+def _shape(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -> Any:
+    """Rule 8, D8.1: the one-element direction only, both ways."""
+    if isinstance(value, list) and "array" not in types:
+        if len(value) == 1:
+            log.append(
+                Repair(format_path(path), "8 D8.1", "unwrap_one_element_array", value, value[0])
+            )
+            return value[0]
+        if not value:
+            raise Refusal(
+                Reason.EMPTY_ARRAY_FOR_SCALAR,
+                "an empty array where a scalar is declared",
+                format_path(path),
+            )
+        raise Refusal(
+            Reason.ARRAY_TOO_LONG_FOR_SCALAR,
+            f"{len(value)} elements where one value is declared",
+            format_path(path),
+        )
+    if (
+        "array" in types
+        and value is not None
+        and not isinstance(value, list)
+        and not _matches(value, types)
+    ):
+        log.append(Repair(format_path(path), "8 D8.1", "wrap_in_array", value, [value]))
+        return [value]
+    return value
+
+
+def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -> Any:
+    """Rule 5: lossless conversions only (D5.1), and an integral float declared integer
+    becomes an int (D5.2)."""
+    if _matches(value, types):
+        if (
+            isinstance(value, float)
+            and "integer" in types
+            and "number" not in types
+            and is_integer(value)
+        ):
+            log.append(
+                Repair(format_path(path), "5 D5.2", "integral_float_to_integer", value, int(value))
+            )
+            return int(value)
+        return value
+    results: list[Any] = []
+    for t in types:
+        try:
+            results.append(coerce_lossless(value, t))
+        except NotLossless:
+            continue
+    if not results or len({canonical(r) for r in results}) != 1:
+        # D5.1: no coercion produces a string, and nothing is guessed between two readings.
+        raise Refusal(
+            Reason.LOSSY_COERCION,
+            f"{canonical(value)[:60]} is not {' or '.join(types)}",
+            format_path(path),
+        )
+    log.append(Repair(format_path(path), "5 D5.1", "coerce", value, results[0]))
+    return results[0]
+
+
+def _enum(value: Any, members: list[Any], path: Path, log: list[Repair]) -> Any:
+    """Rule 4: the one member equal after trimming, case-folding and separator folding."""
+    if any(json_equal(value, m) for m in members):
+        return value
+    hits = enum_matches(value, members)
+    if len(hits) == 1:
+        log.append(Repair(format_path(path), "4", "match_enum", value, hits[0]))
+        return hits[0]
+    if hits:
+        raise Refusal(
+            Reason.ENUM_AMBIGUOUS, f"matches {len(hits)} members (D4.1)", format_path(path)
+        )
+    raise Refusal(
+        Reason.ENUM_NO_MATCH, "matches no member; never the closest one", format_path(path)
+    )
+
+
+def _object(
+    obj: dict[str, Any], schema: dict[str, Any], path: Path, log: list[Repair]
+) -> dict[str, Any]:
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        # No `properties`: the schema declares no property set, so there is nothing to judge
+        # keys against, unless additionalProperties: false says no key is allowed at all.
+        if schema.get("additionalProperties") is False:
+            for key in obj:
+                log.append(
+                    Repair(format_path(path + (key,)), "7 D7.2", "drop_undeclared", obj[key])
+                )
+            return {}
+        return dict(obj)
+    out = dict(obj)
+    _renest(out, props, path, log)
+    for key in [k for k in out if k not in props]:
+        # D7.2: undeclared properties are dropped at every level, additionalProperties or not.
+        log.append(Repair(format_path(path + (key,)), "7 D7.2", "drop_undeclared", out.pop(key)))
+    for key in out:
+        out[key] = _value(out[key], props[key], path + (key,), log)
+    required = schema.get("required")
+    for name in required if isinstance(required, list) else []:
+        if name in out:
+            continue
+        sub = props.get(name)
+        if isinstance(sub, dict) and "default" in sub:
+            # Rule 6: from the schema's own default, used as declared (D6.2); optional
+            # properties are never filled (D6.1), so only `required` reaches here.
+            default = copy.deepcopy(sub["default"])
+            log.append(
+                Repair(
+                    format_path(path + (name,)), "6 D6.2", "fill_required_default", after=default
+                )
+            )
+            out[name] = default
+        else:
+            raise Refusal(
+                Reason.MISSING_REQUIRED,
+                "required, absent, and no default",
+                format_path(path + (name,)),
+            )
+    return out
+
+
+def _nested_homes(props: dict[str, Any], depth: int = 0) -> dict[str, list[tuple[str, ...]]]:
+    """Every leaf name of a nested object property -> the paths it is declared at (len >= 2)."""
+    homes: dict[str, list[tuple[str, ...]]] = {}
+    if depth >= _MAX_NEST:
+        return homes
+    for name, sub in props.items():
+        inner = sub.get("properties") if isinstance(sub, dict) else None
+        if not isinstance(inner, dict):
+            continue
+        for leaf in inner:
+            homes.setdefault(leaf, []).append((name, leaf))
+        for leaf, paths in _nested_homes(inner, depth + 1).items():
+            homes.setdefault(leaf, []).extend((name, *p) for p in paths)
+    return homes
+
+
+def _dotted_home(key: str, props: dict[str, Any]) -> tuple[str, ...] | None:
+    """D7.1: ``"address.city"`` names ``address.city`` when every step is declared."""
+    parts = tuple(key.split("."))
+    if len(parts) < 2:
+        return None
+    level: Any = props
+    for part in parts[:-1]:
+        sub = level.get(part) if isinstance(level, dict) else None
+        level = sub.get("properties") if isinstance(sub, dict) else None
+    return parts if isinstance(level, dict) and parts[-1] in level else None
+
+
+def _renest(out: dict[str, Any], props: dict[str, Any], path: Path, log: list[Repair]) -> None:
+    """Rule 7: move each flattened key to its one nested home, in place.
+
+    D7.1: a key is flattened when it is the dotted path of a nested property, or the bare
+    name of exactly one nested property. D7.3: a bare name that is also a top-level
+    property, or belongs to two nested objects, stays where it is and is judged there."""
+    homes: dict[str, list[tuple[str, ...]]] | None = None
+    for key in [k for k in out if k not in props]:
+        target = _dotted_home(key, props)
+        if target is None:
+            if homes is None:
+                homes = _nested_homes(props)
+            candidates = homes.get(key, [])
+            if len(candidates) != 1:
+                continue  # D7.3: not re-nested; dropped below as undeclared
+            target = candidates[0]
+        _place(out, target, out[key], path, key)
+        log.append(Repair(format_path(path + (key,)), "7 D7.1", "renest", before=out.pop(key)))
+        log.append(
+            Repair(format_path(path + target), "7 D7.1", "renest", after=_lookup(out, target))
+        )
+
+
+def _place(out: dict[str, Any], target: tuple[str, ...], value: Any, path: Path, key: str) -> None:
+    cur = out
+    for part in target[:-1]:
+        existing = cur.get(part, {})
+        if not isinstance(existing, dict):
+            raise Refusal(
+                Reason.CONFLICTING_VALUES,
+                f"{key!r} belongs inside {part!r}, which is not an object",
+                format_path(path + (part,)),
+            )
+        cur[part] = dict(existing)  # a copy: the model's own object is never edited in place
+        cur = cur[part]
+    leaf = target[-1]
+    if leaf in cur and canonical(cur[leaf]) != canonical(value):
+        raise Refusal(
+            Reason.CONFLICTING_VALUES,
+            f"{key!r} disagrees with the nested value",
+            format_path(path + target),
+        )
+    cur[leaf] = value
+
+
+def _lookup(out: dict[str, Any], target: tuple[str, ...]) -> Any:
+    cur: Any = out
+    for part in target:
+        cur = cur[part]
+    return cur
