@@ -1,0 +1,5 @@
+"""Adapters: the only modules that import boto3, botocore, Powertools parameters or stripe.
+
+Each translates SDK errors into ``toolcall300.service.errors`` at its boundary and creates
+its SDK client lazily, with an injectable override for tests.
+"""

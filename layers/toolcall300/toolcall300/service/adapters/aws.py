@@ -1,0 +1,35 @@
+"""Lazily created, cached boto3 clients and resources (one per service per process).
+
+Clients honour ``AWS_ENDPOINT_URL`` (the local stack points it at moto's server). S3 clients
+always sign with SigV4: boto3 would otherwise presign with SigV2. Not a session manager:
+tests that need a fresh client call :func:`reset_clients`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=8)
+_S3_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+
+
+@cache
+def client(service: str) -> Any:
+    """A boto3 client, created on first use."""
+    return boto3.client(service, config=_S3_CONFIG if service == "s3" else _CONFIG)
+
+
+@cache
+def dynamodb_table(name: str) -> Any:
+    """A DynamoDB ``Table`` resource, created on first use."""
+    return boto3.resource("dynamodb", config=_CONFIG).Table(name)
+
+
+def reset_clients() -> None:
+    """Forget cached clients (after the endpoint or credentials changed)."""
+    client.cache_clear()
+    dynamodb_table.cache_clear()

@@ -1,0 +1,49 @@
+"""Powertools idempotency on a DynamoDB table (key ``id``, TTL ``expiration``).
+
+Wraps a function of one ``event`` dict so that a second call with the same ``event["id"]``
+returns the first call's stored result without running it again (Stripe redelivers). One
+persistence layer per wrapped function (Powertools keeps the first key expression it sees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+
+from toolcall300.service.errors import Conflict
+
+EventFn = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def once_per_event_id(fn: EventFn, *, table: str, expires_after_s: int) -> EventFn:
+    """``fn`` made idempotent on ``event["id"]``; an in-flight duplicate answers 409 (retry)."""
+    persistence = DynamoDBPersistenceLayer(table_name=table)
+    config = IdempotencyConfig(
+        event_key_jmespath="id",
+        raise_on_no_idempotency_key=True,
+        expires_after_seconds=expires_after_s,
+    )
+
+    def process_stripe_event(*, event: dict[str, Any]) -> dict[str, Any]:
+        return fn(event)
+
+    # The function name is part of the idempotency key: keep it stable across releases.
+    wrapped: Callable[..., dict[str, Any]] = idempotent_function(
+        data_keyword_argument="event", persistence_store=persistence, config=config
+    )(process_stripe_event)
+
+    def call(event: dict[str, Any]) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = wrapped(event=event)
+        except IdempotencyAlreadyInProgressError as exc:
+            raise Conflict("this event is being processed; retry", code="in_progress") from exc
+        return result
+
+    return call

@@ -1,0 +1,114 @@
+"""Corpus access: the manifest, short-lived links to its files, and one case's rationale.
+
+Reads whatever ``manifest.json`` in the corpus bucket lists (``{"files": [{"name",
+"sha256", "bytes"|"count"}], "version"?}``), so the corpus generator owns the file set. The
+object store is a parameter (``adapters.s3.CorpusObjects``). Not a cache of the corpus itself:
+only the manifest and the rationale index are memoised, keyed by the manifest's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolcall300.service.errors import BadRequest, NotFound, UpstreamUnavailable
+
+MANIFEST = "manifest.json"
+RATIONALE = "rationale.jsonl"
+CASE_ID_RE = re.compile(r"^tc300-\d{4}\Z")
+SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+
+
+class ObjectStore(Protocol):
+    def read(self, key: str) -> bytes: ...
+    def presign(self, key: str, *, seconds: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: str
+    files: tuple[dict[str, Any], ...]
+
+
+def parse_manifest(raw: bytes) -> Manifest:
+    """Validate the manifest's shape; a file name must be a plain name (no path)."""
+    try:
+        doc = json.loads(raw)
+        files = doc["files"]
+        entries = tuple(
+            {"name": f["name"], "sha256": f["sha256"], "bytes": f.get("bytes")}
+            for f in files
+            if SAFE_NAME_RE.match(f["name"]) and re.fullmatch(r"[0-9a-f]{64}", f["sha256"])
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UpstreamUnavailable(
+            "the corpus manifest is malformed", code="manifest_invalid"
+        ) from exc
+    if len(entries) != len(files) or not entries:
+        raise UpstreamUnavailable("the corpus manifest is malformed", code="manifest_invalid")
+    version = doc.get("version") if isinstance(doc.get("version"), str) else None
+    return Manifest(version or hashlib.sha256(raw).hexdigest()[:16], entries)
+
+
+_cache: dict[str, tuple[float, Any]] = {}
+
+
+def _memo(key: str, max_age: float, build: Any) -> Any:
+    hit = _cache.get(key)
+    if hit and time.monotonic() - hit[0] < max_age:
+        return hit[1]
+    value = build()
+    _cache[key] = (time.monotonic(), value)
+    return value
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def load_manifest(store: ObjectStore, *, max_age: float = 300) -> Manifest:
+    return _memo("manifest", max_age, lambda: parse_manifest(store.read(MANIFEST)))  # type: ignore[no-any-return]
+
+
+def corpus_links(store: ObjectStore, *, seconds: int, max_age: float = 300) -> dict[str, Any]:
+    """``GET /corpus``: version, each file's pin and a presigned link valid ``seconds``."""
+    manifest = load_manifest(store, max_age=max_age)
+    files = [dict(f, url=store.presign(f["name"], seconds=seconds)) for f in manifest.files]
+    return {"version": manifest.version, "files": files, "expires_in": seconds}
+
+
+def validate_case_id(case_id: str) -> str:
+    """Case ids are exactly ``tc300-NNNN``; anything else (``..``, ``%2F``, spaces) is refused."""
+    if not CASE_ID_RE.match(case_id):
+        raise BadRequest("a case id looks like tc300-0001", code="invalid_case_id")
+    return case_id
+
+
+def parse_rationale(raw: bytes) -> dict[str, dict[str, Any]]:
+    """id -> ``{"id", "rule", "rationale"}`` from ``rationale.jsonl``."""
+    index: dict[str, dict[str, Any]] = {}
+    for line in raw.decode("utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            index[str(rec["id"])] = {
+                "id": rec["id"],
+                "rule": rec.get("rule"),
+                "rationale": rec.get("rationale"),
+            }
+    return index
+
+
+def case_rationale(store: ObjectStore, case_id: str, *, max_age: float = 300) -> dict[str, Any]:
+    """``GET /cases/{id}/rationale``: one case's rationale, or 404."""
+    validate_case_id(case_id)
+    manifest = load_manifest(store, max_age=max_age)
+    index = _memo(
+        f"rationale:{manifest.version}", max_age, lambda: parse_rationale(store.read(RATIONALE))
+    )
+    if case_id not in index:
+        raise NotFound(f"no case {case_id}", code="case_not_found")
+    return index[case_id]  # type: ignore[no-any-return]

@@ -1,0 +1,70 @@
+"""One error hierarchy for the service, each class carrying its HTTP status and a stable code.
+
+Domain code raises these; exactly one place (``toolcall300.service.http``) turns them into
+``{"error": {"code", "message"}}`` responses. Nothing decides a status by reading message
+text. This module deliberately imports nothing third-party, so domain code stays SDK-free.
+"""
+
+from __future__ import annotations
+
+
+class BackendError(Exception):
+    """Base of every error the service answers with; ``status`` is the suggested HTTP status."""
+
+    status = 500
+    code = "internal"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def body(self) -> dict[str, dict[str, str]]:
+        """The JSON error body shared by every route (DESIGN.md: errors)."""
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class BadRequest(BackendError):
+    status, code = 400, "bad_request"
+
+
+class Unauthorized(BackendError):
+    status, code = 401, "unauthorized"
+
+
+class PaymentRequired(BackendError):
+    status, code = 402, "payment_required"
+
+
+class Forbidden(BackendError):
+    status, code = 403, "forbidden"
+
+
+class NotFound(BackendError):
+    status, code = 404, "not_found"
+
+
+class Conflict(BackendError):
+    status, code = 409, "conflict"
+
+
+class PayloadTooLarge(BackendError):
+    status, code = 413, "payload_too_large"
+
+
+class TooManyRequests(BackendError):
+    status, code = 429, "too_many_requests"
+
+
+class UpstreamUnavailable(BackendError):
+    """An AWS or Stripe dependency failed; the client may retry."""
+
+    status, code = 503, "upstream_unavailable"
+
+
+class StoreConflict(Exception):
+    """A conditional write lost a race; callers retry or translate. Not an HTTP error itself."""

@@ -1,0 +1,122 @@
+"""The HTTP edge shared by every function: the resolver factory and the one error map.
+
+``make_resolver(*routers)`` returns a Powertools ``APIGatewayHttpResolver`` with pydantic
+validation on, the given routers included, and every exception mapped to the JSON error body
+``{"error": {"code", "message"}}`` here and nowhere else (DESIGN.md). Validation failures are
+400 (not Powertools' default 422); unknown routes 404; an unexpected exception is logged once
+and answered 500 without detail. Also the helpers routes use to read the raw request.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import BaseModel
+
+from toolcall300.service.errors import BackendError, BadRequest
+from toolcall300.service.observability import logger
+
+JSON = "application/json"
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The error body every route answers with on failure."""
+
+    error: ErrorDetail
+
+
+def make_router() -> Router:
+    """A Powertools router (typed wrapper: Powertools' constructor is unannotated)."""
+    router: Router = Router()  # type: ignore[no-untyped-call]
+    return router
+
+
+def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
+    """OpenAPI ``responses`` entries documenting the JSON error body for ``statuses``."""
+    return {s: {"description": "error", "content": {JSON: {"model": ErrorBody}}} for s in statuses}
+
+
+def ok_response(
+    model: type[BaseModel] | None = None, description: str = "ok"
+) -> dict[int, OpenAPIResponse]:
+    """The 200 entry of a route that returns a ``Response`` itself: ``model`` or any object."""
+    if model is None:
+        return {
+            200: {"description": description, "content": {JSON: {"schema": {"type": "object"}}}}
+        }
+    return {200: {"description": description, "content": {JSON: {"model": model}}}}
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response[str]:
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=json.dumps(body, separators=(",", ":"), ensure_ascii=False),
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+def _backend_error(exc: BackendError) -> Response[str]:
+    if exc.status >= 500:
+        logger.error("request failed upstream", extra={"code": exc.code, "status": exc.status})
+    else:
+        logger.info("request refused", extra={"code": exc.code, "status": exc.status})
+    return json_response(exc.status, exc.body(), exc.headers)
+
+
+def _validation_error(exc: RequestValidationError) -> Response[str]:
+    # Only the location and kind of each problem; never the submitted values.
+    where = "; ".join(".".join(str(p) for p in e.get("loc", ())) for e in exc.errors()[:5])
+    logger.info("request refused", extra={"code": "invalid_request", "status": 400})
+    return json_response(
+        400, BadRequest(f"invalid request: {where}", code="invalid_request").body()
+    )
+
+
+def _unexpected(exc: Exception) -> Response[str]:
+    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    return json_response(500, {"error": {"code": "internal", "message": "internal error"}})
+
+
+def _not_found(_exc: Exception) -> Response[str]:
+    return json_response(404, {"error": {"code": "not_found", "message": "no such route"}})
+
+
+def make_resolver(*routers: Router) -> APIGatewayHttpResolver:
+    """A resolver with validation, the given routers and the single error map."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+    for router in routers:
+        app.include_router(router)
+    app.exception_handler(BackendError)(_backend_error)
+    app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(Exception)(_unexpected)
+    app.not_found(_not_found)
+    return app
+
+
+def raw_body(event: dict[str, Any]) -> bytes:
+    """The request body as sent, decoding base64 when API Gateway flagged it."""
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise BadRequest("body is not valid base64", code="invalid_body") from exc
+    return body.encode("utf-8") if isinstance(body, str) else bytes(body)
+
+
+def source_ip(event: dict[str, Any]) -> str:
+    """The caller's address from the HTTP API v2 request context (API Gateway sets it)."""
+    return str(((event.get("requestContext") or {}).get("http") or {}).get("sourceIp") or "unknown")

@@ -1,0 +1,74 @@
+"""Per-function settings: small pydantic-settings models read from the environment on first use.
+
+The template passes resource and secret *names* as environment variables (see ``Globals`` in
+``template.yaml``); secret values are fetched at run time through Powertools parameters.
+Settings are built lazily and cached, never at import, so tests and the local stack can set
+the environment first and call :func:`clear_settings` between runs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TypeVar
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: tool-argument/v1 free tier: 100 checks a day, at least 5 s apart (seed 004, free_tier).
+FREE_CHECKS_PER_DAY = 100
+FREE_MIN_INTERVAL_S = 5
+#: issue 5: presigned links valid for at most five minutes.
+MAX_PRESIGN_SECONDS = 300
+
+
+class _Base(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+
+class LicenceSettings(_Base):
+    """What any licence-checking function needs."""
+
+    licences_table: str
+
+
+class WebhookSettings(LicenceSettings):
+    """The Stripe webhook: secrets by name, idempotency table, secret cache age."""
+
+    idempotency_table: str
+    stripe_webhook_secret_name: str
+    stripe_api_key_secret_name: str = ""
+    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
+    webhook_tolerance_s: int = Field(default=300, ge=1, le=300)
+    idempotency_expiry_s: int = Field(default=7 * 24 * 3600, ge=60)
+
+
+class CorpusSettings(LicenceSettings):
+    """Corpus links: bucket, link lifetime (<= 300 s), per-licence daily download cap."""
+
+    usage_table: str
+    corpus_bucket: str
+    presign_seconds: int = Field(default=MAX_PRESIGN_SECONDS, ge=1, le=MAX_PRESIGN_SECONDS)
+    downloads_per_day: int = Field(default=20, ge=1)
+    manifest_max_age_s: int = Field(default=300, ge=0)
+
+
+class ArgcheckSettings(LicenceSettings):
+    """The argument checker's free tier."""
+
+    usage_table: str
+    free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
+    free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
+
+
+S = TypeVar("S", bound=BaseSettings)
+
+
+@cache
+def get_settings(kind: type[S]) -> S:
+    """Build ``kind`` from the environment once; later calls return the same object."""
+    return kind()
+
+
+def clear_settings() -> None:
+    """Forget cached settings (tests, and the local stack after it sets the environment)."""
+    get_settings.cache_clear()

@@ -1,0 +1,148 @@
+"""Usage limits and aggregate counters: the free tier, the daily download cap, /metrics.
+
+Each limit is one atomic conditional update on a per-day counter (the store port's ``take``);
+when it is refused, the counter is read back and :func:`refusal_for` decides, purely, whether
+the caller is too early (429 + Retry-After) or out of allowance (402 for checks, 429 for
+downloads). Counters expire through the table's TTL two days after their day. Client ids
+are hashes; nothing submitted to the checker is ever stored here, only verdicts and defect
+codes (seed 004, custody).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from toolcall300.service.errors import BackendError, PaymentRequired, StoreConflict, TooManyRequests
+
+METRICS_COUNTER = "metrics#argcheck"
+
+
+class UsageStore(Protocol):
+    def get(self, counter_id: str) -> dict[str, Any] | None: ...
+    def take(
+        self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
+    ) -> None: ...
+    def add(self, counter_id: str, names: list[str]) -> None: ...
+
+
+def day_of(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%d")
+
+
+def seconds_to_midnight(now: datetime) -> int:
+    """Seconds until the next UTC day, when daily allowances reset (at least 1)."""
+    now = now.astimezone(UTC)
+    tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(1, math.ceil((tomorrow - now).total_seconds()))
+
+
+def client_id(source_ip: str) -> str:
+    """A stable pseudonymous id for a free-tier client (the raw IP is never stored)."""
+    return hashlib.sha256(f"toolcall300-client:{source_ip}".encode()).hexdigest()[:32]
+
+
+def refusal_for(
+    item: dict[str, Any] | None,
+    *,
+    limit: int,
+    now: datetime,
+    min_gap_s: int,
+    spent: type[BackendError],
+) -> BackendError:
+    """Why a ``take`` was refused: spent for the day, or too soon after the last use."""
+    used = int((item or {}).get("used", 0))
+    if used >= limit:
+        wait = seconds_to_midnight(now)
+        return spent(
+            f"the daily allowance of {limit} is spent; it resets at 00:00 UTC",
+            code="daily_limit",
+            headers={"Retry-After": str(wait)},
+        )
+    last_ms = int((item or {}).get("last_ms", 0))
+    now_ms = int(now.timestamp() * 1000)
+    wait = max(1, math.ceil((last_ms + min_gap_s * 1000 - now_ms) / 1000))
+    return TooManyRequests(
+        f"free checks must be at least {min_gap_s} s apart",
+        code="too_soon",
+        headers={"Retry-After": str(wait)},
+    )
+
+
+def take(
+    store: UsageStore,
+    counter: str,
+    *,
+    limit: int,
+    now: datetime,
+    min_gap_s: int = 0,
+    spent: type[BackendError] = TooManyRequests,
+) -> None:
+    """Count one use against ``counter`` for today, or raise the matching refusal."""
+    counter_id = f"{counter}#{day_of(now)}"
+    expires = int(now.timestamp()) + 2 * 86400
+    try:
+        store.take(
+            counter_id,
+            limit=limit,
+            now_ms=int(now.timestamp() * 1000),
+            min_gap_ms=min_gap_s * 1000,
+            expires_at=expires,
+        )
+    except StoreConflict:
+        raise refusal_for(
+            store.get(counter_id), limit=limit, now=now, min_gap_s=min_gap_s, spent=spent
+        ) from None
+
+
+def take_free_check(
+    store: UsageStore, source_ip: str, *, per_day: int, min_gap_s: int, now: datetime
+) -> None:
+    """Seed 004 free tier: ``per_day`` checks a day, ``min_gap_s`` apart; 429 too soon, 402 spent."""
+    take(
+        store,
+        f"free#{client_id(source_ip)}",
+        limit=per_day,
+        now=now,
+        min_gap_s=min_gap_s,
+        spent=PaymentRequired,
+    )
+
+
+def take_download(store: UsageStore, licence_id: str, *, per_day: int, now: datetime) -> None:
+    """Issue 5: corpus downloads are capped per licence per day (429 + Retry-After past it)."""
+    take(store, f"download#{licence_id}", limit=per_day, now=now)
+
+
+def metric_names(summary: dict[str, Any]) -> list[str]:
+    """Counter names for one check's status summary: its verdict and each defect code."""
+    names = []
+    verdict = summary.get("verdict")
+    if isinstance(verdict, str):
+        names.append(f"verdict:{verdict}")
+    refusal = summary.get("refusal")
+    if isinstance(refusal, str):
+        names.append(f"refusal:{refusal}")
+    codes = summary.get("defect_codes", summary.get("defects", []))
+    if isinstance(codes, list):
+        names.extend(f"defect:{c}" for c in sorted({c for c in codes if isinstance(c, str)}))
+    return names
+
+
+def record_metrics(store: UsageStore, summary: dict[str, Any]) -> None:
+    """Add one check to the aggregate counters (verdict and defect codes only)."""
+    store.add(METRICS_COUNTER, metric_names(summary))
+
+
+def read_metrics(store: UsageStore) -> dict[str, dict[str, int]]:
+    """``GET /metrics``: counts by verdict, by defect code and by refusal code."""
+    item = store.get(METRICS_COUNTER) or {}
+    out: dict[str, dict[str, int]] = {"verdicts": {}, "defects": {}, "refusals": {}}
+    groups = {"verdict": "verdicts", "defect": "defects", "refusal": "refusals"}
+    for name, value in sorted(item.items()):
+        group, _, code = name.partition(":")
+        if group in groups and code:
+            out[groups[group]][code] = int(value)
+    return out
