@@ -1,0 +1,164 @@
+"""Signed run callbacks: sign, deliver with retries and backoff, and verify (shipped to teams).
+
+Scheme (documented in docs/hosted-scoring.md): the header
+``TC300-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`` is
+sent with the JSON body. The secret is derived from the team's licence key
+(:func:`callback_secret`), so a team can verify without any other secret being issued, and
+the service never stores the key itself. Several ``v1=`` entries are allowed (any one may
+match). Delivery uses the standard library only (``urllib``) and never raises: a callback
+that cannot be delivered is logged by the caller, it does not change the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolcall300.canonical import canonical_bytes
+
+HEADER = "TC300-Signature"
+SCHEME = "v1"
+DEFAULT_TOLERANCE_S = 300
+
+
+class SignatureError(ValueError):
+    """The callback's signature is missing, malformed, wrong or outside the tolerance."""
+
+
+def callback_secret(licence_key: str) -> str:
+    """The signing secret for a team's callbacks: HMAC of a fixed label under the licence key.
+
+    The team computes the same value from the key it already holds; the key cannot be
+    recovered from it.
+    """
+    return hmac.new(
+        licence_key.encode("utf-8"), b"toolcall300-callback-v1", hashlib.sha256
+    ).hexdigest()
+
+
+def signature(body: bytes, secret: str, timestamp: int) -> str:
+    """Hex HMAC-SHA256 over ``"<timestamp>.<body>"``."""
+    message = str(timestamp).encode("ascii") + b"." + body
+    return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def sign_header(body: bytes, secret: str, timestamp: int) -> str:
+    """The ``TC300-Signature`` header value for ``body`` at ``timestamp``."""
+    return f"t={timestamp},{SCHEME}={signature(body, secret, timestamp)}"
+
+
+def _parse_header(header: str) -> tuple[int, list[str]]:
+    stamp: int | None = None
+    sigs: list[str] = []
+    for part in header.split(","):
+        key, _, value = part.strip().partition("=")
+        if key == "t" and value.isdigit():
+            stamp = int(value)
+        elif key == SCHEME and value:
+            sigs.append(value)
+    if stamp is None or not sigs:
+        raise SignatureError("malformed signature header")
+    return stamp, sigs
+
+
+def verify_callback(
+    body: bytes,
+    header: str | None,
+    secret: str,
+    tolerance: int = DEFAULT_TOLERANCE_S,
+    *,
+    now: float | None = None,
+) -> int:
+    """Check a received callback; returns its timestamp or raises :class:`SignatureError`.
+
+    Verify the raw body exactly as received, before parsing it. A timestamp further than
+    ``tolerance`` seconds from now (past or future) is refused, which bounds replays;
+    deduplicate on ``run_id`` for exactly-once handling.
+    """
+    if not header:
+        raise SignatureError("missing signature header")
+    stamp, sigs = _parse_header(header)
+    current = time.time() if now is None else now
+    if abs(current - stamp) > tolerance:
+        raise SignatureError("timestamp outside the tolerance")
+    expected = signature(body, secret, stamp)
+    if not any(hmac.compare_digest(expected, s) for s in sigs):
+        raise SignatureError("signature mismatch")
+    return stamp
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How a delivery went: attempts made, the last HTTP status (None: no answer), success."""
+
+    delivered: bool
+    attempts: int
+    last_status: int | None
+    last_error: str = ""
+
+
+#: (url, body, headers, timeout) -> HTTP status; raises OSError when there is no answer.
+Post = Callable[[str, bytes, dict[str, str], float], int]
+
+
+def urllib_post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
+    """POST with the standard library; any HTTP status is returned, not raised."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def backoff_delays(attempts: int, *, base: float = 1.0, cap: float = 30.0) -> list[float]:
+    """Waits between attempts: base, 2*base, 4*base... capped.
+
+    >>> backoff_delays(4, base=0.5)
+    [0.5, 1.0, 2.0]
+    """
+    return [min(cap, base * 2**i) for i in range(max(0, attempts - 1))]
+
+
+def retryable(status: int | None) -> bool:
+    """No answer, 408, 429 and 5xx are worth retrying; other 4xx will not change."""
+    return status is None or status in (408, 429) or status >= 500
+
+
+def deliver(
+    url: str,
+    payload: object,
+    secret: str,
+    *,
+    attempts: int = 5,
+    base_delay: float = 1.0,
+    timeout: float = 5.0,
+    post: Post = urllib_post,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+) -> Delivery:
+    """POST ``payload`` signed, retrying with exponential backoff; each attempt is re-signed."""
+    body = canonical_bytes(payload)
+    delays = backoff_delays(attempts, base=base_delay)
+    status: int | None = None
+    error = ""
+    for attempt in range(1, attempts + 1):
+        headers = {
+            "Content-Type": "application/json",
+            HEADER: sign_header(body, secret, int(clock())),
+        }
+        try:
+            status, error = post(url, body, headers, timeout), ""
+        except (OSError, ValueError) as exc:
+            status, error = None, type(exc).__name__
+        if status is not None and 200 <= status < 300:
+            return Delivery(True, attempt, status)
+        if not retryable(status) or attempt == attempts:
+            break
+        sleep(delays[attempt - 1])
+    return Delivery(False, attempt, status, error)

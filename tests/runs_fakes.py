@@ -1,0 +1,190 @@
+"""Test doubles for hosted runs: in-memory stores, a small corpus, misbehaving adapters.
+
+Shared by tests/unit/test_runs*.py, tests/integration/test_runs*.py and bench/bench_runs.py.
+Adapters are ``python3 -c`` programs (no files: the sandbox's uid 65534 cannot read pytest's
+private temp directories). Not a test module itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from toolcall300.service.errors import NotFound, StoreConflict
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
+
+
+def small_corpus(n: int = 8) -> list[dict[str, Any]]:
+    """``n`` cases: most carry their expected call as text (the echo adapter passes them),
+    every fourth is unrecoverable (the echo adapter refuses it, correctly)."""
+    cases = []
+    for i in range(n):
+        if i % 4 == 3:
+            cases.append(
+                {
+                    "id": f"t-{i:03d}",
+                    "category": "unrecoverable",
+                    "text": "I could not decide which tool to call.",
+                    "tools": TOOLS,
+                    "expected_kind": "unrecoverable",
+                    "expected": None,
+                }
+            )
+            continue
+        call = {"name": "get_weather", "arguments": {"city": f"City{i}", "days": i}}
+        cases.append(
+            {
+                "id": f"t-{i:03d}",
+                "category": "type_coercion",
+                "text": json.dumps(call),
+                "tools": TOOLS,
+                "expected_kind": "value",
+                "expected": call,
+            }
+        )
+    return cases
+
+
+def corpus_bytes(cases: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(c, sort_keys=True) + "\n" for c in cases).encode()
+
+
+_LOOP = "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+_ECHO = (
+    "    try:\n        call=json.loads(item['text'])\n    except ValueError:\n        call=None\n"
+)
+_ANSWER = "    print(json.dumps({'id':item['id'],'call':call}),flush=True)\n"
+
+
+def py(code: str) -> list[str]:
+    return ["python3", "-c", code]
+
+
+#: Answers every case with the call its text holds (None when the text is not JSON).
+ECHO = py(_LOOP + _ECHO + _ANSWER)
+#: Like ECHO but refuses every case whose id ends in an even digit (a worse adapter).
+WORSE = py(_LOOP + _ECHO + "    if int(item['id'][-1])%2==0: call=None\n" + _ANSWER)
+#: Answers three cases, then crashes.
+CRASH_HALF = py(
+    "import json,sys\nn=0\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+    + _ECHO
+    + _ANSWER
+    + "    n+=1\n    if n==3:\n        sys.stderr.write('boom: adapter crashed\\n'); sys.exit(3)\n"
+)
+#: Reads everything and never answers.
+HANG = py("import sys,time\nsys.stdin.read()\ntime.sleep(600)\n")
+#: Writes without end (no newline).
+FLOOD = py("import sys\nwhile True:\n    sys.stdout.write('x'*65536)\n")
+#: Answers each case, plus an id it was never asked.
+UNKNOWN_IDS = py(
+    _LOOP
+    + _ECHO
+    + _ANSWER
+    + "    print(json.dumps({'id':'nobody-asked','call':None}),flush=True)\n"
+)
+#: A non-JSON line before every answer.
+NOISY = py(_LOOP + _ECHO + "    print('thinking...',flush=True)\n" + _ANSWER)
+#: Only non-JSON.
+NON_JSON = py("import sys\nfor line in sys.stdin:\n    print('not json at all',flush=True)\n")
+#: Runs out of memory (the sandbox's RLIMIT_AS).
+OOM = py("import sys\nsys.stdin.readline()\nx=bytearray(8*1024**3)\n")
+#: Not a program at all.
+MISSING = ["/nonexistent/adapter-binary", "--stream"]
+
+
+def network_probe(port: int) -> list[str]:
+    """Tries to connect to 127.0.0.1:``port`` first; answers like ECHO only if that failed."""
+    return py(
+        "import json,socket,sys\n"
+        "s=socket.socket(); s.settimeout(2)\n"
+        f"ok=s.connect_ex(('127.0.0.1',{port}))==0\n"
+        "sys.stderr.write('network reachable\\n' if ok else 'network unreachable\\n')\n"
+        + "for line in sys.stdin:\n    item=json.loads(line)\n"
+        + _ECHO
+        + "    call=None if ok else call\n"
+        + _ANSWER
+    )
+
+
+class MemoryRunStore:
+    """``RunStore`` in a dict, with the same conditional-write semantics as DynamoDB."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        with self.lock:
+            item = self.items.get(run_id)
+            return json.loads(json.dumps(item)) if item else None
+
+    def put(self, item: dict[str, Any], *, expected_version: int | None) -> None:
+        with self.lock:
+            current = self.items.get(item["run_id"])
+            if expected_version is None and current is not None:
+                raise StoreConflict("exists")
+            if expected_version is not None and (
+                current is None or current["version"] != expected_version
+            ):
+                raise StoreConflict("version")
+            self.items[item["run_id"]] = json.loads(json.dumps(item))
+
+    def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        with self.lock:
+            rows = [json.loads(json.dumps(i)) for i in self.items.values() if i["team"] == team]
+        return sorted(rows, key=lambda i: i["created_at"], reverse=True)[:limit]
+
+    def by_status(self, status: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [json.loads(json.dumps(i)) for i in self.items.values() if i["status"] == status]
+
+
+class MemoryReports:
+    """``ReportStore`` in a dict: write once."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+
+    def put_once(self, key: str, body: bytes) -> None:
+        with self.lock:
+            if key in self.objects:
+                raise StoreConflict(key)
+            self.objects[key] = body
+
+    def get(self, key: str) -> bytes:
+        with self.lock:
+            if key not in self.objects:
+                raise NotFound(key)
+            return self.objects[key]
+
+
+class CountingQuota:
+    """A daily cap that records every take."""
+
+    def __init__(self, limit: int = 100) -> None:
+        self.limit = limit
+        self.taken: list[str] = []
+
+    def __call__(self, licence_id: str) -> None:
+        from toolcall300.service.errors import TooManyRequests
+
+        if len(self.taken) >= self.limit:
+            raise TooManyRequests("cap", headers={"Retry-After": "60"})
+        self.taken.append(licence_id)

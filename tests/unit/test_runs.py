@@ -1,0 +1,489 @@
+"""The hosted-runs domain: submissions, the state machine, idempotency, caps, baselines, verdicts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from runs_fakes import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
+
+from toolcall300 import scorer
+from toolcall300.service import runs
+from toolcall300.service.errors import BadRequest, Conflict, NotFound, TooManyRequests
+from toolcall300.service.runs_config import compare, summary_of
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+IMAGE = "registry.example.com/team/adapter@sha256:" + "a" * 64
+CASES = small_corpus(8)
+
+
+def body(**over: Any) -> dict[str, Any]:
+    return {"image": IMAGE, "ref": "refs/heads/main", "commit": "abc1234", **over}
+
+
+def submit(
+    store: MemoryRunStore,
+    quota: CountingQuota | None = None,
+    *,
+    key: str | None = None,
+    now: datetime = T0,
+    team: str = "acme",
+    **over: Any,
+) -> runs.Run:
+    sub = runs.parse_submission(body(**over), local=True)
+    run, _ = runs.submit(
+        store,
+        sub,
+        team=team,
+        licence_id="lic_1",
+        take_quota=quota or CountingQuota(),
+        now=now,
+        idempotency_key=key,
+    )
+    return run
+
+
+def scoring(answers: dict[str, Any]) -> runs.Scoring:
+    sha = "f" * 64
+    report = scorer.score_cases(CASES, answers, adapter="test", corpus_sha256=sha)
+    return runs.Scoring(report, sha, "v", {}, {"network_isolated": True, "notes": []})
+
+
+GOOD = {c["id"]: c["expected"] for c in CASES}
+WORSE = {k: (None if i % 2 == 0 else v) for i, (k, v) in enumerate(GOOD.items())}
+
+
+def finish(
+    store: MemoryRunStore,
+    reports: MemoryReports,
+    run: runs.Run,
+    answers: dict[str, Any],
+    now: datetime = T0,
+) -> runs.Run:
+    assert runs.claim(store, run.run_id, owner="w", now=now, lease_s=30) is not None
+    done = runs.finish_scored(
+        store,
+        reports,
+        run.run_id,
+        scoring(answers),
+        compare=compare,
+        summarise=summary_of,
+        now=now,
+        owner="w",
+    )
+    assert done is not None
+    return done
+
+
+# ----------------------------------------------------------------------------- submissions
+
+
+def test_submission_accepts_digest_image_and_defaults_baseline_to_main() -> None:
+    sub = runs.parse_submission(body(), local=False)
+    assert sub.adapter == {"kind": "image", "image": IMAGE}
+    assert sub.baseline == "main"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"image": "registry/adapter:latest"},  # a tag, not a digest
+        {"image": "registry/adapter@sha256:" + "a" * 63},
+        {"commit": "xyz"},
+        {"commit": "ABC1234"},  # upper-case hex is not how git prints it
+        {"ref": ""},
+        {"ref": "main; rm -rf /"},
+        {"baseline": "a" * 65},
+        {"callback_url": "ftp://example.com/hook"},
+        {"callback_url": "https://user:pw@example.com/hook"},
+        {"adapter_cmd": ["x"]},  # both image and adapter_cmd
+    ],
+)
+def test_submission_rejects_malformed_fields(bad: dict[str, Any]) -> None:
+    with pytest.raises(BadRequest):
+        runs.parse_submission(body(**bad), local=True)
+
+
+def test_adapter_cmd_only_on_a_local_stack() -> None:
+    sent = {
+        "adapter_cmd": ["toolcall300", "toolshim", "--stream"],
+        "ref": "main",
+        "commit": "abc1234",
+    }
+    with pytest.raises(BadRequest) as err:
+        runs.parse_submission(sent, local=False)
+    assert err.value.code == "adapter_cmd_not_allowed"
+    assert runs.parse_submission(sent, local=True).adapter == {
+        "kind": "command",
+        "command": sent["adapter_cmd"],
+    }
+
+
+@pytest.mark.parametrize("cmd", [[], [""], "toolcall300 toolshim", [1, 2], ["a\0b"]])
+def test_adapter_cmd_must_be_a_list_of_strings(cmd: Any) -> None:
+    with pytest.raises(BadRequest):
+        runs.parse_submission({"adapter_cmd": cmd, "ref": "main", "commit": "abc1234"}, local=True)
+
+
+def test_plain_http_callback_only_on_a_local_stack() -> None:
+    with pytest.raises(BadRequest):
+        runs.parse_submission(body(callback_url="http://127.0.0.1:9/hook"), local=False)
+    assert runs.parse_submission(
+        body(callback_url="http://127.0.0.1:9/hook"), local=True
+    ).callback_url
+
+
+# ----------------------------------------------------------------------------- ids, idempotency, caps
+
+
+def test_run_ids_have_the_contract_shape_and_sort_by_time() -> None:
+    a, b = runs.new_run_id(T0), runs.new_run_id(T0 + timedelta(milliseconds=5))
+    assert runs.RUN_ID_RE.match(a) and runs.RUN_ID_RE.match(b)
+    assert a < b
+    assert runs.RUN_ID_RE.match(runs.idempotent_run_id("acme", "k"))
+
+
+def test_same_idempotency_key_same_team_is_the_same_run_counted_once() -> None:
+    store, quota = MemoryRunStore(), CountingQuota()
+    first = submit(store, quota, key="ci-123")
+    again = submit(store, quota, key="ci-123")
+    assert again.run_id == first.run_id
+    assert quota.taken == ["lic_1"]
+    other_team = submit(store, quota, key="ci-123", team="other")
+    assert other_team.run_id != first.run_id
+
+
+def test_same_idempotency_key_with_another_body_is_a_conflict() -> None:
+    store = MemoryRunStore()
+    submit(store, key="ci-123")
+    with pytest.raises(Conflict):
+        submit(store, key="ci-123", commit="def5678")
+
+
+def test_daily_cap_refuses_with_retry_after_and_creates_nothing() -> None:
+    store, quota = MemoryRunStore(), CountingQuota(limit=1)
+    submit(store, quota)
+    with pytest.raises(TooManyRequests) as err:
+        submit(store, quota)
+    assert err.value.headers["Retry-After"]
+    assert len(store.items) == 1
+
+
+def test_another_teams_run_is_not_found() -> None:
+    store = MemoryRunStore()
+    run = submit(store)
+    assert runs.get_for_team(store, run.run_id, "acme").run_id == run.run_id
+    with pytest.raises(NotFound):
+        runs.get_for_team(store, run.run_id, "other")
+    with pytest.raises(NotFound):
+        runs.get_for_team(store, "../etc/passwd", "acme")
+
+
+def test_public_view_never_shows_the_callback_secret() -> None:
+    store = MemoryRunStore()
+    sub = runs.parse_submission(body(callback_url="https://ci.example.com/hook"), local=False)
+    run, _ = runs.submit(
+        store,
+        sub,
+        team="acme",
+        licence_id="l",
+        take_quota=CountingQuota(),
+        now=T0,
+        callback_secret="s3cret",
+    )
+    assert "s3cret" not in json.dumps(run.public())
+    assert set(run.public()) >= {
+        "run_id",
+        "team",
+        "status",
+        "adapter",
+        "failure",
+        "sandbox",
+        "verdict",
+        "summary",
+        "comparison",
+        "report_url",
+    }
+
+
+# ----------------------------------------------------------------------------- state machine
+
+
+def test_a_final_run_never_moves() -> None:
+    for final in ("scored", "failed"):
+        for target in ("queued", "running", "scored", "failed"):
+            with pytest.raises(Conflict):
+                runs.check_transition(final, target)
+
+
+def test_only_one_worker_claims_a_run() -> None:
+    store = MemoryRunStore()
+    run = submit(store)
+    assert runs.claim(store, run.run_id, owner="a", now=T0, lease_s=30) is not None
+    assert runs.claim(store, run.run_id, owner="b", now=T0, lease_s=30) is None
+
+
+def test_failure_reasons_are_a_closed_list() -> None:
+    with pytest.raises(ValueError):
+        runs.failure("it_broke", "x")
+    assert (
+        runs.failure("job_timeout", "x", "e" * 10000)["stderr_tail"] == "e" * runs.STDERR_TAIL_CHARS
+    )
+
+
+OPS = st.lists(
+    st.sampled_from(
+        ["claim_a", "claim_b", "beat_a", "fail_a", "fail", "sweep", "finish_a", "finish_b"]
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=OPS, steps=st.lists(st.integers(0, 40), min_size=14, max_size=14))
+def test_any_interleaving_keeps_the_state_machine(ops: list[str], steps: list[int]) -> None:
+    """Whatever workers, sweepers and failures do, a run ends at most once and never leaves a final state."""
+    store, reports = MemoryRunStore(), MemoryReports()
+    run = submit(store)
+    now = T0
+    finals = 0
+    seen_final: str | None = None
+    for op, step in zip(ops, steps, strict=False):
+        now += timedelta(seconds=step)
+        result: runs.Run | None = None
+        if op.startswith("claim"):
+            result = runs.claim(store, run.run_id, owner=op[-1], now=now, lease_s=10)
+        elif op == "beat_a":
+            runs.heartbeat(store, run.run_id, owner="a", now=now, lease_s=10)
+        elif op == "fail_a":
+            result = runs.fail(
+                store, run.run_id, runs.failure("output_malformed", "x"), now=now, owner="a"
+            )
+        elif op == "fail":
+            result = runs.fail(store, run.run_id, runs.failure("infra_error", "x"), now=now)
+        elif op == "sweep":
+            for changed in runs.sweep(store, now=now, max_attempts=2):
+                result = changed
+        else:
+            result = runs.finish_scored(
+                store,
+                reports,
+                run.run_id,
+                scoring(GOOD),
+                compare=compare,
+                summarise=summary_of,
+                now=now,
+                owner=op[-1],
+            )
+        current = runs.load(store, run.run_id)
+        assert current is not None
+        if seen_final is not None:
+            assert current.status == seen_final
+        if result is not None and result.status in runs.FINAL and seen_final is None:
+            finals += 1
+        if current.status in runs.FINAL:
+            seen_final = current.status
+        assert current.attempts <= 2 or current.status == "failed"
+    assert finals <= 1
+    history = runs.baseline_history(runs.team_runs(store, "acme"))
+    assert len(history.get("main", [])) <= 1
+
+
+# ----------------------------------------------------------------------------- worker loss
+
+
+def test_a_dead_workers_run_is_retried_once_and_counted_once() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    run = submit(store)
+    # Given a worker that claimed the run, stored its report, then died before recording it
+    dead = runs.claim(store, run.run_id, owner="dead", now=T0, lease_s=10)
+    assert dead is not None
+    reports.put_once(runs.report_key(dead), b"{}")
+    # When its lease expires, the sweeper puts the run back in the queue
+    changed = runs.sweep(store, now=T0 + timedelta(seconds=11), max_attempts=2)
+    assert [r.status for r in changed] == ["queued"]
+    # Then a live worker finishes it (a new attempt, a new immutable report)
+    later = T0 + timedelta(seconds=12)
+    assert runs.claim(store, run.run_id, owner="live", now=later, lease_s=10) is not None
+    done = runs.finish_scored(
+        store,
+        reports,
+        run.run_id,
+        scoring(GOOD),
+        compare=compare,
+        summarise=summary_of,
+        now=later,
+        owner="live",
+    )
+    assert done is not None and done.status == "scored" and done.attempts == 2
+    # And the dead worker, waking up, cannot finish it again
+    assert (
+        runs.finish_scored(
+            store,
+            reports,
+            run.run_id,
+            scoring(WORSE),
+            compare=compare,
+            summarise=summary_of,
+            now=later,
+            owner="dead",
+        )
+        is None
+    )
+    assert (
+        runs.fail(store, run.run_id, runs.failure("infra_error", "x"), now=later, owner="dead")
+        is None
+    )
+    assert len(runs.baseline_history(runs.team_runs(store, "acme"))["main"]) == 1
+
+
+def test_a_run_whose_workers_keep_dying_fails_instead_of_looping() -> None:
+    store = MemoryRunStore()
+    run = submit(store)
+    now = T0
+    for _ in range(2):
+        assert runs.claim(store, run.run_id, owner="dead", now=now, lease_s=5) is not None
+        now += timedelta(seconds=6)
+        runs.sweep(store, now=now, max_attempts=2)
+    final = runs.load(store, run.run_id)
+    assert final is not None and final.status == "failed"
+    assert final.failure is not None and final.failure["reason"] == "infra_error"
+
+
+def test_a_run_whose_job_is_gone_fails() -> None:
+    store = MemoryRunStore()
+    run = submit(store)
+    runs.mark_running(store, run.run_id, now=T0, job_id="job-1")
+    changed = runs.sweep(store, now=T0, job_alive=lambda r: False if r.job_id == "job-1" else None)
+    assert [r.status for r in changed] == ["failed"]
+
+
+def test_queued_too_long_fails() -> None:
+    store = MemoryRunStore()
+    submit(store)
+    assert runs.sweep(store, now=T0 + timedelta(minutes=30), queued_timeout_s=3600) == []
+    changed = runs.sweep(store, now=T0 + timedelta(hours=2), queued_timeout_s=3600)
+    assert [r.status for r in changed] == ["failed"]
+
+
+# ----------------------------------------------------------------------------- baselines and verdicts
+
+
+@pytest.mark.parametrize(
+    ("regressed", "on_ref", "expected"),
+    [
+        (None, True, ("baseline_set", True)),
+        (None, False, ("pass", False)),
+        (False, True, ("pass", True)),
+        (False, False, ("pass", False)),
+        (True, True, ("regression", False)),
+        (True, False, ("regression", False)),
+    ],
+)
+def test_verdict_table(regressed: bool | None, on_ref: bool, expected: tuple[str, bool]) -> None:
+    assert runs.decide_verdict(regressed=regressed, on_baseline_ref=on_ref) == expected
+
+
+def test_baselines_move_forward_and_keep_history() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    first = finish(store, reports, submit(store), GOOD)
+    assert first.verdict == "baseline_set" and first.comparison is None
+    feature = finish(
+        store,
+        reports,
+        submit(store, ref="refs/heads/feature", now=T0 + timedelta(minutes=1)),
+        WORSE,
+        T0 + timedelta(minutes=1),
+    )
+    assert feature.verdict == "regression"
+    assert feature.comparison is not None and feature.comparison["baseline_run_id"] == first.run_id
+    assert feature.comparison["flipped"]["broken"]
+    bad_main = finish(
+        store,
+        reports,
+        submit(store, commit="bbbbbbb", now=T0 + timedelta(minutes=2)),
+        WORSE,
+        T0 + timedelta(minutes=2),
+    )
+    assert bad_main.verdict == "regression" and bad_main.baseline_set_at is None
+    good_main = finish(
+        store,
+        reports,
+        submit(store, commit="ccccccc", now=T0 + timedelta(minutes=3)),
+        GOOD,
+        T0 + timedelta(minutes=3),
+    )
+    assert good_main.verdict == "pass" and good_main.baseline_set_at is not None
+    doc = runs.baselines_document("acme", runs.team_runs(store, "acme"))
+    assert [e["run_id"] for e in doc["baselines"]["main"]] == [first.run_id, good_main.run_id]
+    # a separate baseline name has its own history
+    rel = finish(
+        store,
+        reports,
+        submit(store, ref="release-1.2", baseline="release-1.2", now=T0 + timedelta(minutes=4)),
+        WORSE,
+        T0 + timedelta(minutes=4),
+    )
+    assert rel.verdict == "baseline_set"
+
+
+def test_the_stored_report_is_immutable_and_names_what_was_compared() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    first = finish(store, reports, submit(store), GOOD)
+    second = finish(
+        store,
+        reports,
+        submit(store, commit="ccccccc", now=T0 + timedelta(minutes=1)),
+        GOOD,
+        T0 + timedelta(minutes=1),
+    )
+    doc = json.loads(runs.stored_report(store, reports, second.run_id, "acme"))
+    assert doc["baseline_run_id"] == first.run_id
+    assert doc["corpus_sha256"] == "f" * 64 and doc["scorer_version"] == "v"
+    assert doc["adapter"] == {"kind": "image", "image": IMAGE}
+    assert doc["score"]["exact"] == len(CASES)
+    with pytest.raises(Exception):  # noqa: B017 - any refusal to overwrite will do
+        reports.put_once(second.report_key or "", b"tampered")
+
+
+def test_a_baseline_from_another_corpus_is_not_compared() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    finish(store, reports, submit(store), GOOD)
+    run = submit(store, commit="ccccccc", now=T0 + timedelta(minutes=1))
+    runs.claim(store, run.run_id, owner="w", now=T0, lease_s=30)
+    other = scoring(GOOD)
+    other = runs.Scoring(dict(other.report, corpus_sha256="0" * 64), "0" * 64, "v", {}, {})
+    done = runs.finish_scored(
+        store, reports, run.run_id, other, compare=compare, summarise=summary_of, now=T0, owner="w"
+    )
+    assert done is not None and done.verdict == "baseline_set" and done.comparison is None
+
+
+def test_summary_has_the_contract_fields() -> None:
+    s = summary_of(scoring(GOOD).report)
+    assert set(s) == {
+        "cases",
+        "exact",
+        "refusal_cases",
+        "refused_correctly",
+        "invented_calls",
+        "false_refusals",
+        "schema_invalid_returns",
+        "categories",
+    }
+    assert s["categories"]["type_coercion"] == {"n": 6, "pass": 6}
+
+
+def test_callback_document_carries_the_outcome() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    done = finish(store, reports, submit(store), GOOD)
+    doc = runs.callback_document(done)
+    assert (
+        doc["run_id"] == done.run_id
+        and doc["verdict"] == "baseline_set"
+        and doc["status"] == "scored"
+    )
