@@ -1,0 +1,96 @@
+"""The team dashboard page: one self-contained HTML document and the strict CSP that pins it.
+
+``static/dashboard.html`` carries two markers, ``{{style}}`` and ``{{script}}``; the CSS and
+JS files are inlined there, and the Content-Security-Policy allows exactly those two blocks
+by their sha256 and nothing else: no other script or style, no external host, no form
+submission, no framing, and network calls to this API's own origin only. The page loads
+without a key; every data call it makes carries ``Authorization: Bearer`` (runs contract).
+Standard library only. This module does not authenticate or serve data: it builds one page.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+STYLE_MARK = "{{style}}"
+SCRIPT_MARK = "{{script}}"
+
+
+@dataclass(frozen=True)
+class Page:
+    """The page's HTML and the response headers it must be served with."""
+
+    html: str
+    headers: dict[str, str]
+
+
+def source_hash(text: str) -> str:
+    """A CSP hash source for an inline block: ``'sha256-<base64 of the UTF-8 text>'``."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def content_security_policy(style: str, script: str) -> str:
+    """The CSP for a page whose only style and script are ``style`` and ``script``.
+
+    ``connect-src 'self'`` is what lets the page call the API it was served by (and a
+    ``blob:`` download needs no fetch). ``form-action 'none'`` makes sure that a sign-in
+    form can never be submitted the browser's way, which would put the key in a URL.
+    """
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src {source_hash(script)}",
+            f"style-src {source_hash(style)}",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+            "require-trusted-types-for 'script'",
+        ]
+    )
+
+
+def assemble(template: str, style: str, script: str) -> str:
+    """Inline ``style`` and ``script`` into ``template`` at their markers.
+
+    Refuses text that could end its element early, since the CSP hash would then no longer
+    cover what the browser runs.
+    """
+    if template.count(STYLE_MARK) != 1 or template.count(SCRIPT_MARK) != 1:
+        raise ValueError("the page template needs exactly one style and one script marker")
+    if "</style" in style.lower() or "</script" in script.lower():
+        raise ValueError("inline style or script would close its own element")
+    return template.replace(STYLE_MARK, style).replace(SCRIPT_MARK, script)
+
+
+def page_headers(style: str, script: str) -> dict[str, str]:
+    """Response headers: the CSP plus the usual hardening for a page that handles a key."""
+    return {
+        "Content-Type": "text/html; charset=utf-8",
+        "Content-Security-Policy": content_security_policy(style, script),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cross-Origin-Opener-Policy": "same-origin",
+        "Cache-Control": "no-cache",
+    }
+
+
+def build_page(template: str, style: str, script: str) -> Page:
+    """The page and its headers from the three source texts (pure)."""
+    return Page(assemble(template, style, script), page_headers(style, script))
+
+
+def _static(name: str) -> str:
+    return (resources.files("toolcall300.service") / "static" / name).read_text(encoding="utf-8")
+
+
+@cache
+def page() -> Page:
+    """The dashboard as shipped in the package (read once per process)."""
+    return build_page(_static("dashboard.html"), _static("dashboard.css"), _static("dashboard.js"))

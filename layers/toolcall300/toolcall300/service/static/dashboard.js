@@ -1,0 +1,870 @@
+/* TOOLCALL-300 team dashboard: sign in with a team licence key, see the team's runs and
+   baselines as charts, open a run and its comparison with its baseline.
+
+   What it is: one plain script, no framework, no network beyond this API. The licence key
+   lives in sessionStorage only and travels as an Authorization: Bearer header, never in a
+   URL or localStorage. Every piece of API data reaches the DOM through textContent or
+   setAttribute (never innerHTML), and the page is served under a hash-pinned CSP.
+   What it is not: a second source of truth. Verdicts, deltas and comparisons are shown as
+   the API computed them (runs contract); the page only arranges them. */
+(function () {
+  "use strict";
+
+  var KEY_SLOT = "toolcall300.licenceKey";
+  var SVG_NS = "http://www.w3.org/2000/svg";
+  var POLL_MS = 4000;
+
+  // The twelve categories of the suite README, in its order.
+  var CATEGORIES = [
+    "wrong_tool_name", "missing_required_arg", "extra_undeclared_arg", "type_coercion",
+    "enum_violation", "nested_flattened", "array_vs_scalar", "args_as_string",
+    "multiple_calls", "hallucinated_tool", "truncated", "unrecoverable"
+  ];
+
+  // The five outcome counts of the score report; `better` says which direction is good
+  // (README: the gate fails when exact falls or invented calls / schema-invalid rise).
+  var METRICS = [
+    { key: "exact", label: "Exact matches", of: "cases", better: "up" },
+    { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases", better: "up" },
+    { key: "invented_calls", label: "Invented calls", of: null, better: "down" },
+    { key: "false_refusals", label: "False refusals", of: null, better: "down" },
+    { key: "schema_invalid_returns", label: "Schema-invalid returns", of: null, better: "down" }
+  ];
+  var NEUTRAL_COUNTS = { cases: "Cases", refusal_cases: "Refusal cases" };
+
+  // runs contract: failure.reason values, said in words.
+  var FAILURE_TEXT = {
+    image_pull_failed: "The adapter image could not be pulled.",
+    adapter_start_failed: "The adapter did not start.",
+    job_timeout: "The run took longer than its time limit.",
+    out_of_memory: "The adapter ran out of memory.",
+    output_malformed: "The adapter's output could not be read as answers.",
+    infra_error: "The scoring infrastructure failed (not your adapter)."
+  };
+
+  /* ------------------------------------------------------------------ pure helpers */
+
+  /** Resolve an API path against the page's own directory, so the page works under an API
+      Gateway stage prefix (/prod/dashboard -> /prod/runs/...) and on the local stack. */
+  function apiUrl(path, pageHref) {
+    var base = new URL(".", pageHref);
+    return new URL(String(path).replace(/^\/+/, ""), base).toString();
+  }
+
+  function label(name) {
+    var text = String(name).replace(/_/g, " ");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  function shortCommit(commit) {
+    return typeof commit === "string" ? commit.slice(0, 8) : "";
+  }
+
+  /** "2026-11-30 14:05 UTC" from an ISO 8601 time; "" for null. Fixed UTC, so screenshots
+      and tests do not depend on the browser's zone. */
+  function formatTime(iso) {
+    if (!iso) { return ""; }
+    var d = new Date(iso);
+    if (isNaN(d.getTime())) { return String(iso); }
+    return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  }
+
+  function runBaseline(run) {
+    return typeof run.baseline === "string" && run.baseline ? run.baseline : "main";
+  }
+
+  /** Baseline names to choose between: main first, then the rest sorted. */
+  function baselineNames(baselinesDoc, runs) {
+    var seen = {};
+    var byName = (baselinesDoc && baselinesDoc.baselines) || {};
+    Object.keys(byName).forEach(function (name) { seen[name] = true; });
+    (runs || []).forEach(function (run) { seen[runBaseline(run)] = true; });
+    var names = Object.keys(seen).sort();
+    var main = names.indexOf("main");
+    if (main > 0) { names.splice(main, 1); names.unshift("main"); }
+    return names;
+  }
+
+  /** Scored runs measured against `baseline` (all runs when it is ""), oldest first. */
+  function scoredHistory(runs, baseline) {
+    return (runs || []).filter(function (run) {
+      return run.status === "scored" && run.summary && (!baseline || runBaseline(run) === baseline);
+    }).slice().sort(function (a, b) {
+      return String(a.created_at).localeCompare(String(b.created_at));
+    });
+  }
+
+  /** One chart series: a value per scored run, plus what each point should say. */
+  function metricSeries(history, metric, baselineIds) {
+    return history.map(function (run) {
+      var s = run.summary;
+      return {
+        run_id: run.run_id,
+        when: run.created_at,
+        value: Number(s[metric.key]) || 0,
+        of: metric.of ? Number(s[metric.of]) || 0 : null,
+        mark: pointMark(run, baselineIds)
+      };
+    });
+  }
+
+  function categorySeries(history, category, baselineIds) {
+    return history.map(function (run) {
+      var cats = run.summary.categories || {};
+      var c = cats[category] || { n: 0, pass: 0 };
+      return {
+        run_id: run.run_id,
+        when: run.created_at,
+        value: Number(c.pass) || 0,
+        of: Number(c.n) || 0,
+        mark: pointMark(run, baselineIds)
+      };
+    });
+  }
+
+  function pointMark(run, baselineIds) {
+    if (run.verdict === "baseline_set" || baselineIds[run.run_id]) { return "baseline"; }
+    if (run.verdict === "regression") { return "regression"; }
+    return "run";
+  }
+
+  /** Every category seen in the runs, the README's twelve first and in its order. */
+  function categoriesOf(history) {
+    var extra = {};
+    history.forEach(function (run) {
+      Object.keys(run.summary.categories || {}).forEach(function (c) {
+        if (CATEGORIES.indexOf(c) < 0) { extra[c] = true; }
+      });
+    });
+    return CATEGORIES.concat(Object.keys(extra).sort());
+  }
+
+  /** Chart geometry: x by run order (equal steps: CI runs are irregular in time and the
+      question is "did this run get worse", not "when"), y from 0 to the largest possible. */
+  function chartPoints(series, box) {
+    var top = 1;
+    series.forEach(function (p) { top = Math.max(top, p.of || 0, p.value); });
+    var innerW = box.width - box.left - box.right;
+    var innerH = box.height - box.top - box.bottom;
+    var step = series.length > 1 ? innerW / (series.length - 1) : 0;
+    return {
+      yMax: top,
+      points: series.map(function (p, i) {
+        return {
+          x: box.left + (series.length > 1 ? i * step : innerW / 2),
+          y: box.top + innerH - (p.value / top) * innerH,
+          datum: p
+        };
+      })
+    };
+  }
+
+  /** How a count changed, in the words of its better direction. */
+  function assess(name, delta) {
+    var metric = METRICS.filter(function (m) { return m.key === name; })[0];
+    if (!metric || !delta) { return "same"; }
+    var improved = metric.better === "up" ? delta > 0 : delta < 0;
+    return improved ? "better" : "worse";
+  }
+
+  /** The comparison's categories split into fell / rose / unchanged (deltas as the API sent). */
+  function categoryMoves(comparison) {
+    var out = { fell: [], rose: [], same: [] };
+    var cats = (comparison && comparison.categories) || {};
+    var names = CATEGORIES.filter(function (c) { return c in cats; })
+      .concat(Object.keys(cats).filter(function (c) { return CATEGORIES.indexOf(c) < 0; }).sort());
+    names.forEach(function (name) {
+      var c = cats[name];
+      var entry = { name: name, baseline: c.baseline, current: c.current, delta: c.delta };
+      if (c.delta < 0) { out.fell.push(entry); }
+      else if (c.delta > 0) { out.rose.push(entry); }
+      else { out.same.push(entry); }
+    });
+    return out;
+  }
+
+  function signed(n) {
+    return n > 0 ? "+" + n : String(n);
+  }
+
+  /* ------------------------------------------------------------------ DOM helpers */
+
+  /** Build an element; attributes via setAttribute and text via textContent only. */
+  function el(tag, attrs, children) {
+    return build(document.createElement(tag), attrs, children);
+  }
+
+  function svg(tag, attrs, children) {
+    return build(document.createElementNS(SVG_NS, tag), attrs, children);
+  }
+
+  function build(node, attrs, children) {
+    Object.keys(attrs || {}).forEach(function (name) {
+      var value = attrs[name];
+      if (value === null || value === undefined || value === false) { return; }
+      if (name === "text") { node.textContent = String(value); return; }
+      node.setAttribute(name, value === true ? "" : String(value));
+    });
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) { return; }
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) { node.removeChild(node.firstChild); }
+    return node;
+  }
+
+  function $(id) { return document.getElementById(id); }
+
+  function badge(value, kind) {
+    var text = value ? label(value) : "none";
+    return el("span", { "class": "badge badge-" + (value || "none"), text: (kind ? kind + ": " : "") + text });
+  }
+
+  /* ------------------------------------------------------------------ charts */
+
+  var uid = 0;
+
+  /** A small line chart as inline SVG with a title, a description and a table alternative. */
+  var BOX_WIDE = { width: 320, height: 150, left: 34, right: 12, top: 10, bottom: 24 };
+  var BOX_SMALL = { width: 240, height: 130, left: 30, right: 10, top: 10, bottom: 24 };
+
+  function lineChart(title, unit, series, small) {
+    var box = small ? BOX_SMALL : BOX_WIDE;
+    var geo = chartPoints(series, box);
+    var id = "chart-" + (++uid);
+    var last = series[series.length - 1];
+    var first = series[0];
+    var describe = title + " over " + series.length + " scored run" + (series.length === 1 ? "" : "s") +
+      ": from " + pointText(first, unit) + " on " + formatTime(first.when) +
+      " to " + pointText(last, unit) + " on " + formatTime(last.when) + ".";
+
+    var yTicks = [0, Math.round(geo.yMax / 2), geo.yMax].filter(function (v, i, all) {
+      return all.indexOf(v) === i;
+    });
+    var innerBottom = box.height - box.bottom;
+    var nodes = [
+      svg("title", { id: id + "-t", text: title }),
+      svg("desc", { id: id + "-d", text: describe })
+    ];
+    yTicks.forEach(function (v) {
+      var y = box.top + (box.height - box.top - box.bottom) * (1 - v / geo.yMax);
+      nodes.push(svg("line", { "class": "chart-grid", x1: box.left, x2: box.width - box.right, y1: y, y2: y }));
+      nodes.push(svg("text", { "class": "chart-axis", x: box.left - 4, y: y + 4, "text-anchor": "end", text: String(v) }));
+    });
+    nodes.push(svg("text", { "class": "chart-axis", x: box.left, y: box.height - 6, text: dateOnly(first.when) }));
+    if (series.length > 1) {
+      nodes.push(svg("text", { "class": "chart-axis", x: box.width - box.right, y: box.height - 6, "text-anchor": "end", text: dateOnly(last.when) }));
+      nodes.push(svg("polyline", {
+        "class": "chart-line",
+        points: geo.points.map(function (p) { return p.x.toFixed(1) + "," + p.y.toFixed(1); }).join(" ")
+      }));
+    }
+    geo.points.forEach(function (p) {
+      var tip = svg("title", { text: p.datum.run_id + ", " + formatTime(p.datum.when) + ": " + pointText(p.datum, unit) });
+      nodes.push(marker(p, innerBottom, tip));
+    });
+
+    var chart = svg("svg", {
+      viewBox: "0 0 " + box.width + " " + box.height,
+      role: "img",
+      "aria-labelledby": id + "-t " + id + "-d",
+      "data-points": series.length,
+      focusable: "false"
+    }, nodes);
+
+    return el("figure", { "class": "chart", "data-chart": title }, [
+      el("figcaption", {}, [title + " ", el("span", { "class": "latest", text: "latest " + pointText(last, unit) })]),
+      chart,
+      el("details", {}, [
+        el("summary", { text: "Table: " + title }),
+        dataTable(title, unit, series)
+      ])
+    ]);
+  }
+
+  function marker(p, innerBottom, tip) {
+    var x = p.x.toFixed(1);
+    var y = p.y.toFixed(1);
+    if (p.datum.mark === "baseline") {
+      return svg("rect", { "class": "chart-point-baseline", x: (p.x - 4.5).toFixed(1), y: (p.y - 4.5).toFixed(1), width: 9, height: 9, "data-mark": "baseline" }, [tip]);
+    }
+    if (p.datum.mark === "regression") {
+      var d = "M" + (p.x - 4) + " " + (p.y - 4) + "L" + (p.x + 4) + " " + (p.y + 4) +
+        "M" + (p.x + 4) + " " + (p.y - 4) + "L" + (p.x - 4) + " " + (p.y + 4);
+      return svg("path", { "class": "chart-point-regression", d: d, "data-mark": "regression" }, [tip]);
+    }
+    return svg("circle", { "class": "chart-point", cx: x, cy: y, r: 4, "data-mark": "run" }, [tip]);
+  }
+
+  function dateOnly(iso) {
+    return formatTime(iso).slice(0, 10);
+  }
+
+  function pointText(p, unit) {
+    return p.of !== null && p.of !== undefined ? p.value + " of " + p.of : p.value + (unit ? " " + unit : "");
+  }
+
+  function dataTable(title, unit, series) {
+    var rows = series.map(function (p) {
+      return el("tr", {}, [
+        el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(p.run_id), text: p.run_id })]),
+        el("td", { text: formatTime(p.when) }),
+        el("td", { "class": "num", text: pointText(p, unit) }),
+        el("td", { text: p.mark === "run" ? "" : label(p.mark === "baseline" ? "baseline set" : p.mark) })
+      ]);
+    });
+    return el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": title + " as a table" }, [
+      el("table", { "class": "data" }, [
+        el("caption", { text: title + " per scored run" }),
+        el("thead", {}, [el("tr", {}, [
+          el("th", { scope: "col", text: "Run" }), el("th", { scope: "col", text: "Created" }),
+          el("th", { scope: "col", "class": "num", text: "Value" }), el("th", { scope: "col", text: "Note" })
+        ])]),
+        el("tbody", {}, rows)
+      ])
+    ]);
+  }
+
+  /* ------------------------------------------------------------------ API */
+
+  function ApiError(status, code, message) {
+    this.status = status;
+    this.code = code;
+    this.message = message;
+  }
+
+  /** GET an API path with the bearer key; resolves to the parsed JSON or rejects with ApiError. */
+  function api(path, key, asBlob) {
+    var init = { method: "GET", headers: { Authorization: "Bearer " + key, Accept: "application/json" }, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" };
+    return fetch(apiUrl(path, window.location.href), init).then(function (response) {
+      if (response.ok) {
+        return asBlob ? response.blob() : response.json().catch(function () {
+          throw new ApiError(response.status, "bad_response", "The service sent an answer this page cannot read.");
+        });
+      }
+      return response.json().catch(function () { return null; }).then(function (body) {
+        var err = body && body.error ? body.error : {};
+        throw new ApiError(response.status, err.code || "http_" + response.status,
+          err.message || "The service answered " + response.status + ".");
+      });
+    }, function () {
+      throw new ApiError(0, "network", "The service could not be reached. Check your connection and try again.");
+    });
+  }
+
+  /* ------------------------------------------------------------------ state */
+
+  var state = { key: null, team: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
+
+  function readKey() {
+    try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
+  }
+
+  function storeKey(key) {
+    try { window.sessionStorage.setItem(KEY_SLOT, key); } catch (e) { /* private mode: in memory only */ }
+  }
+
+  function forgetKey() {
+    try { window.sessionStorage.removeItem(KEY_SLOT); } catch (e) { /* nothing stored */ }
+  }
+
+  function show(sectionId) {
+    ["signin", "problem", "history", "run"].forEach(function (id) {
+      $(id).hidden = id !== sectionId;
+    });
+  }
+
+  function setLoading(text) {
+    var notice = $("notice");
+    notice.textContent = text || "";
+    notice.classList.toggle("loading", !!text);
+    $("main").setAttribute("aria-busy", text ? "true" : "false");
+  }
+
+  function say(text) {
+    var notice = $("notice");
+    notice.classList.remove("loading");
+    notice.textContent = text || "";
+  }
+
+  function stopPolling() {
+    if (state.pollTimer) { window.clearTimeout(state.pollTimer); state.pollTimer = null; }
+  }
+
+  /* ------------------------------------------------------------------ sign in / out */
+
+  function showSignIn(message) {
+    stopPolling();
+    setLoading("");
+    $("account").hidden = true;
+    show("signin");
+    $("signin-error").textContent = message || "";
+    var input = $("key");
+    input.value = "";
+    input.setAttribute("aria-invalid", message ? "true" : "false");
+    input.focus();
+  }
+
+  function onSignIn(event) {
+    event.preventDefault();
+    var key = $("key").value.trim();
+    if (!key) {
+      $("signin-error").textContent = "Enter your licence key.";
+      $("key").setAttribute("aria-invalid", "true");
+      $("key").focus();
+      return;
+    }
+    var button = $("signin-submit");
+    button.disabled = true;
+    $("signin-error").textContent = "";
+    setLoading("Checking your key…");
+    api("licence", key).then(function (licence) {
+      if (licence.tier !== "team" || !licence.team) {
+        throw new ApiError(403, "tier_insufficient", "This is a single-developer licence; the team dashboard needs a team licence.");
+      }
+      return licence;
+    }).then(function (licence) {
+      button.disabled = false;
+      storeKey(key);
+      state.key = key;
+      state.team = licence.team;
+      $("key").value = "";
+      $("key").setAttribute("aria-invalid", "false");
+      say("");
+      enter().catch(fail);
+    }, function (err) {
+      button.disabled = false;
+      setLoading("");
+      var message = err instanceof ApiError ? err.message : "Signing in failed.";
+      $("signin-error").textContent = (err.status === 401 ? "That key was not accepted: " : "") + message;
+      $("key").setAttribute("aria-invalid", "true");
+      $("key").focus();
+    });
+  }
+
+  function signOut(message) {
+    forgetKey();
+    state = { key: null, team: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
+    stopPolling();
+    if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
+    showSignIn("");
+    say(message || "Signed out. Your key has been forgotten by this tab.");
+  }
+
+  /** After a successful sign-in (or a reload with a stored key): load and route. */
+  function enter() {
+    $("account").hidden = false;
+    $("account-team").textContent = "Team " + state.team;
+    return loadTeam().then(route);
+  }
+
+  /** What a failed call means for the page: a bad key signs out, anything else is a problem. */
+  function fail(err) {
+    setLoading("");
+    if (err instanceof ApiError && err.status === 401) {
+      signOut("");
+      $("signin-error").textContent = "Your key was not accepted: " + err.message + " Sign in again.";
+      return;
+    }
+    show("problem");
+    var text = err instanceof ApiError ? err.message : "Unexpected error: " + String(err);
+    if (err instanceof ApiError && err.status === 403) { text = "This licence cannot open the team dashboard: " + err.message; }
+    $("problem-text").textContent = text;
+    $("problem-title").focus();
+  }
+
+  /* ------------------------------------------------------------------ team history */
+
+  function loadTeam() {
+    var team = encodeURIComponent(state.team);
+    var generation = state.generation;
+    setLoading("Loading runs and baselines…");
+    return Promise.all([
+      api("teams/" + team + "/runs?limit=50", state.key),
+      api("teams/" + team + "/baselines", state.key)
+    ]).then(function (answers) {
+      if (generation !== state.generation) { return; }
+      state.runs = answers[0].runs || [];
+      state.baselines = answers[1];
+      var names = baselineNames(state.baselines, state.runs);
+      if (state.baseline === null || (state.baseline && names.indexOf(state.baseline) < 0)) {
+        state.baseline = names.length ? names[0] : "";
+      }
+      setLoading("");
+    });
+  }
+
+  function renderHistory() {
+    show("history");
+    $("team-name").textContent = state.team;
+    var names = baselineNames(state.baselines, state.runs);
+    var select = clear($("baseline-select"));
+    names.forEach(function (name) {
+      select.appendChild(el("option", { value: name, text: name, selected: name === state.baseline }));
+    });
+    select.appendChild(el("option", { value: "", text: "All baselines", selected: state.baseline === "" }));
+    select.disabled = names.length === 0;
+
+    var runs = (state.runs || []).filter(function (run) {
+      return !state.baseline || runBaseline(run) === state.baseline;
+    });
+    var empty = runs.length === 0;
+    $("empty").hidden = !empty;
+    $("history-body").hidden = empty;
+    if (empty) {
+      $("empty-text").textContent = (state.runs || []).length === 0
+        ? "Team " + state.team + " has no hosted runs yet."
+        : "No runs were measured against the baseline “" + state.baseline + "” yet.";
+      return;
+    }
+    renderLatest(runs[0]);
+    renderCharts(scoredHistory(runs, ""));
+    renderRunsTable(runs);
+    renderBaselines();
+  }
+
+  function baselineIdsFor(name) {
+    var ids = {};
+    var byName = (state.baselines && state.baselines.baselines) || {};
+    Object.keys(byName).forEach(function (n) {
+      if (name && n !== name) { return; }
+      (byName[n] || []).forEach(function (b) { ids[b.run_id] = true; });
+    });
+    return ids;
+  }
+
+  function renderLatest(run) {
+    var box = clear($("latest"));
+    var s = run.summary;
+    box.appendChild(el("p", {}, [
+      el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id }), " ",
+      badge(run.status), " ", run.verdict ? badge(run.verdict) : null,
+      " " + (run.ref || "") + " @ " + shortCommit(run.commit) + ", " + formatTime(run.created_at)
+    ]));
+    if (s) {
+      box.appendChild(el("p", { text: "Exact " + s.exact + " of " + s.cases + " · refused correctly " + s.refused_correctly + " of " + s.refusal_cases + " · invented calls " + s.invented_calls + " · false refusals " + s.false_refusals + " · schema-invalid returns " + s.schema_invalid_returns }));
+    }
+  }
+
+  function renderCharts(history) {
+    var counts = clear($("count-charts"));
+    var cats = clear($("category-charts"));
+    if (history.length === 0) {
+      counts.appendChild(el("p", { "class": "hint", text: "No scored runs yet: charts appear once a run has been scored." }));
+      return;
+    }
+    var ids = baselineIdsFor(state.baseline);
+    METRICS.forEach(function (metric) {
+      counts.appendChild(lineChart(metric.label, "", metricSeries(history, metric, ids)));
+    });
+    categoriesOf(history).forEach(function (category) {
+      cats.appendChild(lineChart(category, "", categorySeries(history, category, ids), true));
+    });
+  }
+
+  function renderRunsTable(runs) {
+    var body = clear($("runs-table").tBodies[0]);
+    runs.forEach(function (run) {
+      var s = run.summary;
+      body.appendChild(el("tr", {}, [
+        el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id })]),
+        el("td", { text: formatTime(run.created_at) }),
+        el("td", { text: run.ref || "" }),
+        el("td", {}, [el("code", { text: shortCommit(run.commit) })]),
+        el("td", {}, [badge(run.status)]),
+        el("td", {}, [badge(run.verdict)]),
+        el("td", { "class": "num", text: s ? s.exact + " / " + s.cases : "" })
+      ]));
+    });
+  }
+
+  function renderBaselines() {
+    var box = clear($("baselines"));
+    var byName = (state.baselines && state.baselines.baselines) || {};
+    var names = Object.keys(byName).filter(function (n) { return !state.baseline || n === state.baseline; }).sort();
+    if (names.length === 0) {
+      box.appendChild(el("p", { "class": "hint", text: "No baseline has been set yet. The first scored run on a baseline name sets it." }));
+      return;
+    }
+    names.forEach(function (name) {
+      var entries = (byName[name] || []).slice().reverse();
+      var rows = entries.map(function (b) {
+        return el("tr", {}, [
+          el("td", { text: formatTime(b.set_at) }),
+          el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(b.run_id), text: b.run_id })]),
+          el("td", { text: b.ref || "" }),
+          el("td", {}, [el("code", { text: shortCommit(b.commit) })]),
+          el("td", { "class": "num", text: b.summary ? b.summary.exact + " / " + b.summary.cases : "" })
+        ]);
+      });
+      box.appendChild(el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": "Baseline " + name + " history" }, [
+        el("table", { "class": "data" }, [
+          el("caption", { text: "Baseline “" + name + "”, newest first" }),
+          el("thead", {}, [el("tr", {}, [
+            el("th", { scope: "col", text: "Set at" }), el("th", { scope: "col", text: "Run" }),
+            el("th", { scope: "col", text: "Ref" }), el("th", { scope: "col", text: "Commit" }),
+            el("th", { scope: "col", "class": "num", text: "Exact" })
+          ])]),
+          el("tbody", {}, rows)
+        ])
+      ]));
+    });
+  }
+
+  /* ------------------------------------------------------------------ one run */
+
+  function openRun(runId, quiet) {
+    var generation = state.generation;
+    stopPolling();
+    if (!quiet) { setLoading("Loading run " + runId + "…"); }
+    return api("runs/" + encodeURIComponent(runId), state.key).then(function (run) {
+      if (generation !== state.generation || currentRunId() !== runId) { return; }
+      setLoading("");
+      renderRun(run, !quiet);
+      if (run.status === "queued" || run.status === "running") {
+        state.pollTimer = window.setTimeout(function () { openRun(runId, true).catch(fail); }, POLL_MS);
+      }
+    });
+  }
+
+  function fact(term, value) {
+    return [el("dt", { text: term }), el("dd", {}, [value])];
+  }
+
+  function renderRun(run, moveFocus) {
+    show("run");
+    $("run-title").textContent = "Run " + run.run_id;
+    var body = clear($("run-body"));
+    var adapter = run.adapter || {};
+    var adapterText = adapter.kind === "image" ? adapter.image : (adapter.command || []).join(" ");
+    var facts = [].concat(
+      fact("Status", badge(run.status)),
+      fact("Verdict", run.verdict ? badge(run.verdict) : document.createTextNode(run.status === "failed" ? "none (the run failed)" : "not yet")),
+      fact("Ref", document.createTextNode(run.ref || "")),
+      fact("Commit", el("code", { text: run.commit || "" })),
+      fact("Baseline", document.createTextNode(runBaseline(run))),
+      fact("Adapter", el("code", { text: (adapter.kind ? adapter.kind + ": " : "") + (adapterText || "") })),
+      fact("Created", document.createTextNode(formatTime(run.created_at))),
+      fact("Started", document.createTextNode(formatTime(run.started_at) || "not yet")),
+      fact("Finished", document.createTextNode(formatTime(run.finished_at) || "not yet"))
+    );
+    if (run.sandbox) {
+      var notes = (run.sandbox.notes || []).join("; ");
+      facts = facts.concat(fact("Sandbox", document.createTextNode(
+        (run.sandbox.network_isolated ? "network isolated" : "network NOT isolated") + (notes ? " (" + notes + ")" : ""))));
+    }
+    body.appendChild(el("dl", { "class": "facts panel" }, facts));
+
+    if (run.status === "queued" || run.status === "running") {
+      body.appendChild(el("p", { "class": "panel", role: "status", text: "This run is " + run.status + ". The page checks it again every few seconds." }));
+    }
+    if (run.failure) { body.appendChild(renderFailure(run.failure)); }
+    if (run.summary) { body.appendChild(renderScores(run.summary)); }
+    body.appendChild(renderComparison(run));
+    if (run.report_url && run.status === "scored") { body.appendChild(renderDownload(run)); }
+    if (moveFocus) { $("run-title").focus(); }
+  }
+
+  function renderFailure(failure) {
+    return el("section", { "class": "panel problem", "aria-labelledby": "failure-title" }, [
+      el("h2", { id: "failure-title", text: "Why it failed" }),
+      el("p", {}, [el("strong", { text: FAILURE_TEXT[failure.reason] || "The run failed." }), " ", el("code", { text: failure.reason || "" })]),
+      failure.detail ? el("p", { text: failure.detail }) : null,
+      el("h3", { id: "log-title", text: "Log tail (stderr)" }),
+      el("pre", { "class": "log", tabindex: "0", "aria-labelledby": "log-title", text: failure.stderr_tail || "(empty)" })
+    ]);
+  }
+
+  function renderScores(summary) {
+    var rows = METRICS.map(function (m) {
+      return el("tr", {}, [
+        el("th", { scope: "row", text: m.label }),
+        el("td", { "class": "num", text: m.of ? summary[m.key] + " of " + summary[m.of] : String(summary[m.key]) })
+      ]);
+    });
+    return el("section", { "aria-labelledby": "scores-title" }, [
+      el("h2", { id: "scores-title", text: "Scores" }),
+      el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-labelledby": "scores-title" }, [
+        el("table", { "class": "data" }, [el("tbody", {}, rows)])
+      ])
+    ]);
+  }
+
+  function renderComparison(run) {
+    var section = el("section", { id: "comparison", "aria-labelledby": "comparison-title" }, [
+      el("h2", { id: "comparison-title", text: "Compared with the baseline" })
+    ]);
+    var cmp = run.comparison;
+    if (!cmp) {
+      section.appendChild(el("p", { text: run.verdict === "baseline_set"
+        ? "This run set the baseline “" + runBaseline(run) + "”: there was no earlier baseline to compare it with."
+        : run.status === "scored" ? "No comparison was recorded for this run." : "A comparison appears once the run has been scored." }));
+      return section;
+    }
+    section.appendChild(el("p", {}, [
+      "Measured against baseline run ",
+      el("a", { href: "#/runs/" + encodeURIComponent(cmp.baseline_run_id), text: cmp.baseline_run_id }),
+      ". ",
+      el("strong", { text: cmp.regressed ? "Regression." : "No regression." })
+    ]));
+    if ((cmp.reasons || []).length) {
+      section.appendChild(el("ul", { "class": "reasons" }, cmp.reasons.map(function (r) { return el("li", { text: r }); })));
+    }
+    section.appendChild(countsTable(cmp.counts || {}));
+    section.appendChild(movesBlock(categoryMoves(cmp)));
+    section.appendChild(flippedBlock(cmp.flipped || { fixed: [], broken: [] }));
+    return section;
+  }
+
+  function countsTable(counts) {
+    var names = METRICS.map(function (m) { return m.key; }).filter(function (k) { return k in counts; })
+      .concat(Object.keys(NEUTRAL_COUNTS).filter(function (k) { return k in counts; }));
+    var rows = names.map(function (name) {
+      var c = counts[name];
+      var verdict = assess(name, c.delta);
+      var metric = METRICS.filter(function (m) { return m.key === name; })[0];
+      return el("tr", {}, [
+        el("th", { scope: "row", text: metric ? metric.label : NEUTRAL_COUNTS[name] }),
+        el("td", { "class": "num", text: String(c.baseline) }),
+        el("td", { "class": "num", text: String(c.current) }),
+        el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: signed(c.delta) + (verdict === "same" ? "" : " (" + verdict + ")") })])
+      ]);
+    });
+    return el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": "Counts compared with the baseline" }, [
+      el("table", { "class": "data", id: "comparison-counts" }, [
+        el("caption", { text: "Counts" }),
+        el("thead", {}, [el("tr", {}, [
+          el("th", { scope: "col", text: "Count" }), el("th", { scope: "col", "class": "num", text: "Baseline" }),
+          el("th", { scope: "col", "class": "num", text: "This run" }), el("th", { scope: "col", "class": "num", text: "Change" })
+        ])]),
+        el("tbody", {}, rows)
+      ])
+    ]);
+  }
+
+  function movesBlock(moves) {
+    function list(id, title, entries, kind) {
+      return el("div", { id: id }, [
+        el("h3", { text: title + " (" + entries.length + ")" }),
+        entries.length ? el("ul", {}, entries.map(function (e) {
+          return el("li", {}, [el("code", { text: e.name }), ": " + e.baseline + " → " + e.current + " ",
+            el("span", { "class": "delta-" + kind, text: "(" + signed(e.delta) + ")" })]);
+        })) : el("p", { "class": "hint", text: "None." })
+      ]);
+    }
+    return el("div", { "class": "panel" }, [
+      list("categories-fell", "Categories that fell", moves.fell, "worse"),
+      list("categories-rose", "Categories that rose", moves.rose, "better"),
+      el("p", { "class": "hint", text: moves.same.length + " categor" + (moves.same.length === 1 ? "y" : "ies") + " unchanged." })
+    ]);
+  }
+
+  function flippedBlock(flipped) {
+    function list(id, title, ids) {
+      return el("div", { id: id }, [
+        el("h3", { text: title + " (" + ids.length + ")" }),
+        ids.length ? el("ul", { "class": "ids" }, ids.map(function (c) { return el("li", { text: c }); }))
+          : el("p", { "class": "hint", text: "None." })
+      ]);
+    }
+    return el("div", { "class": "panel" }, [
+      list("flipped-broken", "Cases that broke (passed in the baseline, fail now)", flipped.broken || []),
+      list("flipped-fixed", "Cases that were fixed (failed in the baseline, pass now)", flipped.fixed || [])
+    ]);
+  }
+
+  function renderDownload(run) {
+    var button = el("button", { type: "button", id: "download-report", text: "Download report (JSON)" });
+    button.addEventListener("click", function () { downloadReport(run, button); });
+    return el("div", { "class": "actions" }, [button]);
+  }
+
+  /** Fetch the report with the bearer header and hand it over as a blob URL (a plain link
+      would need the key in the URL, which the service refuses). */
+  function downloadReport(run, button) {
+    button.disabled = true;
+    setLoading("Fetching the report…");
+    api(run.report_url, state.key, true).then(function (blob) {
+      var url = URL.createObjectURL(new Blob([blob], { type: "application/json" }));
+      var link = el("a", { href: url, download: run.run_id + "-report.json", hidden: true });
+      document.body.appendChild(link);
+      link.click();
+      window.setTimeout(function () { URL.revokeObjectURL(url); link.remove(); }, 1000);
+      say("Report downloaded as " + run.run_id + "-report.json.");
+    }).catch(function (err) {
+      setLoading("");
+      if (err instanceof ApiError && err.status === 401) { fail(err); return; }
+      say("The report could not be downloaded: " + (err.message || String(err)));
+    }).then(function () { button.disabled = false; });
+  }
+
+  /* ------------------------------------------------------------------ routing */
+
+  function currentRunId() {
+    var m = /^#\/runs\/([^/?#]+)$/.exec(window.location.hash);
+    return m ? decodeURIComponent(m[1]) : null;
+  }
+
+  function route() {
+    if (!state.key) { return; }
+    var runId = currentRunId();
+    if (runId) {
+      return openRun(runId).catch(fail);
+    }
+    stopPolling();
+    var fromRun = !$("run").hidden;
+    renderHistory();
+    if (fromRun) { $("history-title").focus(); }
+  }
+
+  function reload() {
+    if (!state.key) { showSignIn(""); return; }
+    loadTeam().then(route).catch(fail);
+  }
+
+  function start() {
+    $("signin-form").addEventListener("submit", onSignIn);
+    // The skip link must not touch location.hash: the hash is the page's route.
+    document.querySelector(".skip-link").addEventListener("click", function (event) {
+      event.preventDefault();
+      $("main").focus();
+    });
+    $("sign-out").addEventListener("click", function () { signOut(""); });
+    $("retry").addEventListener("click", reload);
+    $("baseline-select").addEventListener("change", function (event) {
+      state.baseline = event.target.value;
+      renderHistory();
+    });
+    window.addEventListener("hashchange", function () {
+      if (state.key && state.runs === null) { reload(); return; }
+      var r = route();
+      if (r && r.catch) { r.catch(fail); }
+    });
+    var key = readKey();
+    if (!key) { showSignIn(""); return; }
+    state.key = key;
+    setLoading("Checking your key…");
+    api("licence", key).then(function (licence) {
+      state.team = licence.team;
+      return enter();
+    }).catch(fail);
+  }
+
+  // Pure helpers, exposed for the browser tests (no state, no DOM).
+  window.TC300Dashboard = {
+    apiUrl: apiUrl, baselineNames: baselineNames, scoredHistory: scoredHistory,
+    metricSeries: metricSeries, categorySeries: categorySeries, categoriesOf: categoriesOf,
+    chartPoints: chartPoints, categoryMoves: categoryMoves, assess: assess, formatTime: formatTime,
+    CATEGORIES: CATEGORIES, METRICS: METRICS
+  };
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+}());
