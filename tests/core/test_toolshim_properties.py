@@ -1,0 +1,270 @@
+"""Invariants of toolshim over generated inputs: never raises, never returns a call its schema
+rejects, never keeps a value that was not completely written, round-trips valid calls in every
+envelope, and answers the same input the same way every time."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolcall300.canonical import canonical
+from toolcall300.schema import is_valid
+from toolcall300.toolshim import normalise, normalise_explained
+
+# ---------------------------------------------------------------------------- strategies
+
+NAMES = st.text(alphabet="abcdxyz_", min_size=1, max_size=6)
+ENUM_MEMBERS = st.lists(
+    st.text(alphabet="abXY -_", min_size=1, max_size=5), min_size=1, max_size=4, unique=True
+)
+
+LEAF_SCHEMAS = st.one_of(
+    st.just({"type": "string"}),
+    st.just({"type": "integer"}),
+    st.just({"type": "number"}),
+    st.just({"type": "boolean"}),
+    ENUM_MEMBERS.map(lambda m: {"type": "string", "enum": m}),
+    st.just({"type": "array", "items": {"type": "string"}}),
+    st.just({"type": "array", "items": {"type": "integer"}}),
+)
+
+
+def object_schemas(leaf: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """An object schema over ``leaf`` property schemas, with a required subset."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        props = draw(st.dictionaries(NAMES, leaf, min_size=1, max_size=5))
+        required = [n for n in props if draw(st.booleans())]
+        schema: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            schema["required"] = required
+        if draw(st.booleans()):
+            schema["additionalProperties"] = False
+        return schema
+
+    return build()
+
+
+SCHEMAS = object_schemas(st.one_of(LEAF_SCHEMAS, object_schemas(LEAF_SCHEMAS)))
+
+
+def values_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Values that ``schema`` accepts."""
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    t = schema["type"]
+    if t == "string":
+        return st.text(max_size=8)
+    if t == "integer":
+        return st.integers(-(10**6), 10**6)
+    if t == "number":
+        return st.floats(allow_nan=False, allow_infinity=False, width=32)
+    if t == "boolean":
+        return st.booleans()
+    if t == "array":
+        return st.lists(values_for(schema["items"]), max_size=3)
+    props = schema["properties"]
+    required = set(schema.get("required", []))
+    return st.fixed_dictionaries(
+        {k: values_for(v) for k, v in props.items() if k in required},
+        optional={k: values_for(v) for k, v in props.items() if k not in required},
+    )
+
+
+@st.composite
+def tool_and_call(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A one-tool catalog (some required properties with defaults) and a call it accepts."""
+    schema = draw(SCHEMAS)
+    for name in schema.get("required", []):
+        if draw(st.booleans()):
+            schema["properties"][name]["default"] = draw(values_for(schema["properties"][name]))
+    name = draw(st.sampled_from(["get_weather", "search", "send_mail"]))
+    tools = [{"type": "function", "function": {"name": name, "parameters": schema}}]
+    args = draw(values_for(schema))
+    return tools, {"name": name, "arguments": args}
+
+
+def envelope(call: dict[str, Any], how: str) -> str:
+    """``call`` in one of the envelopes models and SDKs emit."""
+    args_text = json.dumps(call["arguments"])
+    forms: dict[str, Any] = {
+        "bare": call,
+        "function": {"function": call},
+        "typed": {"type": "function", "function": call},
+        "tool_calls": {"tool_calls": [{"id": "c1", "type": "function", "function": call}]},
+        "list": [call],
+        "string_args": {"name": call["name"], "arguments": args_text},
+        "string_twice": {"name": call["name"], "arguments": json.dumps(args_text)},
+        "parameters": {"name": call["name"], "parameters": call["arguments"]},
+        "input": {"type": "tool_use", "name": call["name"], "input": call["arguments"]},
+        "tool_calls_string": {
+            "tool_calls": [{"function": {"name": call["name"], "arguments": args_text}}]
+        },
+    }
+    if how == "repeated":
+        return json.dumps(call) + "\n" + json.dumps(call) + json.dumps(call)
+    return json.dumps(forms[how], indent=None if how != "typed" else 1)
+
+
+ENVELOPES = st.sampled_from(
+    [
+        "bare",
+        "function",
+        "typed",
+        "tool_calls",
+        "list",
+        "string_args",
+        "string_twice",
+        "parameters",
+        "input",
+        "tool_calls_string",
+        "repeated",
+    ]
+)
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+FIXED_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "units": {
+                        "type": "string",
+                        "enum": ["metric", "imperial"],
+                        "default": "metric",
+                    },
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["city", "units"],
+            },
+        },
+    },
+    {"function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+def assert_valid_or_none(result: Any, tools: list[dict[str, Any]]) -> None:
+    if result is None:
+        return
+    assert set(result) == {"name", "arguments"}
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    assert result["name"] in schemas
+    assert is_valid(result["arguments"], schemas[result["name"]])
+
+
+# ---------------------------------------------------------------------------- (a) fuzz
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=200))
+def test_arbitrary_text_never_raises_and_never_returns_an_invalid_call(text: str) -> None:
+    assert_valid_or_none(normalise(text, FIXED_TOOLS), FIXED_TOOLS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_arbitrary_json_never_raises_and_never_returns_an_invalid_call(value: Any) -> None:
+    assert_valid_or_none(normalise(json.dumps(value), FIXED_TOOLS), FIXED_TOOLS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES, st.sampled_from(["get_weather", "GET-weather", "ping", "nope"]))
+def test_arbitrary_arguments_for_a_declared_tool_never_raise(args: Any, name: str) -> None:
+    text = json.dumps({"name": name, "arguments": args})
+    assert_valid_or_none(normalise(text, FIXED_TOOLS), FIXED_TOOLS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, JSON_VALUES)
+def test_arbitrary_catalogs_never_raise(tools: Any, args: Any) -> None:
+    text = json.dumps({"name": "get_weather", "arguments": args})
+    result = normalise(text, tools)
+    assert result is None or isinstance(result, dict)
+
+
+def test_deep_nesting_is_refused_not_a_crash() -> None:
+    assert normalise("[" * 100_000, FIXED_TOOLS) is None
+    assert (
+        normalise('{"name": "ping", "arguments": ' + "[" * 5000 + "]" * 5000 + "}", FIXED_TOOLS)
+        is None
+    )
+    assert normalise('{"a":' * 3000, FIXED_TOOLS) is None
+
+
+# ---------------------------------------------------------------------------- (b) truncation
+
+
+def _complete_written(
+    result: dict[str, Any], original: dict[str, Any], schema: dict[str, Any]
+) -> None:
+    """Every returned property was written in full, or is its required property's own default."""
+    props = schema["properties"]
+    required = set(schema.get("required", []))
+    for key, value in result.items():
+        if key in original and canonical(value) == canonical(original[key]):
+            continue
+        assert key in required and "default" in props[key], f"{key} was not completely written"
+        assert canonical(value) == canonical(props[key]["default"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool_and_call(), st.sampled_from(["bare", "tool_calls", "string_args", "tool_calls_string"]))
+def test_every_byte_cut_keeps_only_completely_written_values(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], how: str
+) -> None:
+    tools, call = case
+    schema = tools[0]["function"]["parameters"]
+    data = envelope(call, how).encode("utf-8")
+    for cut in range(len(data) + 1):
+        text = data[:cut].decode("utf-8", errors="ignore")
+        result = normalise(text, tools)
+        assert_valid_or_none(result, tools)
+        if result is not None:
+            assert result["name"] == call["name"]
+            _complete_written(result["arguments"], call["arguments"], schema)
+    assert normalise(data.decode("utf-8"), tools) == call
+
+
+# ---------------------------------------------------------------------------- (c) round trips
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool_and_call(), ENVELOPES)
+def test_a_valid_call_round_trips_in_every_envelope(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], how: str
+) -> None:
+    tools, call = case
+    explained = normalise_explained(envelope(call, how), tools)
+    assert explained.call is not None, explained.as_dict()
+    assert canonical(explained.call) == canonical(call)
+    # Nothing in the arguments changed, so no argument repair may be logged.
+    assert not [r for r in explained.repairs if r.rule[:1] in "45678"]
+
+
+# ---------------------------------------------------------------------------- (d) determinism
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=120), JSON_VALUES.map(json.dumps)))
+def test_the_same_input_gets_the_same_answer(text: str) -> None:
+    first = normalise_explained(text, FIXED_TOOLS).as_dict()
+    second = normalise_explained(text, json.loads(json.dumps(FIXED_TOOLS))).as_dict()
+    assert json.dumps(first, sort_keys=True, default=str) == json.dumps(
+        second, sort_keys=True, default=str
+    )
