@@ -1,0 +1,187 @@
+"""The ``tools.json`` catalog contract: validate a tool catalog and produce what a model sees.
+
+The contract (seed 003): the root is an array of declarations with unique names; ``type``
+defaults to and must be ``"function"``; ``function.name`` is a non-empty string;
+``description`` a string; ``strict`` a boolean; ``parameters`` an object schema (its
+``type`` defaults to ``object``) inside the schema engine's subset, so ``anyOf``, ``oneOf``,
+``not`` and every other uncovered keyword is named and refused; ``x-*`` fields are pack-only
+and stripped from the catalog a model sees. On top of the contract, :func:`generation_problems`
+lists what the corpus generator needs (one type per property, required names declared).
+
+It deliberately does not run or check tool implementations, fixtures or manifests.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from toolcall300.schema import declared_types, format_path, is_valid, schema_problems
+
+Tool = dict[str, Any]
+
+_FUNCTION_KEYS = frozenset({"name", "description", "strict", "parameters"})
+_ENTRY_KEYS = frozenset({"type", "function"})
+_PACK_BOOLEANS = ("x-mutates", "x-requires-confirmation")
+
+
+class CatalogError(ValueError):
+    """A catalog broke the contract; ``problems`` holds one line per broken rule."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def _is_pack_key(key: Any) -> bool:
+    return isinstance(key, str) and key.startswith("x-")
+
+
+def _entry_problems(i: int, entry: Any) -> Iterator[str]:
+    """Every contract rule one declaration breaks."""
+    where = f"tools[{i}]"
+    if not isinstance(entry, dict):
+        yield f"{where}: a declaration must be an object"
+        return
+    if entry.get("type", "function") != "function":
+        yield f"{where}: type must be 'function' (the only accepted value), got {entry['type']!r}"
+    for key in _PACK_BOOLEANS:
+        for holder in (entry, entry.get("function")):
+            if isinstance(holder, dict) and key in holder and not isinstance(holder[key], bool):
+                yield f"{where}: {key} must be a boolean"
+    unknown = sorted(k for k in entry if k not in _ENTRY_KEYS and not _is_pack_key(k))
+    if unknown:
+        yield f"{where}: unknown field(s) {', '.join(unknown)}"
+    fn = entry.get("function")
+    if not isinstance(fn, dict):
+        yield f"{where}: function is required and must be an object"
+        return
+    name = fn.get("name")
+    if not isinstance(name, str) or not name.strip():
+        yield f"{where}: function.name must be a non-empty string"
+    where = f"{where} ({name})" if isinstance(name, str) else where
+    unknown = sorted(k for k in fn if k not in _FUNCTION_KEYS and not _is_pack_key(k))
+    if unknown:
+        yield f"{where}: unknown function field(s) {', '.join(unknown)}"
+    if "description" in fn and not isinstance(fn["description"], str):
+        yield f"{where}: function.description must be a string"
+    if "strict" in fn and not isinstance(fn["strict"], bool):
+        yield f"{where}: function.strict must be a boolean"
+    if "parameters" not in fn:
+        # The seed makes parameters "required for Gold"; a conformance case needs a schema.
+        yield f"{where}: function.parameters is required"
+        return
+    yield from _parameters_problems(where, fn["parameters"])
+
+
+def _parameters_problems(where: str, params: Any) -> Iterator[str]:
+    if not isinstance(params, dict):
+        yield f"{where}: parameters must be a JSON Schema object"
+        return
+    if params.get("type", "object") != "object":
+        yield f"{where}: parameters.type must be 'object'"
+    for problem in schema_problems(params):
+        kw = problem.schema_path[-1] if problem.schema_path else ""
+        label = "unsupported keyword" if problem.kind == "not_covered" else "invalid schema"
+        yield f"{where}: {label} {kw!r} at parameters{_schema_where(problem.schema_path)}: {problem.message}"
+    if not schema_problems(params):
+        yield from _default_problems(where, params, ())
+
+
+def _schema_where(path: tuple[str | int, ...]) -> str:
+    return "".join(f"/{p}" for p in path)
+
+
+def _default_problems(where: str, schema: dict[str, Any], path: tuple[str, ...]) -> Iterator[str]:
+    """D6.2: a default must validate under its own schema (it is used as declared)."""
+    if "default" in schema and path and not is_valid(schema["default"], schema):
+        yield f"{where}: default of {format_path(path)} does not validate against its schema"
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key, sub in props.items():
+            if isinstance(sub, dict):
+                yield from _default_problems(where, sub, (*path, key))
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield from _default_problems(where, items, (*path, "[]"))
+
+
+def catalog_problems(raw: Any) -> list[str]:
+    """Every contract rule ``raw`` breaks, one line each; empty means a valid catalog.
+
+    >>> catalog_problems([{"function": {"name": "f", "parameters": {"anyOf": []}}}])
+    ["tools[0] (f): unsupported keyword 'anyOf' at parameters/anyOf: keyword 'anyOf' is not covered"]
+    """
+    if not isinstance(raw, list):
+        return ["catalog: the root must be a JSON array"]
+    if not raw:
+        return ["catalog: declares no tools"]
+    out = [p for i, entry in enumerate(raw) for p in _entry_problems(i, entry)]
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(raw):
+        fn = entry.get("function") if isinstance(entry, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if isinstance(name, str):
+            if name in seen:
+                out.append(f"tools[{i}]: duplicate name {name!r} (first at tools[{seen[name]}])")
+            seen.setdefault(name, i)
+    return out
+
+
+def model_view(entry: dict[str, Any]) -> Tool:
+    """The declaration as a model sees it: ``x-*`` removed, ``type`` and ``parameters.type`` filled."""
+    fn = {k: copy.deepcopy(v) for k, v in entry["function"].items() if not _is_pack_key(k)}
+    params = fn.get("parameters", {})
+    fn["parameters"] = {"type": "object", **params}
+    return {"type": "function", "function": fn}
+
+
+def load_catalog(raw: Any) -> list[Tool]:
+    """Validate ``raw`` and return the model-facing catalog, or raise :class:`CatalogError`."""
+    problems = catalog_problems(raw)
+    if problems:
+        raise CatalogError(problems)
+    return [model_view(entry) for entry in raw]
+
+
+def tool_name(tool: Tool) -> str:
+    """The declared name of a model-facing tool."""
+    return str(tool["function"]["name"])
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """The parameters schema of a model-facing tool."""
+    schema: dict[str, Any] = tool["function"]["parameters"]
+    return schema
+
+
+def value_type(schema: dict[str, Any]) -> str | None:
+    """The one non-null type a property declares, else ``None`` (several, or none)."""
+    types = [t for t in declared_types(schema) if t != "null"]
+    return types[0] if len(types) == 1 else None
+
+
+def _generation_node_problems(where: str, schema: dict[str, Any], path: tuple[str, ...]) -> Iterator[str]:
+    at = format_path(path)
+    if value_type(schema) is None and "enum" not in schema:
+        yield f"{where}: {at} must declare exactly one non-null type (the generator builds values from it)"
+    props = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in props:
+            yield f"{where}: required property {name!r} at {at} is not declared in properties"
+    for key, sub in props.items():
+        yield from _generation_node_problems(where, sub, (*path, key))
+    if value_type(schema) == "array" and not isinstance(schema.get("items"), dict):
+        yield f"{where}: array {at} must declare items"
+    elif isinstance(schema.get("items"), dict):
+        yield from _generation_node_problems(where, schema["items"], (*path, "[]"))
+
+
+def generation_problems(tools: list[Tool]) -> list[str]:
+    """What the generator needs beyond the contract: typed properties, declared required names."""
+    return [
+        p
+        for tool in tools
+        for p in _generation_node_problems(f"tool {tool_name(tool)}", tool_schema(tool), ())
+    ]

@@ -1,0 +1,91 @@
+"""Raw model output: the envelopes models and SDKs emit, and how the generator writes them.
+
+A case's text is a call serialised the way real output looks: ``{"name", "arguments"}``,
+``{"function": {...}}``, OpenAI's ``{"tool_calls": [...]}``, Anthropic's ``tool_use`` block
+with ``input``, or ``parameters`` in place of ``arguments``, in compact, spaced or indented
+JSON. :func:`sent_calls` reads those envelopes back for the integrity checks; it is a
+reader for verification, not a normaliser, and it never repairs anything.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+#: Envelope names, in the rotation order the generator uses.
+ENVELOPES = ("bare", "function", "typed", "tool_calls", "parameters", "input")
+
+#: Where an envelope keeps the arguments.
+ARGUMENT_KEYS = ("arguments", "parameters", "input")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a text is spaced: compact, spaced, or indented (never for cut texts)."""
+
+    item_sep: str
+    key_sep: str
+    indent: int | None = None
+
+
+STYLES = (Style(",", ":"), Style(", ", ": "), Style(",", ": ", 2))
+
+
+def wrap(name: str, arguments: Any, envelope: str, call_id: str) -> dict[str, Any]:
+    """One call in ``envelope``; the name is always written before the arguments."""
+    inner = {"name": name, "arguments": arguments}
+    if envelope == "bare":
+        return inner
+    if envelope == "function":
+        return {"function": inner}
+    if envelope == "typed":
+        return {"type": "function", "function": inner}
+    if envelope == "tool_calls":
+        return {"tool_calls": [{"id": call_id, "type": "function", "function": inner}]}
+    if envelope == "parameters":
+        return {"name": name, "parameters": arguments}
+    if envelope == "input":
+        return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+    raise ValueError(f"unknown envelope {envelope!r}")
+
+
+def call_id(rng: random.Random, envelope: str) -> str:
+    """An id in the style of the SDK the envelope imitates."""
+    digits = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(8))
+    return f"toolu_{digits}" if envelope == "input" else f"call_{digits}"
+
+
+def dumps(value: Any, style: Style) -> str:
+    """Serialise ``value`` in ``style``, keys in insertion order (models do not sort keys)."""
+    return json.dumps(value, ensure_ascii=False, separators=(style.item_sep, style.key_sep), indent=style.indent)
+
+
+def _unwrap_one(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):
+        value = value["function"]
+    if not isinstance(value.get("name"), str):
+        return None
+    for key in ARGUMENT_KEYS:
+        if key in value:
+            return {"name": value["name"], "arguments": value[key]}
+    return {"name": value["name"], "arguments": None}
+
+
+def sent_calls(parsed: Any) -> list[dict[str, Any]] | None:
+    """The calls a parsed text carries, as written (no repair); ``None`` when it is not calls."""
+    items = parsed.get("tool_calls") if isinstance(parsed, dict) and "tool_calls" in parsed else parsed
+    if not isinstance(items, list):
+        items = [items]
+    calls = [_unwrap_one(item) for item in items]
+    if not calls or any(c is None for c in calls):
+        return None
+    return [c for c in calls if c is not None]
+
+
+def parse_text(text: str) -> Any:
+    """Strict JSON parse; raises ``ValueError`` (every recoverable text must pass this)."""
+    return json.loads(text)
