@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import queue
+import shlex
 import statistics
 import sys
 import threading
@@ -330,4 +331,4 @@ def stream_warnings(result: streamproto.StreamResult) -> list[str]:
 
 def command_description(argv: Sequence[str], stream: bool) -> str:
     """How a command adapter is named in the report."""
-    return ("cmd --stream: " if stream else "cmd: ") + " ".join(argv)
+    return ("cmd --stream: " if stream else "cmd: ") + shlex.join(argv)

@@ -1,0 +1,123 @@
+"""The free kit runs from a bare folder with nothing installed: the core modules and data/
+are copied alone (no service/) into a temp dir and run by the system ``python3`` in
+isolated mode with no site-packages (``-I -S``), so nothing installed can leak in.
+
+``python3 -I -m toolcall300`` itself cannot be used: since Python 3.11, ``-I`` implies
+``-P``, which keeps the current folder off ``sys.path``, so ``-m`` would not find the kit.
+The runner below puts the kit folder (and only it) on ``sys.path`` and then runs the
+package's ``__main__`` exactly as ``-m`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_scorer_data import corpus_bytes, tiny_corpus
+
+import toolcall300
+
+PACKAGE = Path(toolcall300.__file__).parent
+RUNNER = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "runpy.run_module('toolcall300', run_name='__main__', alter_sys=True)"
+)
+
+
+def system_python() -> str:
+    """Debian's python3 when present (nothing of ours is installed there), else the one on PATH."""
+    for candidate in ("/usr/bin/python3", shutil.which("python3"), sys.executable):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.skip("no python3 interpreter found")
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("kit")
+    target = root / "toolcall300"
+    target.mkdir()
+    for module in PACKAGE.glob("*.py"):
+        shutil.copy2(module, target / module.name)
+    if (PACKAGE / "data").is_dir():
+        shutil.copytree(PACKAGE / "data", target / "data")
+    (root / "corpus.jsonl").write_bytes(corpus_bytes(tiny_corpus()))
+    return root
+
+
+def kit_run(kit: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [system_python(), "-I", "-S", "-c", RUNNER, str(kit), *argv],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_kit_has_no_service_code(kit: Path) -> None:
+    assert not (kit / "toolcall300" / "service").exists()
+    assert (kit / "toolcall300" / "scorer.py").exists()
+
+
+def test_the_kit_imports_from_the_bare_folder_only(kit: Path) -> None:
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import toolcall300.scorer, toolcall300; "
+        "print(toolcall300.__file__); print(any('site-packages' in p or 'dist-packages' in p "
+        "for p in sys.path))"
+    )
+    result = subprocess.run(
+        [system_python(), "-I", "-S", "-c", probe, str(kit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    where, leaks = result.stdout.split()
+    assert Path(where).is_relative_to(kit) and leaks == "False"
+
+
+def test_selftest_passes_in_a_bare_folder(kit: Path) -> None:
+    result = kit_run(kit, "score", "--selftest")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1].startswith("selftest ")
+    assert "FAIL" not in result.stdout
+
+
+def test_naive_scores_a_corpus_in_a_bare_folder(kit: Path) -> None:
+    result = kit_run(
+        kit, "score", "--corpus", "corpus.jsonl", "--adapter", "naive", "--json", "r.json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("TOOLCALL-300 adapter: naive")
+    assert json.loads((kit / "r.json").read_text())["exact"] == 1
+
+
+def test_the_baseline_gate_works_in_a_bare_folder(kit: Path) -> None:
+    kit_run(kit, "score", "--corpus", "corpus.jsonl", "--adapter", "naive", "--json", "base.json")
+    same = kit_run(
+        kit, "score", "--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "base.json"
+    )
+    typo = kit_run(kit, "score", "--corpus", "corpus.jsonl", "--adapter", "naive", "--baselin", "x")
+    assert (same.returncode, typo.returncode) == (0, 1)
+
+
+def test_the_reference_normaliser_runs_in_a_bare_folder(kit: Path) -> None:
+    if not (kit / "toolcall300" / "toolshim.py").exists():
+        pytest.skip("toolshim.py not written yet")
+    result = kit_run(kit, "score", "--corpus", "corpus.jsonl", "--adapter", "toolshim")
+    assert result.returncode == 0, result.stderr
+    assert "in-sample" in result.stdout
+
+
+def test_the_public_sample_scores_in_a_bare_folder(kit: Path) -> None:
+    sample = kit / "toolcall300" / "data" / "sample30.jsonl"
+    if not sample.exists():
+        pytest.skip("data/sample30.jsonl is not generated yet (the tiny corpus above still runs)")
+    result = kit_run(kit, "score", "--corpus", str(sample), "--adapter", "naive")
+    assert result.returncode == 0, result.stderr
+    assert "cases" in result.stdout

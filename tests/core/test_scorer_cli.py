@@ -1,0 +1,188 @@
+"""``toolcall300 score`` end to end in-process: exit codes (2 only for a regression), the
+baseline gate, one-line input errors, --json, --spec, --selftest and --show-failures."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from test_scorer_data import TRUTH, corpus_bytes, tiny_corpus, write_corpus
+
+from toolcall300.cli import dispatch
+from toolcall300.spec import render_spec
+
+ADAPTERS = """
+import json
+TRUTH = json.loads({truth!r})
+
+def perfect(text, tools):
+    return TRUTH[text]
+
+def worse(text, tools):
+    value = TRUTH[text]
+    return None if value and value["arguments"].get("room") == "borealis" else value
+
+def boom(text, tools):
+    raise RuntimeError("no")
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    truth = json.dumps({c["text"]: TRUTH[c["id"]] for c in tiny_corpus()})
+    (tmp_path / "myadapters.py").write_text(ADAPTERS.format(truth=truth))
+    write_corpus(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "myadapters", raising=False)
+    return tmp_path
+
+
+def score(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = dispatch(["score", *argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_regressing_adapter_exits_2_and_an_equal_one_0(folder: Path) -> None:
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", "myadapters:perfect", "--json", "base.json"
+    )
+    assert code == 0 and "exact match             6 / 6 (100.0%)" in out
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", "myadapters:perfect", "--baseline", "base.json"
+    )
+    assert code == 0 and "baseline: no regression" in out
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", "myadapters:worse", "--baseline", "base.json"
+    )
+    assert code == 2
+    assert "REGRESSION" in out and "broken: room-2" in out
+
+
+def test_the_naive_control_regresses_against_a_perfect_baseline(folder: Path) -> None:
+    score("--corpus", "corpus.jsonl", "--adapter", "myadapters:perfect", "--json", "base.json")
+    code, _, _ = score("--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "base.json")
+    assert code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--basline", "base.json"],  # typo
+        ["--corpus", "corpus.jsonl"],  # no adapter
+        ["--adapter", "naive"],  # no corpus
+        ["--corpus", "missing.jsonl", "--adapter", "naive"],
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "missing.json"],
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--stream"],
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--adapter-cmd", "cat"],
+        ["--corpus", "corpus.jsonl", "--adapter", "nosuchmodule:fn"],
+        ["--corpus", "corpus.jsonl", "--adapter", "myadapters:nosuchfn"],
+        ["--corpus", "corpus.jsonl", "--adapter", "no-colon"],
+        ["--corpus", "corpus.jsonl", "--adapter-cmd", ""],
+        ["--corpus", "corpus.jsonl", "--adapter-cmd", "/no/such/program"],
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--timeout", "0"],
+    ],
+)
+def test_usage_and_input_errors_exit_1_with_one_line(folder: Path, argv: list[str]) -> None:
+    code, out, err = score(*argv)
+    assert code == 1
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_malformed_corpus_line_exits_1_naming_the_line(folder: Path) -> None:
+    lines = corpus_bytes(tiny_corpus()).split(b"\n")
+    lines[2] = b"{not json"
+    Path("bad.jsonl").write_bytes(b"\n".join(lines))
+    code, _, err = score("--corpus", "bad.jsonl", "--adapter", "naive")
+    assert code == 1 and "bad.jsonl line 3: not valid JSON" in err
+
+
+def test_a_baseline_over_another_corpus_exits_1(folder: Path) -> None:
+    score("--corpus", "corpus.jsonl", "--adapter", "naive", "--json", "base.json")
+    Path("other.jsonl").write_bytes(corpus_bytes(tiny_corpus()[:3]))
+    code, out, err = score(
+        "--corpus", "other.jsonl", "--adapter", "naive", "--baseline", "base.json"
+    )
+    assert code == 1 and out == ""
+    assert "different corpora" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_baseline_that_is_not_a_report_exits_1(folder: Path) -> None:
+    Path("base.json").write_text('{"exact": 3}')
+    code, _, err = score(
+        "--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "base.json"
+    )
+    assert code == 1 and "report_version" in err
+
+
+def test_json_report_is_written_with_the_corpus_sha(folder: Path) -> None:
+    code, out, _ = score("--corpus", "corpus.jsonl", "--adapter", "naive", "--json", "r.json")
+    report = json.loads(Path("r.json").read_text())
+    assert code == 0 and report["adapter"] == "naive"
+    assert report["corpus_sha256"] in out
+    assert report["exact"] == 1 and report["cases"] == 6
+
+
+def test_an_adapter_that_raises_refuses_every_case(folder: Path) -> None:
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", "myadapters:boom", "--show-failures"
+    )
+    assert code == 0
+    assert "false refusals          3" in out and "raised RuntimeError: no" in out
+
+
+def test_adapter_file_path_form(folder: Path) -> None:
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", str(folder / "myadapters.py") + ":perfect"
+    )
+    assert code == 0 and "6 / 6" in out
+
+
+def test_show_failures_lists_only_failed_cases(folder: Path) -> None:
+    _, out, _ = score("--corpus", "corpus.jsonl", "--adapter", "naive", "--show-failures")
+    failed = [line.split()[1] for line in out.splitlines() if line.startswith("FAIL ")]
+    assert failed == ["room-1", "room-2", "room-3", "room-4", "room-6"]
+
+
+def test_spec_prints_the_grading_contract() -> None:
+    code, out, _ = score("--spec")
+    assert code == 0 and out == render_spec()
+
+
+def test_selftest_passes_every_check() -> None:
+    code, out, _ = score("--selftest")
+    last = out.strip().splitlines()[-1]
+    n = last.split()[-1].split("/")
+    assert code == 0 and n[0] == n[1] and int(n[0]) >= 22
+    assert "FAIL" not in out
+
+
+def test_selftest_fails_when_grading_is_broken(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall300 import scorer
+
+    monkeypatch.setattr(scorer, "call_key", lambda returned: "same")  # everything "matches"
+    code, out, _ = score("--selftest")
+    assert code == 1 and "FAIL" in out
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(folder: Path) -> None:
+    _, _, err = score("--corpus", "corpus.jsonl", "--adapter", "naive")
+    assert err == ""
+
+
+def test_progress_bar_when_stderr_is_a_terminal(folder: Path) -> None:
+    from toolcall300 import scorer
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    args = scorer.parse_args(["--corpus", "corpus.jsonl", "--adapter", "naive"])
+    assert scorer.run(args, io.StringIO(), err) == 0
+    assert "6/6" in err.getvalue() and "\r[" in err.getvalue()
