@@ -1,0 +1,138 @@
+"""Signed callbacks: the shipped verifier, the signer, and delivery with retries and backoff."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolcall300.service import callback
+
+SECRET = callback.callback_secret("tc300_" + "k" * 32)
+NOW = 1_780_000_000
+
+
+@given(body=st.binary(max_size=2048), stamp=st.integers(0, 2**40))
+def test_what_is_signed_verifies(body: bytes, stamp: int) -> None:
+    header = callback.sign_header(body, SECRET, stamp)
+    assert callback.verify_callback(body, header, SECRET, now=stamp) == stamp
+
+
+@given(body=st.binary(min_size=1, max_size=512), flip=st.integers(0, 511))
+def test_any_changed_byte_fails(body: bytes, flip: int) -> None:
+    header = callback.sign_header(body, SECRET, NOW)
+    i = flip % len(body)
+    tampered = body[:i] + bytes([body[i] ^ 1]) + body[i + 1 :]
+    with pytest.raises(callback.SignatureError):
+        callback.verify_callback(tampered, header, SECRET, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("header", "now"),
+    [
+        (None, NOW),
+        ("", NOW),
+        ("garbage", NOW),
+        (f"t={NOW}", NOW),  # no signature
+        (f"v1={'0' * 64}", NOW),  # no timestamp
+        (callback.sign_header(b"{}", SECRET, NOW - 301), NOW),  # stale
+        (callback.sign_header(b"{}", SECRET, NOW + 301), NOW),  # from the future
+        (callback.sign_header(b"{}", "another-secret", NOW), NOW),
+    ],
+)
+def test_bad_signatures_are_refused(header: str | None, now: int) -> None:
+    with pytest.raises(callback.SignatureError):
+        callback.verify_callback(b"{}", header, SECRET, now=now)
+
+
+def test_one_matching_v1_among_several_is_enough() -> None:
+    good = callback.signature(b"{}", SECRET, NOW)
+    assert (
+        callback.verify_callback(b"{}", f"t={NOW},v1={'0' * 64},v1={good}", SECRET, now=NOW) == NOW
+    )
+
+
+def test_the_secret_is_derived_from_the_licence_key_and_is_not_the_key() -> None:
+    key = "tc300_" + "k" * 32
+    assert callback.callback_secret(key) == SECRET
+    assert key not in SECRET and callback.callback_secret(key + "x") != SECRET
+
+
+class Recorder:
+    def __init__(self, statuses: list[int | Exception]) -> None:
+        self.statuses = statuses
+        self.calls: list[tuple[str, bytes, dict[str, str]]] = []
+        self.sleeps: list[float] = []
+
+    def post(self, url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
+        self.calls.append((url, body, headers))
+        status = self.statuses.pop(0)
+        if isinstance(status, Exception):
+            raise status
+        return status
+
+
+def deliver(rec: Recorder, attempts: int = 4) -> callback.Delivery:
+    return callback.deliver(
+        "https://ci.example.com/hook",
+        {"run_id": "r"},
+        SECRET,
+        attempts=attempts,
+        base_delay=0.5,
+        post=rec.post,
+        sleep=rec.sleeps.append,
+        clock=lambda: NOW,
+    )
+
+
+def test_delivery_retries_server_errors_and_timeouts_with_backoff() -> None:
+    rec = Recorder([503, OSError("timed out"), 200])
+    outcome = deliver(rec)
+    assert outcome.delivered and outcome.attempts == 3 and outcome.last_status == 200
+    assert rec.sleeps == [0.5, 1.0]
+    for _url, body, headers in rec.calls:
+        callback.verify_callback(body, headers[callback.HEADER], SECRET, now=NOW)
+
+
+def test_delivery_gives_up_after_the_last_attempt() -> None:
+    rec = Recorder([500, 500, 500])
+    outcome = deliver(rec, attempts=3)
+    assert not outcome.delivered and outcome.attempts == 3 and rec.sleeps == [0.5, 1.0]
+
+
+def test_a_client_error_is_not_retried() -> None:
+    rec = Recorder([404])
+    outcome = deliver(rec)
+    assert not outcome.delivered and outcome.attempts == 1 and rec.sleeps == []
+
+
+def test_delivery_over_real_http_verifies_at_the_receiver() -> None:
+    received: list[tuple[bytes, str | None]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((body, self.headers.get(callback.HEADER)))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        outcome = callback.deliver(url, {"run_id": "r", "verdict": "pass"}, SECRET, attempts=1)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert outcome.delivered
+    body, header = received[0]
+    assert callback.verify_callback(body, header, SECRET)
+    assert b'"verdict":"pass"' in body

@@ -1,0 +1,300 @@
+"""The local worker against misbehaving adapters: each one ends scored or failed, never stuck.
+
+Runs real sandboxed subprocesses (``python3 -c`` adapters) with short limits, through the
+worker's own ``process`` with in-memory stores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import runs_fakes as fakes
+
+from toolcall300.service import harness, runs, sandbox, worker
+from toolcall300.service.runs_config import Corpus
+
+CASES = fakes.small_corpus(8)
+CORPUS = Corpus(CASES, "c" * 64)
+LIMITS = harness.Limits(
+    per_case_timeout=2.0, total_timeout=20.0, max_output_bytes=1 << 20, max_line_bytes=1 << 16
+)
+
+
+def deps(**over: Any) -> worker.WorkerDeps:
+    base: dict[str, Any] = {
+        "store": fakes.MemoryRunStore(),
+        "reports": fakes.MemoryReports(),
+        "corpus": lambda: CORPUS,
+        "job_limits": LIMITS,
+        "sandbox_limits": sandbox.Limits(memory_bytes=512 * 1024 * 1024, cpu_seconds=30),
+        "lease_s": 5,
+    }
+    base.update(over)
+    return worker.WorkerDeps(**base)
+
+
+def queue(
+    d: worker.WorkerDeps, command: list[str], *, ref: str = "main", team: str = "acme"
+) -> runs.Run:
+    sub = runs.parse_submission(
+        {"adapter_cmd": command, "ref": ref, "commit": "abc1234"}, local=True
+    )
+    run, _ = runs.submit(
+        d.store, sub, team=team, licence_id="lic", take_quota=lambda _l: None, now=datetime.now(UTC)
+    )
+    return run
+
+
+def run_one(command: list[str], **over: Any) -> tuple[runs.Run, worker.WorkerDeps]:
+    d = deps(**over)
+    run = queue(d, command)
+    done = worker.process(d, run.run_id, "w1")
+    assert done is not None
+    return done, d
+
+
+def stored(d: worker.WorkerDeps, run: runs.Run) -> dict[str, Any]:
+    return json.loads(d.reports.get(run.report_key or ""))
+
+
+def test_a_good_adapter_is_scored_and_sets_the_baseline() -> None:
+    done, d = run_one(fakes.ECHO)
+    assert done.status == "scored" and done.verdict == "baseline_set"
+    assert done.summary is not None and done.summary["exact"] == len(CASES)
+    doc = stored(d, done)
+    assert doc["corpus_sha256"] == CORPUS.sha256 and doc["adapter"]["command"] == fakes.ECHO
+    assert doc["harness"]["unanswered"] == 0
+
+
+def test_an_adapter_that_crashes_halfway_is_scored_with_the_rest_refused() -> None:
+    done, d = run_one(fakes.CRASH_HALF)
+    assert done.status == "scored"
+    assert done.summary is not None
+    # t-000..t-002 answered; t-004..t-006 never answered (refusals); t-003, t-007 expect refusals
+    assert done.summary["false_refusals"] == 3 and done.summary["exact"] == 5
+    doc = stored(d, done)
+    assert doc["harness"]["exit_code"] == 3 and doc["harness"]["answered"] == 3
+
+
+def test_an_adapter_that_hangs_fails_with_job_timeout() -> None:
+    start = time.monotonic()
+    done, _ = run_one(fakes.HANG)
+    assert done.status == "failed" and done.failure is not None
+    assert done.failure["reason"] == "job_timeout"
+    assert time.monotonic() - start < 15
+
+
+def test_the_whole_run_limit_fails_the_run_even_with_answers() -> None:
+    slow = fakes.py(
+        "import json,sys,time\nfor line in sys.stdin:\n    item=json.loads(line)\n    print(json.dumps({'id':item['id'],'call':None}),flush=True)\n    time.sleep(0.6)\n"
+    )
+    done, _ = run_one(slow, job_limits=harness.Limits(per_case_timeout=5, total_timeout=1.5))
+    assert (
+        done.status == "failed"
+        and done.failure is not None
+        and done.failure["reason"] == "job_timeout"
+    )
+
+
+def test_an_adapter_that_floods_stdout_fails_with_output_malformed() -> None:
+    done, _ = run_one(fakes.FLOOD)
+    assert done.status == "failed" and done.failure is not None
+    assert done.failure["reason"] == "output_malformed"
+    assert "bytes" in done.failure["detail"]
+
+
+def test_answers_to_ids_never_asked_are_ignored_and_recorded() -> None:
+    done, d = run_one(fakes.UNKNOWN_IDS)
+    assert (
+        done.status == "scored" and done.summary is not None and done.summary["exact"] == len(CASES)
+    )
+    assert stored(d, done)["harness"]["unknown_ids"] == len(CASES)
+
+
+def test_non_json_lines_between_answers_are_counted_not_fatal() -> None:
+    done, d = run_one(fakes.NOISY)
+    assert (
+        done.status == "scored" and done.summary is not None and done.summary["exact"] == len(CASES)
+    )
+    assert stored(d, done)["harness"]["malformed_lines"] == len(CASES)
+
+
+def test_an_adapter_that_prints_only_non_json_fails_with_output_malformed() -> None:
+    done, _ = run_one(fakes.NON_JSON)
+    assert (
+        done.status == "failed"
+        and done.failure is not None
+        and done.failure["reason"] == "output_malformed"
+    )
+
+
+def test_an_adapter_that_cannot_start_fails_with_adapter_start_failed() -> None:
+    done, _ = run_one(fakes.MISSING)
+    assert done.status == "failed" and done.failure is not None
+    assert done.failure["reason"] == "adapter_start_failed"
+
+
+def test_an_adapter_that_runs_out_of_memory_fails_with_out_of_memory() -> None:
+    done, _ = run_one(fakes.OOM)
+    assert done.status == "failed" and done.failure is not None
+    assert done.failure["reason"] == "out_of_memory"
+    assert "MemoryError" in done.failure["stderr_tail"]
+
+
+@pytest.mark.skipif(
+    not sandbox.probe().network_isolated, reason="no network namespace on this machine"
+)
+def test_an_adapter_cannot_open_a_network_connection() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.settimeout(0.1)
+    accepted: list[Any] = []
+
+    def accept() -> None:
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            try:
+                accepted.append(listener.accept())
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        done, _ = run_one(fakes.network_probe(listener.getsockname()[1]))
+    finally:
+        listener.close()
+        thread.join(5)
+    assert accepted == []
+    assert (
+        done.status == "scored" and done.summary is not None and done.summary["exact"] == len(CASES)
+    )
+    assert done.sandbox["network_isolated"] is True
+
+
+def test_the_sandbox_is_recorded_on_the_run() -> None:
+    done, _ = run_one(fakes.ECHO)
+    iso = sandbox.probe()
+    assert done.sandbox["network_isolated"] is iso.network_isolated
+    assert done.sandbox["notes"] == list(iso.notes)
+
+
+def _pids_with(token: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if token.encode() in fh.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_whole_process_tree_dies_with_the_run() -> None:
+    token = "tc300-orphan-" + os.urandom(4).hex()
+    spawner = fakes.py(
+        "import subprocess,sys,time\n"
+        f"subprocess.Popen(['python3','-c','import time; time.sleep(120)','{token}'])\n"
+        "sys.stdin.read(); time.sleep(120)\n"
+    )
+    done, _ = run_one(spawner)
+    assert done.status == "failed"
+    deadline = time.monotonic() + 5
+    while _pids_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pids_with(token) == []
+
+
+def test_the_adapter_sees_only_id_text_and_tools() -> None:
+    keys = fakes.py(
+        "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'k','arguments':{'keys':sorted(item)}}}),flush=True)\n"
+    )
+    with sandbox.scratch_dir() as scratch:
+        prepared = sandbox.prepare(keys, scratch)
+        out = harness.run_job(
+            prepared.argv,
+            harness.job_inputs(CASES),
+            limits=LIMITS,
+            popen_kwargs=prepared.popen_kwargs,
+        )
+    assert out.failure is None
+    assert {json.dumps(c["arguments"]["keys"]) for c in out.answers.values()} == {
+        '["id", "text", "tools"]'
+    }
+
+
+def test_the_adapter_environment_carries_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-leak")
+    env_dump = fakes.py(
+        "import json,os,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'env','arguments':dict(os.environ)}}),flush=True)\n"
+    )
+    with sandbox.scratch_dir() as scratch:
+        prepared = sandbox.prepare(env_dump, scratch)
+        out = harness.run_job(
+            prepared.argv,
+            harness.job_inputs(CASES[:1]),
+            limits=LIMITS,
+            popen_kwargs=prepared.popen_kwargs,
+        )
+    env = next(iter(out.answers.values()))["arguments"]
+    assert "do-not-leak" not in json.dumps(env)
+    assert env["HOME"] == str(prepared.scratch)
+
+
+def test_ten_runs_on_a_pool_all_finish_with_correct_reports() -> None:
+    d = deps()
+    ids = [
+        queue(d, fakes.ECHO if i % 2 else fakes.WORSE, ref=f"feature-{i}").run_id for i in range(10)
+    ]
+    pool = worker.WorkerPool(d, size=3, poll_s=0.05, sweep_s=0.5).start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done = [runs.load(d.store, i) for i in ids]
+            if all(r is not None and r.status in runs.FINAL for r in done):
+                break
+            time.sleep(0.1)
+    finally:
+        pool.stop()
+    for i, run_id in enumerate(ids):
+        run = runs.load(d.store, run_id)
+        assert run is not None and run.status == "scored", run
+        assert run.summary is not None
+        assert run.summary["exact"] == (len(CASES) if i % 2 else 4)
+        assert json.loads(d.reports.get(run.report_key or ""))["run_id"] == run_id
+
+
+def test_a_killed_worker_lease_is_taken_over_by_the_pool() -> None:
+    d = deps(lease_s=1)
+    run = queue(d, fakes.ECHO)
+    # Given a worker that claimed the run and then died (it never heartbeats again)
+    assert (
+        runs.claim(d.store, run.run_id, owner="dead", now=datetime.now(UTC), lease_s=1) is not None
+    )
+    pool = worker.WorkerPool(d, size=1, poll_s=0.05, sweep_s=0.3).start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            current = runs.load(d.store, run.run_id)
+            if current is not None and current.status in runs.FINAL:
+                break
+            time.sleep(0.1)
+    finally:
+        pool.stop()
+    final = runs.load(d.store, run.run_id)
+    assert final is not None and final.status == "scored" and final.attempts == 2
