@@ -1,0 +1,284 @@
+"""Invariants of the tool-argument/v1 checker, by property-based testing.
+
+The generator builds a covered schema, a value that conforms to it, and then damages the value
+only in ways the whitelist undoes (a number as a string, a scalar for a one-element array, an
+object as JSON text, a null on an optional property, a wrong-cased enum entry, a truncated or
+comma-trailed text), so REPAIRED verdicts are common, not lucky.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolcall300.argcheck import apply_diff, check, check_body, precheck
+from toolcall300.canonical import canonical
+from toolcall300.schema import is_valid
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+KEYS = st.text(alphabet='abcdefgh_ ."', min_size=1, max_size=4)
+ENUM_WORDS = st.lists(
+    st.text(alphabet="abcXYZ", min_size=1, max_size=4), min_size=1, max_size=4, unique=True
+)
+
+LEAVES = st.one_of(
+    st.just({"type": "integer"}),
+    st.just({"type": "number"}),
+    st.just({"type": "boolean"}),
+    st.just({"type": "string"}),
+    st.just({"type": ["string", "null"]}),
+    ENUM_WORDS.map(lambda words: {"type": "string", "enum": words}),
+)
+
+
+def _object(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        props = draw(st.dictionaries(KEYS, children, max_size=4))
+        required = [k for k in props if draw(st.booleans())]
+        schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+        if draw(st.booleans()):
+            schema["additionalProperties"] = False
+        return schema
+
+    return build()
+
+
+SCHEMAS = st.recursive(
+    LEAVES,
+    lambda children: st.one_of(
+        _object(children), children.map(lambda items: {"type": "array", "items": items})
+    ),
+    max_leaves=10,
+)
+ROOTS = _object(SCHEMAS)
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda c: st.one_of(
+        st.lists(c, max_size=4), st.dictionaries(st.text(max_size=4), c, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@st.composite
+def conforming(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
+    """A value that conforms to ``schema`` (one of the generated shapes)."""
+    t = schema["type"]
+    if "enum" in schema:
+        return draw(st.sampled_from(schema["enum"]))
+    if t == "integer":
+        return draw(st.integers(-1000, 1000))
+    if t == "number":
+        return draw(st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False)))
+    if t == "boolean":
+        return draw(st.booleans())
+    if t == "string":
+        return draw(st.one_of(st.text(max_size=5), st.integers(-999, 999).map(str)))
+    if t == ["string", "null"]:
+        return draw(st.one_of(st.none(), st.text(max_size=5)))
+    if t == "array":
+        return [draw(conforming(schema["items"])) for _ in range(draw(st.integers(0, 3)))]
+    out = {}
+    for key, sub in schema["properties"].items():
+        if key in schema["required"] or draw(st.booleans()):
+            out[key] = draw(conforming(sub))
+    return out
+
+
+def _wrappable(item: Any) -> bool:
+    """Whether R7 would wrap ``item`` back (D5, D9: not an array, null, or array-holding string)."""
+    if item is None or isinstance(item, list):
+        return False
+    if isinstance(item, str):
+        try:
+            return not isinstance(json.loads(item), list)
+        except ValueError:
+            return True
+    return True
+
+
+@st.composite
+def damaged(draw: st.DrawFn, value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` with some nodes damaged the way R3..R9 can undo."""
+    t = schema["type"]
+    if t == "array":
+        items = [draw(damaged(v, schema["items"])) for v in value]
+        if len(items) == 1 and _wrappable(items[0]) and draw(st.booleans()):
+            return items[0]  # R7
+        if draw(st.integers(0, 4)) == 0:
+            return json.dumps(items)  # R5 (array)
+        return items
+    if t == "object":
+        out: dict[str, Any] = {}
+        for key, v in value.items():
+            out[key] = draw(damaged(v, schema["properties"][key]))
+        for key, sub in schema["properties"].items():
+            if key not in out and key not in schema["required"] and draw(st.integers(0, 3)) == 0:
+                if sub["type"] != ["string", "null"]:
+                    out[key] = None  # R8
+        if draw(st.integers(0, 4)) == 0:
+            return json.dumps(out)  # R5 (object)
+        return out
+    roll = draw(st.integers(0, 2))
+    if roll == 0:
+        return value
+    if "enum" in schema:
+        return value.swapcase() if roll == 1 else value  # R9 (may be ambiguous: then a defect)
+    if t in ("integer", "number") and isinstance(value, int):
+        return json.dumps(value)  # R3
+    if t == "boolean":
+        return json.dumps(value)  # R4
+    if t == "string" and re.fullmatch("0|-?[1-9][0-9]{0,4}", value):
+        return int(value)  # R6 (only where the spelling round-trips)
+    return value
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> tuple[dict[str, Any], Any, Any]:
+    """(request, the submitted blob, the original conforming value)."""
+    schema = draw(ROOTS)
+    value = draw(conforming(schema))
+    broken = draw(damaged(value, schema))
+    if isinstance(broken, str):  # the root is never unwrapped
+        broken = value
+    if draw(st.booleans()):
+        text = _damage_text(draw, json.dumps(broken))
+        return {"schema": schema, "arguments_text": text}, text, value
+    return {"schema": schema, "arguments": broken}, broken, value
+
+
+def _damage_text(draw: st.DrawFn, text: str) -> str:
+    """Truncate closers (R1) and add trailing commas (R2), both undone by the text repairs."""
+    if draw(st.booleans()):
+        text = text.replace("]", ",]", 1).replace("}", ",}", 1) if "{}" not in text else text
+    if draw(st.booleans()):
+        stripped = text.rstrip("]}")
+        if stripped and not stripped[-1].isdigit():
+            text = stripped
+    return text
+
+
+@SETTINGS
+@given(requests())
+def test_apply_diff_reproduces_every_repaired_blob(case: tuple[dict[str, Any], Any, Any]) -> None:
+    request, submitted, _ = case
+    response = check(request)
+    assert "refusal" not in response
+    if response["verdict"] == "REPAIRED":
+        replayed = apply_diff(submitted, response["diff"])
+        assert canonical(replayed) == canonical(response["arguments"])
+        assert list(replayed) == list(response["arguments"])  # key order too
+
+
+@SETTINGS
+@given(requests())
+def test_a_repaired_blob_rechecks_valid(case: tuple[dict[str, Any], Any, Any]) -> None:
+    request, _, _ = case
+    response = check(request)
+    if response["verdict"] == "REPAIRED":
+        again = check({"schema": request["schema"], "arguments": response["arguments"]})
+        assert again["verdict"] == "VALID"
+        assert is_valid(response["arguments"], request["schema"])
+
+
+@SETTINGS
+@given(requests())
+def test_verdicts_are_consistent_with_validation(case: tuple[dict[str, Any], Any, Any]) -> None:
+    request, submitted, _ = case
+    response = check(request)
+    verdict = response["verdict"]
+    if verdict == "VALID":
+        assert "diff" not in response and is_valid(response["arguments"], request["schema"])
+    elif verdict == "UNREPAIRABLE":
+        assert "arguments" not in response and response["defects"]
+    else:
+        assert response["diff"] and all(
+            e["rule"] in {f"R{i}" for i in range(1, 10)} for e in response["diff"]
+        )
+
+
+@SETTINGS
+@given(requests())
+def test_damage_of_only_unambiguous_kinds_is_mostly_repaired(
+    case: tuple[dict[str, Any], Any, Any],
+) -> None:
+    # The original value conforms: whenever the checker repairs, it recovers exactly it, so a
+    # repair never invents or alters a value (R6 and R3 round-trip by construction here).
+    request, _, original = case
+    response = check(request)
+    if response["verdict"] in ("VALID", "REPAIRED"):
+        assert canonical(response["arguments"]) == canonical(original)
+
+
+@SETTINGS
+@given(requests())
+def test_the_same_request_twice_gives_the_identical_response(
+    case: tuple[dict[str, Any], Any, Any],
+) -> None:
+    request, _, _ = case
+    assert canonical(check(request)) == canonical(check(request))
+    body = json.dumps(request).encode()
+    assert check_body(body) == check(json.loads(body))
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        JSON, st.dictionaries(st.sampled_from(["schema", "arguments", "arguments_text", "x"]), JSON)
+    )
+)
+def test_check_never_raises_on_arbitrary_json(request: Any) -> None:
+    for response in (check(request), precheck(request)):
+        assert ("refusal" in response) != ("verdict" in response or "assessable" in response)
+        json.dumps(response, allow_nan=False).encode("utf-8")
+
+
+@SETTINGS
+@given(ROOTS, JSON)
+def test_check_never_raises_on_arbitrary_arguments(schema: dict[str, Any], arguments: Any) -> None:
+    response = check({"schema": schema, "arguments": arguments})
+    json.dumps(response, allow_nan=False).encode("utf-8")
+    codes = [d["code"] for d in response.get("defects", [])]
+    assert codes == sorted(codes, key=lambda c: c != "missing_required")  # missing_required first
+    if response.get("verdict") == "REPAIRED":
+        assert canonical(apply_diff(arguments, response["diff"])) == canonical(
+            response["arguments"]
+        )
+
+
+@SETTINGS
+@given(
+    ROOTS,
+    st.text(alphabet='{}[]:,"0123456789.-eEtruefalsn \\\nab', max_size=30) | st.text(max_size=20),
+)
+def test_check_never_raises_on_arbitrary_text(schema: dict[str, Any], text: str) -> None:
+    response = check({"schema": schema, "arguments_text": text})
+    json.dumps(response, allow_nan=False).encode("utf-8")
+    if response.get("verdict") == "REPAIRED":
+        assert canonical(apply_diff(text, response["diff"])) == canonical(response["arguments"])
+
+
+@SETTINGS
+@given(st.binary(max_size=64))
+def test_check_body_never_raises_on_arbitrary_bytes(body: bytes) -> None:
+    assert "refusal" in check_body(body) or "verdict" in check_body(body)
+
+
+@SETTINGS
+@given(JSON, JSON)
+def test_arbitrary_schemas_never_raise(schema: Any, arguments: Any) -> None:
+    check({"schema": schema, "arguments": arguments})
