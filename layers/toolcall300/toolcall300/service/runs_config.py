@@ -22,6 +22,16 @@ from toolcall300 import scorer
 from toolcall300.service import usage
 from toolcall300.service.adapters.runs_aws import BatchApi, ReportObjects, RunTable
 from toolcall300.service.errors import TooManyRequests
+from toolcall300.service.harness import JobOutput
+from toolcall300.service.observability import logger
+from toolcall300.service.runs import (
+    ReportStore,
+    Run,
+    RunStore,
+    Scoring,
+    callback_document,
+    finish_scored,
+)
 from toolcall300.spec import SPEC_VERSION
 
 CORPUS_FILE = "toolcall300.jsonl"
@@ -132,3 +142,146 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
 
 
 SCORER_VERSION = f"{scorer.REPORT_VERSION} ({SPEC_VERSION})"
+
+
+def score_output(
+    store: RunStore,
+    reports: ReportStore,
+    run: Run,
+    output: JobOutput,
+    *,
+    corpus: Corpus,
+    sandbox: dict[str, Any],
+    now: datetime,
+    owner: str | None = None,
+) -> Run | None:
+    """Score a job's answers in trusted code and record the run (the worker's and Batch's end)."""
+    adapter = run.adapter.get("image") or "command: " + " ".join(run.adapter.get("command") or [])
+    report = scorer.score_cases(
+        corpus.cases,
+        output.answers,
+        adapter=str(adapter),
+        corpus_sha256=corpus.sha256,
+        timing={"total_seconds": output.diagnostics.get("elapsed_s")},
+    )
+    scoring = Scoring(report, corpus.sha256, SCORER_VERSION, output.diagnostics, sandbox)
+    return finish_scored(
+        store,
+        reports,
+        run.run_id,
+        scoring,
+        compare=compare,
+        summarise=summary_of,
+        now=now,
+        owner=owner,
+    )
+
+
+# ----------------------------------------------------------------------------- the AWS path
+
+#: Isolation of a Batch job: Fargate task in subnets with no route out (template.yaml).
+BATCH_SANDBOX = {
+    "network_isolated": True,
+    "notes": ["AWS Batch on Fargate: private subnets with no route out; task role grants nothing"],
+}
+
+
+@cache
+def corpus() -> Corpus:
+    """The private corpus from the corpus bucket (once per process)."""
+    from toolcall300.service.adapters.s3 import CorpusObjects
+
+    return load_corpus(CorpusObjects(settings().corpus_bucket).read)
+
+
+def dispatch(run: Run, *, now: datetime) -> Run:
+    """Hand a new image run to AWS Batch; a submission that fails ends the run, never strands it."""
+    from toolcall300.service import batch, runs
+
+    conf = settings()
+    try:
+        held = corpus()
+        inputs = batch.publish_inputs(report_store(), held.cases, held.sha256)
+        sent = batch.submit_run(
+            batch_api(),
+            report_store(),
+            run,
+            queue=conf.batch_job_queue,
+            base_definition=conf.batch_job_definition,
+            inputs=inputs,
+        )
+    except Exception as exc:
+        logger.exception("batch submission failed", extra={"run_id": run.run_id})
+        failed = runs.fail(
+            run_store(),
+            run.run_id,
+            runs.failure("infra_error", f"could not submit the job: {type(exc).__name__}"),
+            now=now,
+        )
+        return failed or run
+    return runs.set_job(run_store(), run.run_id, sent.job_id) or run
+
+
+def handle_batch_event(event: dict[str, Any], *, now: datetime | None = None) -> Run | None:
+    """One EventBridge Batch job-state event -> the run's update (and its callback when it ends)."""
+    from toolcall300.service import batch
+
+    parsed = batch.parse_event(event)
+    if parsed is None:
+        return None
+    when = now or datetime.now(UTC)
+
+    def score(run: Run, output: JobOutput) -> Run | None:
+        return score_output(
+            run_store(),
+            report_store(),
+            run,
+            output,
+            corpus=corpus(),
+            sandbox=BATCH_SANDBOX,
+            now=when,
+        )
+
+    ended = batch.handle_event(parsed, run_store(), report_store(), score=score, now=when)
+    if ended is not None:
+        notify(ended)
+    return ended
+
+
+def notify(run: Run) -> None:
+    """Fire the run's signed callback (retried with backoff; never raises)."""
+    from toolcall300.service import callback
+
+    if not run.callback_url or not run.callback_secret:
+        return
+    try:
+        outcome = callback.deliver(
+            run.callback_url,
+            callback_document(run),
+            run.callback_secret,
+            attempts=settings().callback_attempts,
+            base_delay=settings().callback_base_delay_s,
+        )
+    except Exception:
+        logger.exception("callback failed", extra={"run_id": run.run_id})
+        return
+    logger.info(
+        "callback delivered" if outcome.delivered else "callback undelivered",
+        extra={"run_id": run.run_id, "attempts": outcome.attempts, "status": outcome.last_status},
+    )
+
+
+def sweep_now(*, now: datetime | None = None) -> list[Run]:
+    """The scheduled sweeper: reconcile runs whose job or worker has gone."""
+    from toolcall300.service import batch, runs
+
+    changed = runs.sweep(
+        run_store(),
+        now=now or datetime.now(UTC),
+        max_attempts=settings().max_attempts,
+        job_alive=batch.job_alive(batch_api()),
+    )
+    for run in changed:
+        if run.status in runs.FINAL:
+            notify(run)
+    return changed

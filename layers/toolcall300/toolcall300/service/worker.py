@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from toolcall300 import scorer
 from toolcall300.service import callback, harness, runs, sandbox
 from toolcall300.service.observability import logger
-from toolcall300.service.runs_config import SCORER_VERSION, Corpus, compare, summary_of
+from toolcall300.service.runs_config import Corpus, score_output
 
 Clock = Callable[[], datetime]
 
@@ -86,39 +85,6 @@ def execute(deps: WorkerDeps, run: runs.Run) -> tuple[harness.JobOutput, dict[st
     return output, prepared.isolation.record(), corpus
 
 
-def _score(
-    deps: WorkerDeps,
-    run: runs.Run,
-    output: harness.JobOutput,
-    iso: dict[str, Any],
-    corpus: Corpus,
-    owner: str,
-) -> runs.Run | None:
-    timing = {"total_seconds": output.diagnostics.get("elapsed_s")}
-    report = scorer.score_cases(
-        corpus.cases,
-        output.answers,
-        adapter="command: " + " ".join(run.adapter.get("command") or []),
-        corpus_sha256=corpus.sha256,
-        timing=timing,
-    )
-    scoring = runs.Scoring(report, corpus.sha256, scorer_version(), output.diagnostics, iso)
-    return runs.finish_scored(
-        deps.store,
-        deps.reports,
-        run.run_id,
-        scoring,
-        compare=compare,
-        summarise=summary_of,
-        now=deps.clock(),
-        owner=owner,
-    )
-
-
-def scorer_version() -> str:
-    return SCORER_VERSION
-
-
 def process(deps: WorkerDeps, run_id: str, owner: str) -> runs.Run | None:
     """Claim, run, score and record one run; None when it was not ours to process."""
     run = runs.claim(deps.store, run_id, owner=owner, now=deps.clock(), lease_s=deps.lease_s)
@@ -135,7 +101,16 @@ def process(deps: WorkerDeps, run_id: str, owner: str) -> runs.Run | None:
                 deps.store, run_id, output.failure, now=deps.clock(), owner=owner, sandbox=iso
             )
         else:
-            result = _score(deps, run, output, iso, corpus, owner)
+            result = score_output(
+                deps.store,
+                deps.reports,
+                run,
+                output,
+                corpus=corpus,
+                sandbox=iso,
+                now=deps.clock(),
+                owner=owner,
+            )
     except Exception as exc:  # anything of ours that broke: the run fails, it is never stuck
         logger.exception("run failed in the worker", extra={"run_id": run_id})
         infra = runs.failure("infra_error", f"the worker failed: {type(exc).__name__}")

@@ -1,0 +1,14 @@
+"""Lambda handler for AWS Batch job-state events (EventBridge): update the run; nothing else."""
+
+from typing import Any
+
+from toolcall300.service import runs_config
+from toolcall300.service.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+    ended = runs_config.handle_batch_event(event)
+    return {"run_id": ended.run_id if ended else None, "ended": ended is not None}

@@ -1,0 +1,14 @@
+"""Lambda handler for the scheduled sweeper: reconcile runs whose job has gone; nothing else."""
+
+from typing import Any
+
+from toolcall300.service import runs_config
+from toolcall300.service.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+    changed = runs_config.sweep_now()
+    return {"reconciled": [{"run_id": r.run_id, "status": r.status} for r in changed]}
