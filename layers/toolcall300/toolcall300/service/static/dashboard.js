@@ -397,7 +397,9 @@
 
   /* ------------------------------------------------------------------ sign in / out */
 
-  function showSignIn(message) {
+  /** The sign-in form; focus moves to the key field only after an action (not on first load,
+      so the skip link stays the first stop for keyboard users). */
+  function showSignIn(message, keepFocus) {
     stopPolling();
     setLoading("");
     $("account").hidden = true;
@@ -406,7 +408,7 @@
     var input = $("key");
     input.value = "";
     input.setAttribute("aria-invalid", message ? "true" : "false");
-    input.focus();
+    if (!keepFocus) { input.focus(); }
   }
 
   function onSignIn(event) {
@@ -845,7 +847,7 @@
       if (r && r.catch) { r.catch(fail); }
     });
     var key = readKey();
-    if (!key) { showSignIn(""); return; }
+    if (!key) { showSignIn("", true); return; }
     state.key = key;
     setLoading("Checking your key…");
     api("licence", key).then(function (licence) {

@@ -1,0 +1,337 @@
+"""Fixtures for the dashboard's browser tests: Debian's chromium through Playwright, and a
+small contract-shaped team API served over real HTTP.
+
+Imported by ``test_dashboard*.py`` through ``pytest_plugins``; not a conftest pytest finds by
+itself, so the service's own ``conftest.py`` stays untouched. ``ContractApi`` answers exactly
+the routes and shapes of the runs contract (/tmp/runs_contract.md, DESIGN.md) from canned
+data, and serves ``GET /dashboard`` from the shipped page with its real headers; the
+end-to-end test uses the real local stack instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from toolcall300.service.dashboard import page
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "e2e" / "screenshots"
+
+#: The flags ENVIRONMENT.md verified for Debian's chromium on these machines.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+CATEGORIES = [
+    "wrong_tool_name", "missing_required_arg", "extra_undeclared_arg", "type_coercion",
+    "enum_violation", "nested_flattened", "array_vs_scalar", "args_as_string",
+    "multiple_calls", "hallucinated_tool", "truncated", "unrecoverable",
+]  # fmt: skip
+
+GOOD_KEY = "tc300_" + "g" * 32
+EMPTY_KEY = "tc300_" + "e" * 32
+SINGLE_KEY = "tc300_" + "s" * 32
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the session; skipped (with the reason) when it is absent."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def watched_page(browser: Any) -> Iterator[Any]:
+    """A fresh context and page that records every request URL and every console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    pg.requests_seen = []  # type: ignore[attr-defined]
+    pg.console_errors = []  # type: ignore[attr-defined]
+    pg.on("request", lambda r: pg.requests_seen.append(r.url))  # type: ignore[attr-defined]
+    pg.on(
+        "console",
+        lambda m: pg.console_errors.append(m.text) if m.type == "error" else None,  # type: ignore[attr-defined]
+    )
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+
+
+def shoot(pg: Any, name: str) -> Path:
+    """Save a full-page screenshot where anyone can look at it (gitignored PNGs)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# ---------------------------------------------------------------- canned contract data
+
+
+def summary(
+    exact: int, *, invented: int = 2, schema_invalid: int = 1, shift: int = 0
+) -> dict[str, Any]:
+    """A report summary with all twelve categories (25 cases each)."""
+    cats = {
+        c: {"n": 25, "pass": max(0, min(25, 22 + ((i + shift) % 4)))}
+        for i, c in enumerate(CATEGORIES)
+    }
+    return {
+        "cases": 300,
+        "exact": exact,
+        "refusal_cases": 50,
+        "refused_correctly": 45,
+        "invented_calls": invented,
+        "false_refusals": 3,
+        "schema_invalid_returns": schema_invalid,
+        "categories": cats,
+    }
+
+
+def run_record(n: int, **over: Any) -> dict[str, Any]:
+    """A full ``GET /runs/{id}`` record, scored and passing unless overridden."""
+    run_id = f"run_{n:026d}"
+    base: dict[str, Any] = {
+        "run_id": run_id,
+        "team": "acme",
+        "status": "scored",
+        "ref": "refs/heads/main",
+        "commit": f"{n:07x}abcdef",
+        "baseline": "main",
+        "adapter": {"kind": "command", "command": ["toolcall300", "toolshim", "--stream"]},
+        "created_at": f"2026-11-{10 + n:02d}T09:00:00Z",
+        "started_at": f"2026-11-{10 + n:02d}T09:00:05Z",
+        "finished_at": f"2026-11-{10 + n:02d}T09:01:00Z",
+        "failure": None,
+        "sandbox": {"network_isolated": True, "notes": ["unshare -n"]},
+        "verdict": "pass",
+        "summary": summary(260 + n),
+        "comparison": None,
+        "report_url": f"/runs/{run_id}/report",
+    }
+    base.update(over)
+    return base
+
+
+def comparison(baseline: dict[str, Any], current: dict[str, Any], **over: Any) -> dict[str, Any]:
+    bs, cs = baseline["summary"], current["summary"]
+    names = [
+        "exact",
+        "refused_correctly",
+        "invented_calls",
+        "false_refusals",
+        "schema_invalid_returns",
+    ]
+    out: dict[str, Any] = {
+        "baseline_run_id": baseline["run_id"],
+        "regressed": False,
+        "reasons": [],
+        "counts": {k: {"baseline": bs[k], "current": cs[k], "delta": cs[k] - bs[k]} for k in names},
+        "categories": {
+            c: {
+                "baseline": bs["categories"][c]["pass"],
+                "current": cs["categories"][c]["pass"],
+                "delta": cs["categories"][c]["pass"] - bs["categories"][c]["pass"],
+            }
+            for c in CATEGORIES
+        },
+        "flipped": {"fixed": [], "broken": []},
+    }
+    out.update(over)
+    return out
+
+
+def acme_runs() -> list[dict[str, Any]]:
+    """Six runs: a baseline, passes, a regression, a failure, a release-1.2 run; oldest first."""
+    r1 = run_record(1, verdict="baseline_set")
+    r2 = run_record(2)
+    r2["comparison"] = comparison(r1, r2, flipped={"fixed": ["tc300-0007"], "broken": []})
+    r3 = run_record(
+        3, summary=summary(250, invented=5, schema_invalid=4, shift=1), verdict="regression"
+    )
+    r3["comparison"] = comparison(
+        r1,
+        r3,
+        regressed=True,
+        reasons=["exact matches fell from 261 to 250", "invented calls rose from 2 to 5"],
+        flipped={"fixed": ["tc300-0011"], "broken": ["tc300-0254", "tc300-0266", "tc300-0288"]},
+    )
+    r4 = run_record(
+        4,
+        status="failed",
+        verdict=None,
+        summary=None,
+        report_url=None,
+        failure={
+            "reason": "adapter_start_failed",
+            "detail": "the adapter exited with status 127 before answering",
+            "stderr_tail": "sh: 1: my-adapter: not found\n<script>alert('x')</script>",
+        },
+    )
+    r5 = run_record(5, baseline="release-1.2", verdict="baseline_set", ref="refs/heads/release-1.2")
+    r6 = run_record(6, status="running", verdict=None, summary=None, finished_at=None)
+    return [r1, r2, r3, r4, r5, r6]
+
+
+@dataclass
+class ContractApi:
+    """A team API serving canned, contract-shaped answers over real HTTP on 127.0.0.1."""
+
+    runs: list[dict[str, Any]] = field(default_factory=acme_runs)
+    faults: dict[str, int] = field(default_factory=dict)  # path -> status to answer instead
+    delay_s: float = 0.0
+    seen_auth: list[str] = field(default_factory=list)
+    base_url: str = ""
+
+    def team_of(self, auth: str | None) -> tuple[str, str] | None:
+        token = (auth or "").removeprefix("Bearer ")
+        return {
+            GOOD_KEY: ("acme", "team"),
+            EMPTY_KEY: ("quiet-team", "team"),
+            SINGLE_KEY: (None, "single"),
+        }.get(token)  # type: ignore[return-value]
+
+    def answer(self, path: str, auth: str | None) -> tuple[int, dict[str, str], bytes]:
+        if path == "/dashboard":
+            shipped = page()
+            return 200, shipped.headers, shipped.html.encode("utf-8")
+        if path in self.faults:
+            return (
+                self.faults[path],
+                {},
+                json.dumps({"error": {"code": "internal", "message": "injected failure"}}).encode(),
+            )
+        who = self.team_of(auth)
+        if who is None:
+            return (
+                401,
+                {},
+                json.dumps(
+                    {"error": {"code": "key_invalid", "message": "unknown licence key"}}
+                ).encode(),
+            )
+        team, tier = who
+        runs = self.runs if team == "acme" else []
+        if path == "/licence":
+            return (
+                200,
+                {},
+                json.dumps(
+                    {
+                        "tier": tier,
+                        "status": "active",
+                        "team": team,
+                        "issued_at": "2026-11-01T00:00:00Z",
+                    }
+                ).encode(),
+            )
+        if path == f"/teams/{team}/runs":
+            listed = [
+                {
+                    k: r[k]
+                    for k in (
+                        "run_id",
+                        "status",
+                        "verdict",
+                        "ref",
+                        "commit",
+                        "baseline",
+                        "created_at",
+                        "finished_at",
+                        "summary",
+                    )
+                }
+                for r in reversed(runs)
+            ]
+            return 200, {}, json.dumps({"team": team, "runs": listed}).encode()
+        if path == f"/teams/{team}/baselines":
+            named: dict[str, list[dict[str, Any]]] = {}
+            for r in runs:
+                if r["verdict"] == "baseline_set":
+                    named.setdefault(r["baseline"], []).append(
+                        {
+                            "run_id": r["run_id"],
+                            "ref": r["ref"],
+                            "commit": r["commit"],
+                            "set_at": r["finished_at"],
+                            "summary": r["summary"],
+                        }
+                    )
+            return 200, {}, json.dumps({"team": team, "baselines": named}).encode()
+        for r in runs:
+            if path == f"/runs/{r['run_id']}":
+                return 200, {}, json.dumps(r).encode()
+            if path == f"/runs/{r['run_id']}/report" and r["summary"]:
+                report = {"report_version": 1, "run_id": r["run_id"], **r["summary"]}
+                return 200, {"Content-Disposition": "attachment"}, json.dumps(report).encode()
+        return (
+            404,
+            {},
+            json.dumps({"error": {"code": "not_found", "message": "no such run"}}).encode(),
+        )
+
+
+@pytest.fixture
+def contract_api() -> Iterator[ContractApi]:
+    with serve_contract_api() as api:
+        yield api
+
+
+@contextmanager
+def serve_contract_api() -> Iterator[ContractApi]:
+    """Run a :class:`ContractApi` on a free local port until the block ends."""
+    api = ContractApi()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            auth = self.headers.get("Authorization")
+            api.seen_auth.append(auth or "")
+            if api.delay_s:
+                threading.Event().wait(api.delay_s)
+            status, headers, body = api.answer(urlsplit(self.path).path, auth)
+            self.send_response(status)
+            headers = {"Content-Type": "application/json", **headers}
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    api.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield api
+    server.shutdown()
+    server.server_close()

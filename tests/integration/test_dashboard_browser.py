@@ -1,0 +1,318 @@
+"""The dashboard in headless chromium against a contract-shaped team API over real HTTP.
+
+These pin the page's behaviour state by state (signed out, loading, empty, error, a failed
+run, a regression's comparison, the report download, phone width, keyboard only) with data
+chosen to exercise each branch. The end-to-end run against the real local stack is in
+``test_dashboard_e2e.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.register_assert_rewrite("conftest_dashboard")  # before the import, so no rewrite warning
+# the fixtures, without touching tests/integration/conftest.py
+pytest_plugins = ["conftest_dashboard"]
+
+from conftest_dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot  # noqa: E402
+
+
+def open_dashboard(pg: Any, api: ContractApi, key: str | None = GOOD_KEY) -> None:
+    pg.goto(api.base_url + "/dashboard")
+    if key is not None:
+        sign_in(pg, key)
+
+
+def sign_in(pg: Any, key: str) -> None:
+    pg.get_by_label("Licence key").fill(key)
+    pg.get_by_role("button", name="Sign in").click()
+
+
+def test_signed_out_page_shows_only_the_sign_in_form(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=None)
+    assert watched_page.get_by_role("heading", name="Sign in").is_visible()
+    assert not watched_page.locator("#history").is_visible()
+    assert watched_page.evaluate("document.activeElement.id") != "key"  # skip link comes first
+    assert contract_api.seen_auth == [""]  # only the page itself was fetched
+    assert watched_page.console_errors == []
+
+
+def test_sign_in_shows_charts_for_every_count_and_category(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    counts = watched_page.locator("#count-charts figure.chart")
+    cats = watched_page.locator("#category-charts figure.chart")
+    assert counts.count() == 5
+    assert cats.count() == 12
+    # main baseline: runs 1, 2, 3 are scored on main (4 failed, 5 is release-1.2, 6 running)
+    points = watched_page.locator("#count-charts svg").first.get_attribute("data-points")
+    assert points == "3"
+    first = watched_page.locator("#count-charts svg").first
+    assert first.get_attribute("role") == "img"
+    label_ids = first.get_attribute("aria-labelledby").split()
+    texts = [watched_page.locator(f"[id='{i}']").text_content() for i in label_ids]
+    assert texts[0] == "Exact matches"
+    assert "from 261 of 300" in texts[1] and "to 250 of 300" in texts[1]
+    assert watched_page.locator("#count-charts [data-mark=baseline]").count() == 5
+    assert watched_page.locator("#count-charts [data-mark=regression]").count() == 5
+    shoot(watched_page, "contract-history-desktop")
+    assert watched_page.console_errors == []
+
+
+def test_charts_have_a_text_table_alternative(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    figure = watched_page.locator("figure[data-chart='Exact matches']")
+    figure.locator("summary").click()
+    rows = figure.locator("tbody tr")
+    assert rows.count() == 3
+    assert rows.nth(2).locator("td").nth(1).text_content() == "250 of 300"
+    assert rows.nth(0).locator("td").nth(2).text_content() == "Baseline set"
+
+
+def test_runs_table_lists_every_run_of_the_baseline_newest_first(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    ids = watched_page.locator("#runs-table tbody th a").all_text_contents()
+    assert ids == [f"run_{n:026d}" for n in (6, 4, 3, 2, 1)]
+
+
+def test_choosing_a_named_baseline_switches_the_history(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    options = watched_page.locator("#baseline-select option").all_text_contents()
+    assert options == ["main", "release-1.2", "All baselines"]
+    watched_page.get_by_label("Baseline", exact=True).select_option("release-1.2")
+    ids = watched_page.locator("#runs-table tbody th a").all_text_contents()
+    assert ids == [f"run_{5:026d}"]
+    assert "release-1.2" in watched_page.locator("#baselines caption").first.text_content()
+    watched_page.get_by_label("Baseline", exact=True).select_option("")
+    assert watched_page.locator("#runs-table tbody tr").count() == 6
+
+
+def test_opening_a_regression_shows_its_comparison(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("link", name=f"run_{3:026d}").first.click()
+    watched_page.get_by_role("heading", name=f"Run run_{3:026d}").wait_for()
+    assert watched_page.evaluate("document.activeElement.id") == "run-title"
+    comparison = watched_page.locator("#comparison")
+    assert "Regression." in comparison.text_content()
+    assert "exact matches fell from 261 to 250" in comparison.text_content()
+    broken = watched_page.locator("#flipped-broken li").all_text_contents()
+    assert broken == ["tc300-0254", "tc300-0266", "tc300-0288"]
+    assert watched_page.locator("#flipped-fixed li").all_text_contents() == ["tc300-0011"]
+    exact_row = watched_page.locator("#comparison-counts tr", has_text="Exact matches")
+    assert "-11 (worse)" in exact_row.text_content()
+    invented_row = watched_page.locator("#comparison-counts tr", has_text="Invented calls")
+    assert "+3 (worse)" in invented_row.text_content()
+    fell = watched_page.locator("#categories-fell li").count()
+    rose = watched_page.locator("#categories-rose li").count()
+    assert fell > 0 and rose > 0
+    shoot(watched_page, "contract-run-regression")
+    watched_page.get_by_role("link", name="All runs").click()
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+
+
+def test_failed_run_shows_reason_and_log_tail_as_text(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("link", name=f"run_{4:026d}").first.click()
+    watched_page.get_by_role("heading", name="Why it failed").wait_for()
+    assert "The adapter did not start." in watched_page.locator("#run-body").text_content()
+    log = watched_page.locator("pre.log")
+    assert "<script>alert('x')</script>" in log.text_content()  # shown as text, never run
+    assert watched_page.locator("pre.log script").count() == 0
+    assert not watched_page.get_by_role("button", name="Download report (JSON)").is_visible()
+    shoot(watched_page, "contract-run-failed")
+
+
+def test_report_downloads_through_a_blob_with_the_bearer_header(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("link", name=f"run_{2:026d}").first.click()
+    with watched_page.expect_download() as info:
+        watched_page.get_by_role("button", name="Download report (JSON)").click()
+    download = info.value
+    assert download.suggested_filename == f"run_{2:026d}-report.json"
+    assert download.url.startswith("blob:")
+    report = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    assert report["run_id"] == f"run_{2:026d}" and report["exact"] == 262
+    assert contract_api.seen_auth[-1] == f"Bearer {GOOD_KEY}"
+
+
+def test_key_lives_in_session_storage_only_and_never_in_a_url(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.get_by_role("link", name=f"run_{3:026d}").first.click()
+    watched_page.get_by_role("heading", name=f"Run run_{3:026d}").wait_for()
+    assert watched_page.evaluate("sessionStorage.getItem('toolcall300.licenceKey')") == GOOD_KEY
+    assert watched_page.evaluate("localStorage.length") == 0
+    assert watched_page.evaluate("document.cookie") == ""
+    assert all(GOOD_KEY not in url for url in watched_page.requests_seen)
+    assert GOOD_KEY not in watched_page.url
+    data_calls = [a for a in contract_api.seen_auth if a]
+    assert data_calls and all(a == f"Bearer {GOOD_KEY}" for a in data_calls)
+
+
+def test_sign_out_forgets_the_key(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.get_by_role("button", name="Sign out").click()
+    assert watched_page.get_by_role("heading", name="Sign in").is_visible()
+    assert watched_page.evaluate("sessionStorage.length") == 0
+    assert "Signed out" in watched_page.locator("#notice").text_content()
+    watched_page.reload()
+    assert watched_page.get_by_role("heading", name="Sign in").is_visible()
+
+
+def test_reload_keeps_the_session_within_the_tab(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.reload()
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+
+
+def test_wrong_key_is_an_error_on_the_form(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api, key="tc300_" + "x" * 32)
+    error = watched_page.locator("#signin-error")
+    error.wait_for()
+    assert error.text_content() == "That key was not accepted: unknown licence key"
+    assert watched_page.get_by_label("Licence key").get_attribute("aria-invalid") == "true"
+    assert watched_page.evaluate("sessionStorage.length") == 0
+    shoot(watched_page, "contract-wrong-key")
+
+
+def test_single_licence_is_refused_with_a_reason(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=SINGLE_KEY)
+    watched_page.locator("#signin-error").wait_for()
+    assert "needs a team licence" in watched_page.locator("#signin-error").text_content()
+
+
+def test_empty_team_shows_the_empty_state(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api, key=EMPTY_KEY)
+    watched_page.get_by_role("heading", name="No runs yet").wait_for()
+    assert "quiet-team has no hosted runs yet" in watched_page.locator("#empty").text_content()
+    assert not watched_page.locator("#history-body").is_visible()
+    shoot(watched_page, "contract-empty")
+
+
+def test_server_error_shows_the_error_state_and_retry_recovers(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    contract_api.faults["/teams/acme/runs"] = 500
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Something went wrong").wait_for()
+    assert "injected failure" in watched_page.locator("#problem-text").text_content()
+    shoot(watched_page, "contract-server-error")
+    del contract_api.faults["/teams/acme/runs"]
+    watched_page.get_by_role("button", name="Try again").click()
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+
+
+def test_loading_state_is_announced_while_data_is_on_its_way(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=None)
+    contract_api.delay_s = 0.8
+    sign_in(watched_page, GOOD_KEY)
+    notice = watched_page.locator("#notice.loading")
+    notice.wait_for()
+    assert notice.get_attribute("role") == "status"
+    assert watched_page.locator("main").get_attribute("aria-busy") == "true"
+    shoot(watched_page, "contract-loading")
+    watched_page.get_by_role("heading", name="Team acme").wait_for(timeout=10_000)
+    assert watched_page.locator("main").get_attribute("aria-busy") == "false"
+
+
+def test_unknown_run_is_an_error_state(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.evaluate("location.hash = '#/runs/run_nope'")
+    watched_page.get_by_role("heading", name="Something went wrong").wait_for()
+    assert "no such run" in watched_page.locator("#problem-text").text_content()
+
+
+def test_phone_width_has_no_horizontal_page_scroll(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    watched_page.set_viewport_size({"width": 375, "height": 812})
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    shoot(watched_page, "contract-history-phone")
+    watched_page.get_by_role("link", name=f"run_{3:026d}").first.click()
+    watched_page.get_by_role("heading", name="Why it failed").or_(
+        watched_page.get_by_role("heading", name="Compared with the baseline")
+    ).wait_for()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    shoot(watched_page, "contract-run-phone")
+
+
+def test_keyboard_only_sign_in_open_run_and_sign_out(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=None)
+    kb = watched_page.keyboard
+    kb.press("Tab")
+    assert watched_page.evaluate("document.activeElement.className") == "skip-link"
+    assert watched_page.locator(".skip-link").is_visible()
+    kb.press("Enter")
+    assert watched_page.evaluate("document.activeElement.id") == "main"
+    kb.press("Tab")
+    assert watched_page.evaluate("document.activeElement.id") == "key"
+    kb.type(GOOD_KEY)
+    kb.press("Enter")
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    # Tab until the first run link of the runs table has focus, then open it with Enter.
+    target = f"run_{6:026d}"
+    for _ in range(200):
+        kb.press("Tab")
+        if watched_page.evaluate("document.activeElement.textContent") == target:
+            break
+    else:
+        pytest.fail("the run link was never reached with Tab")
+    outline = watched_page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"  # visible focus
+    shoot(watched_page, "contract-keyboard-focus")
+    kb.press("Enter")
+    watched_page.get_by_role("heading", name=f"Run {target}").wait_for()
+    for _ in range(20):
+        kb.press("Shift+Tab")
+        if watched_page.evaluate("document.activeElement.id") == "sign-out":
+            break
+    else:
+        pytest.fail("sign out was never reached with Shift+Tab")
+    kb.press("Enter")
+    assert watched_page.get_by_role("heading", name="Sign in").is_visible()
+
+
+def test_no_request_leaves_the_page_origin(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.get_by_role("link", name=f"run_{2:026d}").first.click()
+    watched_page.get_by_role("heading", name="Compared with the baseline").wait_for()
+    assert watched_page.requests_seen
+    assert all(url.startswith(contract_api.base_url) for url in watched_page.requests_seen)
+    assert watched_page.console_errors == []  # no CSP violation, no script error
