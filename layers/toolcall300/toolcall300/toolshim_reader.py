@@ -31,8 +31,9 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 # A prefix of some JSON number that the end of the text cut short ("-", "1.", "2e+").
 _NUMBER_PREFIX = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# What can stand between a high surrogate escape and the cut: the start of its low half.
+_CUT_LOW_ESCAPE = re.compile(r"(?:\\(?:u[0-9a-fA-F]{0,3})?)?")
 _LITERALS = (("true", True), ("false", False), ("null", None))
-_DECODER = json.JSONDecoder()
 
 
 class Malformed(ValueError):
@@ -79,7 +80,14 @@ def _reject_constant(name: str) -> Any:
     raise Malformed(f"{name} is not JSON")
 
 
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise Malformed(f"{token} is out of range")
+    return value
+
+
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def read_values(text: str) -> list[Any]:
@@ -107,7 +115,10 @@ def _read_complete(text: str) -> list[Any]:
     out: list[Any] = []
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
     while pos < len(text):
+        start = pos
         value, pos = _STRICT_DECODER.raw_decode(text, pos)
+        if pos == len(text) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = CutToken(text[start:])  # D11.3: a number at the cut, even a top-level one
         out.append(value)
         pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
     return out
@@ -262,26 +273,26 @@ class _Reader:
             return None
         code = int(hexdigits, 16)
         self.pos = start + 6
-        if 0xD800 <= code <= 0xDBFF and self.text.startswith("\\u", self.pos):
-            low = self.text[self.pos + 2 : self.pos + 6]
-            if len(low) < 4:
-                return None  # the pair was cut: the whole character is incomplete
-            if re.fullmatch(r"[0-9a-fA-F]{4}", low) and 0xDC00 <= int(low, 16) <= 0xDFFF:
+        if 0xD800 <= code <= 0xDBFF:
+            rest = self.text[self.pos : self.pos + 6]
+            if _CUT_LOW_ESCAPE.fullmatch(rest):
+                return (
+                    None  # cut where the low half of the pair would be: the character is incomplete
+                )
+            if re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", rest):
                 self.pos += 6
-                return chr(0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00))
-        elif 0xD800 <= code <= 0xDBFF and self.pos >= self.n:
-            return None  # a high surrogate at the cut: its partner may have followed
+                return chr(0x10000 + ((code - 0xD800) << 10) + (int(rest[2:], 16) - 0xDC00))
         return chr(code)
 
     def _number(self) -> Any:
+        # D11.3: a number that reaches the cut is incomplete, whatever its digits ("1", "1.", "2e").
+        p = _NUMBER_PREFIX.match(self.text, self.pos)
+        if p is not None and p.end() >= self.n:
+            token = self.text[self.pos :]
+            self.pos = self.n
+            return CutToken(token)
         m = _NUMBER.match(self.text, self.pos)
-        if m is None or m.end() >= self.n:
-            # D11.3: a number that reaches the cut is incomplete, whatever its digits.
-            p = _NUMBER_PREFIX.match(self.text, self.pos)
-            if p is not None and p.end() >= self.n:
-                token = self.text[self.pos :]
-                self.pos = self.n
-                return CutToken(token)
+        if m is None:
             raise Malformed(f"bad number at {self.pos}")
         self.pos = m.end()
         token = m.group()
