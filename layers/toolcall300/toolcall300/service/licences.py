@@ -210,9 +210,11 @@ def _read(store: LicenceStore, licence_id: str) -> Licence | None:
     return Licence.from_item(item) if item else None
 
 
-def _write(store: LicenceStore, before: Licence | None, after: Licence) -> None:
+def _write(store: LicenceStore, before: Licence | None, after: Licence) -> Licence:
+    """Conditional write of ``after`` over ``before``; returns what was stored."""
     stored = replace(after, version=(before.version + 1) if before else 1)
     store.put(stored.to_item(), expected_version=before.version if before else None)
+    return stored
 
 
 def record_change(
@@ -225,10 +227,9 @@ def record_change(
         if after is None:
             return before, False
         try:
-            _write(store, before, after)
+            return _write(store, before, after), True
         except StoreConflict:
             continue
-        return after, True
     raise Conflict("licence is being updated concurrently; retry", code="busy")
 
 
@@ -250,10 +251,9 @@ def claim(
         raise Conflict("this session's key was already claimed", code="already_claimed")
     key = make_key()
     try:
-        _write(store, licence, replace(licence, key_hash=hash_key(key)))
+        return key, _write(store, licence, replace(licence, key_hash=hash_key(key)))
     except StoreConflict as exc:
         raise Conflict("this session's key was already claimed", code="already_claimed") from exc
-    return key, replace(licence, key_hash=hash_key(key), version=licence.version + 1)
 
 
 def find_by_key(store: LicenceStore, key: str) -> Licence | None:
@@ -291,8 +291,7 @@ def issue_manual(
         key_hash=hash_key(key),
         transitions=(_operator_transition("operator.issue", "issue", now),),
     )
-    _write(store, None, licence)
-    return key, replace(licence, version=1)
+    return key, _write(store, None, licence)
 
 
 def _update(store: LicenceStore, licence_id: str, edit: Callable[[Licence], Licence]) -> Licence:
@@ -300,12 +299,10 @@ def _update(store: LicenceStore, licence_id: str, edit: Callable[[Licence], Lice
         before = _read(store, licence_id)
         if before is None:
             raise NotFound(f"no licence {licence_id}")
-        after = edit(before)
         try:
-            _write(store, before, after)
+            return _write(store, before, edit(before))
         except StoreConflict:
             continue
-        return replace(after, version=before.version + 1)
     raise Conflict("licence is being updated concurrently; retry", code="busy")
 
 

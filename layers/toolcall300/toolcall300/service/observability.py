@@ -7,8 +7,19 @@ values: argument blobs, schemas and licence keys never reach a log line.
 
 from __future__ import annotations
 
+import warnings
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
+
+# Read-only routes publish no metric on most invocations; that is expected, not a warning.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+
+def count(name: str) -> None:
+    """Add one to a CloudWatch (EMF) count metric for this invocation."""
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)

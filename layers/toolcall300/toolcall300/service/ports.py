@@ -65,7 +65,7 @@ def payment_lookup() -> Callable[[str], str | None]:
 
 
 @cache
-def stripe_event_processor() -> Callable[[dict[str, Any]], dict[str, Any]]:
+def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """``webhook.process_event`` bound to the production stores, once per Stripe event id."""
     from toolcall300.service.adapters.idempotency import once_per_event_id
     from toolcall300.service.webhook import process_event

@@ -20,9 +20,11 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 from toolcall300.service.errors import Conflict
 
 EventFn = Callable[[dict[str, Any]], dict[str, Any]]
+#: The wrapped form: (event, Lambda context or None) -> result.
+OnceFn = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def once_per_event_id(fn: EventFn, *, table: str, expires_after_s: int) -> EventFn:
+def once_per_event_id(fn: EventFn, *, table: str, expires_after_s: int) -> OnceFn:
     """``fn`` made idempotent on ``event["id"]``; an in-flight duplicate answers 409 (retry)."""
     persistence = DynamoDBPersistenceLayer(table_name=table)
     config = IdempotencyConfig(
@@ -39,7 +41,9 @@ def once_per_event_id(fn: EventFn, *, table: str, expires_after_s: int) -> Event
         data_keyword_argument="event", persistence_store=persistence, config=config
     )(process_stripe_event)
 
-    def call(event: dict[str, Any]) -> dict[str, Any]:
+    def call(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+        if context is not None:  # lets Powertools expire an in-progress record with the invocation
+            config.register_lambda_context(context)
         try:
             result: dict[str, Any] = wrapped(event=event)
         except IdempotencyAlreadyInProgressError as exc:

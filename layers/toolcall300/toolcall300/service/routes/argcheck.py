@@ -24,6 +24,7 @@ from toolcall300.service.http import (
     raw_body,
     source_ip,
 )
+from toolcall300.service.observability import count
 from toolcall300.service.ports import licence_store, usage_store
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
@@ -80,6 +81,7 @@ def check() -> Response[str]:
             now=datetime.now(UTC),
         )
     usage.record_metrics(store, argcheck.status_summary(response))
+    count("Checks")
     return _answer(response)
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from toolcall300.service import corpus, usage
 from toolcall300.service.auth import require_licence
 from toolcall300.service.http import error_responses, make_router
+from toolcall300.service.observability import count
 from toolcall300.service.ports import corpus_objects, licence_store, usage_store
 from toolcall300.service.settings import CorpusSettings, get_settings
 
@@ -52,6 +53,7 @@ def get_corpus() -> CorpusView:
     links = corpus.corpus_links(
         corpus_objects(), seconds=settings.presign_seconds, max_age=settings.manifest_max_age_s
     )
+    count("CorpusDownloads")
     return CorpusView.model_validate(links)
 
 

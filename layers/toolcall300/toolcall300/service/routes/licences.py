@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from toolcall300.service import licences
 from toolcall300.service.auth import require_licence
 from toolcall300.service.http import error_responses, json_response, make_router, ok_response
+from toolcall300.service.observability import count
 from toolcall300.service.ports import licence_store
 
 router = make_router()
@@ -41,6 +42,7 @@ def claim(
     session_id: Annotated[str, Query(min_length=4, max_length=255, pattern=r"^cs_[A-Za-z0-9_]+$")],
 ) -> Response[str]:
     key, licence = licences.claim(licence_store(), session_id)
+    count("LicencesClaimed")
     return json_response(200, {**licence.public(), "key": key})
 
 

@@ -7,6 +7,7 @@ from pydantic import BaseModel
 from toolcall300.service.adapters.stripe_api import verify_event
 from toolcall300.service.errors import PayloadTooLarge
 from toolcall300.service.http import error_responses, make_router, raw_body
+from toolcall300.service.observability import count
 from toolcall300.service.ports import stripe_event_processor, webhook_secrets
 from toolcall300.service.settings import WebhookSettings, get_settings
 
@@ -39,4 +40,7 @@ def stripe_webhook() -> WebhookAck:
         webhook_secrets(),
         tolerance=settings.webhook_tolerance_s,
     )
-    return WebhookAck.model_validate(stripe_event_processor()(event))
+    ack = WebhookAck.model_validate(stripe_event_processor()(event, router.lambda_context))
+    if ack.applied:
+        count("StripeEventsApplied")
+    return ack

@@ -1,0 +1,107 @@
+"""template.yaml: lints clean (cfn-lint, sam validate --lint) and declares what the service relies on."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall300.service.cfn import http_routes, resources_of_type
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
+
+
+def test_cfn_lint_passes() -> None:
+    exe = VENV_BIN / "cfn-lint"
+    exe = exe if exe.exists() else ROOT / ".venv" / "bin" / "cfn-lint"
+    proc = subprocess.run(
+        [str(exe), str(ROOT / "template.yaml")], capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_sam_validate_lint_passes() -> None:
+    sam = ROOT / ".sam-venv" / "bin" / "sam"
+    assert sam.exists(), "run `make sam-venv` first (SAM CLI lives in its own venv)"
+    env = {**os.environ, "SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
+    proc = subprocess.run(
+        [str(sam), "validate", "--lint", "-t", "template.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_runtime_is_stated_once_in_globals(template: dict[str, Any]) -> None:
+    assert template["Globals"]["Function"]["Runtime"] == "python3.12"
+    assert len(re.findall(r"^\s+Runtime:", (ROOT / "template.yaml").read_text(), flags=re.M)) == 1
+
+
+def test_corpus_bucket_is_private_versioned_encrypted_and_tls_only(
+    template: dict[str, Any],
+) -> None:
+    bucket = template["Resources"]["CorpusBucket"]["Properties"]
+    assert bucket["VersioningConfiguration"]["Status"] == "Enabled"
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    policy = template["Resources"]["CorpusBucketPolicy"]["Properties"]["PolicyDocument"][
+        "Statement"
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"]["Bool"]["aws:SecureTransport"] == "false"
+        for s in policy
+    )
+
+
+def test_tables_have_the_keys_the_code_uses(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    idem = res["IdempotencyTable"]["Properties"]
+    assert idem["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    assert idem["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
+    lic = res["LicencesTable"]["Properties"]
+    assert {i["IndexName"] for i in lic["GlobalSecondaryIndexes"]} == {"by_key_hash", "by_session"}
+    runs = res["RunsTable"]["Properties"]
+    assert runs["KeySchema"] == [{"AttributeName": "run_id", "KeyType": "HASH"}]
+    by_team = next(i for i in runs["GlobalSecondaryIndexes"] if i["IndexName"] == "by_team")
+    assert [k["AttributeName"] for k in by_team["KeySchema"]] == ["team", "created_at"]
+    assert res["UsageTable"]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
+
+
+def test_every_route_has_a_handler_file(template: dict[str, Any]) -> None:
+    routes = http_routes(template)
+    assert {(r.method, r.path) for r in routes} >= {
+        ("POST", "/webhooks/stripe"), ("GET", "/licence/claim"), ("GET", "/licence"), ("GET", "/corpus"),
+        ("GET", "/cases/{id}/rationale"), ("GET", "/criteria"), ("POST", "/precheck"), ("POST", "/check"),
+        ("GET", "/metrics"), ("GET", "/openapi.json"),
+    }  # fmt: skip
+    for r in routes:
+        module = r.handler.rpartition(".")[0]
+        assert (ROOT / r.code_uri / f"{module}.py").exists(), r
+
+
+def test_template_holds_no_secret_values() -> None:
+    text = (ROOT / "template.yaml").read_text() + (ROOT / "samconfig.toml").read_text()
+    assert not re.search(r"whsec_[A-Za-z0-9]|sk_(live|test)_|rk_(live|test)_[A-Za-z0-9]", text)
+
+
+def test_functions_read_only_their_own_tables(template: dict[str, Any]) -> None:
+    # Least privilege: only the webhook may read the Stripe secrets or the idempotency table.
+    for name, fn in resources_of_type(template, "AWS::Serverless::Function").items():
+        policies = str(fn["Properties"].get("Policies", []))
+        if name != "StripeWebhookFunction":
+            assert "StripeWebhookSecret" not in policies and "IdempotencyTable" not in policies, (
+                name
+            )
+
+
+@pytest.mark.parametrize("path", ["/cases/tc300-0001/rationale", "/licence"])
+def test_route_patterns_match_concrete_paths(template: dict[str, Any], path: str) -> None:
+    assert any(r.pattern().match(path) for r in http_routes(template))
