@@ -231,6 +231,9 @@ def _close(value: Any, log: list[Repair]) -> Any:
     if isinstance(value, OpenObject):
         kept: dict[str, Any] = {}
         for key, member in value.members.items():
+            # Rule 11, STRICT reading (D11.1, D11.2), chosen over the generous one: a member is
+            # kept only if its value was completely written; a container never closed is
+            # dropped whole with its complete elements, never closed into a shorter value.
             if is_complete(member):
                 kept[key] = member
             else:
