@@ -158,7 +158,7 @@ def test_enforced_keywords_are_the_seeds() -> None:
 
 # ------------------------------------------------------------------------- service interface
 
-S = {
+S: dict[str, Any] = {
     "type": "object",
     "properties": {"n": {"type": "integer"}, "q": {"type": "string"}},
     "required": ["q"],
@@ -196,7 +196,8 @@ def test_precheck_gives_assessable_or_the_same_refusal_never_a_verdict() -> None
     good = {"schema": S, "arguments": {"n": "x"}}
     assert check(good)["verdict"] == "UNREPAIRABLE"
     assert precheck(good) == {"criteria_id": "tool-argument/v1", "assessable": True}
-    for bad in ({"schema": S}, {"schema": {"anyOf": []}, "arguments": {}}, [1]):
+    bads: list[Any] = [{"schema": S}, {"schema": {"anyOf": []}, "arguments": {}}, [1]]
+    for bad in bads:
         assert precheck(bad) == check(bad)
     body = json.dumps(good).encode()
     assert check_body(body, precheck=True) == precheck(good)
