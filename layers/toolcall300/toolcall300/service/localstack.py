@@ -80,7 +80,7 @@ def register_background(start: BackgroundStarter) -> BackgroundStarter:
 
 
 #: Modules imported before start so they can register background services (issue 6's worker).
-BACKGROUND_MODULES: list[str] = []
+BACKGROUND_MODULES: list[str] = ["toolcall300.service.worker"]  # issue 6: the scoring worker pool
 
 
 @dataclass

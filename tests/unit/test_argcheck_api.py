@@ -1,0 +1,178 @@
+"""The tool-argument/v1 endpoints through the real handler: free tier, licences, privacy."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.conftest import Call
+from toolcall300.service import usage
+from toolcall300.service.adapters.dynamo import LicenceTable, UsageTable
+from toolcall300.service.errors import PaymentRequired, TooManyRequests
+from toolcall300.service.licences import issue_manual
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def body(arguments: Any, schema: dict[str, Any] = SCHEMA) -> bytes:
+    return json.dumps({"schema": schema, "arguments": arguments}).encode()
+
+
+def test_check_gives_a_verdict_and_a_second_free_check_within_5s_is_429(call: Call) -> None:
+    status, _, data = call(
+        "POST", "/check", body=body({"n": "3"}), headers={"content-type": "application/json"}
+    )
+    assert status == 200 and data["verdict"] == "REPAIRED"
+    status, headers, data = call("POST", "/check", body=body({"n": 3}))
+    assert status == 429 and data["error"]["code"] == "too_soon"
+    assert 1 <= int(headers["retry-after"]) <= 5
+
+
+def test_free_tier_is_per_client(call: Call) -> None:
+    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.1")[0] == 200
+    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.2")[0] == 200
+
+
+def test_a_licence_lifts_the_free_tier(call: Call, aws: Any) -> None:
+    key, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    auth = {"authorization": f"Bearer {key}"}
+    assert [call("POST", "/check", body=body({"n": 1}), headers=auth)[0] for _ in range(3)] == [
+        200,
+        200,
+        200,
+    ]
+    assert (
+        call("POST", "/check", body=body({"n": 1}), headers={"authorization": "Bearer nope"})[0]
+        == 401
+    )
+
+
+def test_refusals_are_free_and_keep_their_status(call: Call) -> None:
+    for raw, status in [
+        (b"{bad", 400),
+        (json.dumps({"arguments": {}}).encode(), 400),
+        (b"x" * (256 * 1024 + 1), 413),
+    ]:
+        got, _, data = call("POST", "/check", body=raw)
+        assert got == status and "refusal" in data
+    assert call("POST", "/check", body=body({"n": 1}))[0] == 200  # the allowance is untouched
+
+
+def test_precheck_is_free_and_gives_no_verdict(call: Call) -> None:
+    for _ in range(3):
+        status, _, data = call("POST", "/precheck", body=body({"n": "x"}))
+        assert status == 200 and data.get("assessable") is True and "verdict" not in data
+
+
+def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
+    call("POST", "/check", body=body({"n": "abc"}), ip="203.0.113.9")
+    call("POST", "/check", body=b"[", ip="203.0.113.9")
+    status, _, data = call("GET", "/metrics")
+    assert status == 200
+    assert data == {
+        "verdicts": {"UNREPAIRABLE": 1},
+        "defects": {"type_mismatch": 1},
+        "refusals": {"invalid_request_body": 1},
+    }
+
+
+def test_submitted_values_are_never_logged_or_stored(
+    call: Call, aws: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    marker_key, marker_value, marker_enum = (
+        "k_SECRETKEY_81f2",
+        "v_SECRETVALUE_77aa",
+        "e_SECRETENUM_190c",
+    )
+    schema = {
+        "type": "object",
+        "properties": {marker_key: {"type": "string", "enum": [marker_enum]}},
+        "additionalProperties": False,
+    }
+    requests = [
+        body({marker_key: marker_value}, schema),
+        body({marker_key: marker_enum.upper()}, schema),
+        json.dumps(
+            {"schema": schema, "arguments_text": '{"' + marker_key + '": "' + marker_value + '",'}
+        ).encode(),
+        b'{"schema": {"' + marker_key.encode() + b'": 1}, "arguments": ',
+    ]
+    for i, raw in enumerate(requests):
+        call("POST", "/check", body=raw, ip=f"192.0.2.{i}")
+        call("POST", "/precheck", body=raw, ip=f"192.0.2.{i}")
+    call("GET", "/metrics")
+    captured = capsys.readouterr()
+    logs = captured.out + captured.err + caplog.text
+    stored = json.dumps(UsageTable(aws.names["UsageTable"]).table.scan()["Items"], default=str)
+    for marker in (marker_key, marker_value, marker_enum, "SECRET"):
+        assert marker not in logs
+        assert marker not in stored
+    assert (
+        "request" in logs or logs == ""
+    )  # the run did log (structured lines), just not the values
+
+
+class MemoryUsage:
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+
+    def get(self, counter_id: str) -> dict[str, Any] | None:
+        return self.items.get(counter_id)
+
+    def take(
+        self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
+    ) -> None:
+        from toolcall300.service.errors import StoreConflict
+
+        item = self.items.get(counter_id)
+        if item and not (item["used"] < limit and item["last_ms"] <= now_ms - min_gap_ms):
+            raise StoreConflict("refused")
+        self.items[counter_id] = {"used": (item or {"used": 0})["used"] + 1, "last_ms": now_ms}
+
+    def add(self, counter_id: str, names: list[str]) -> None:
+        item = self.items.setdefault(counter_id, {})
+        for n in names:
+            item[n] = item.get(n, 0) + 1
+
+
+def test_free_tier_100_a_day_5s_apart_then_402_until_midnight() -> None:
+    store = MemoryUsage()
+    start = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+    for i in range(100):
+        usage.take_free_check(
+            store, "1.2.3.4", per_day=100, min_gap_s=5, now=start + timedelta(seconds=5 * i)
+        )
+    with pytest.raises(PaymentRequired) as spent:
+        usage.take_free_check(
+            store, "1.2.3.4", per_day=100, min_gap_s=5, now=start + timedelta(seconds=600)
+        )
+    assert spent.value.status == 402 and int(spent.value.headers["Retry-After"]) == 86400 - 600
+    usage.take_free_check(store, "1.2.3.4", per_day=100, min_gap_s=5, now=start + timedelta(days=1))
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 4999))
+def test_too_soon_waits_the_rest_of_the_interval(gap_ms: int) -> None:
+    store = MemoryUsage()
+    t0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    usage.take_free_check(store, "ip", per_day=100, min_gap_s=5, now=t0)
+    with pytest.raises(TooManyRequests) as soon:
+        usage.take_free_check(
+            store, "ip", per_day=100, min_gap_s=5, now=t0 + timedelta(milliseconds=gap_ms)
+        )
+    assert 1 <= int(soon.value.headers["Retry-After"]) <= 5
+    assert int(soon.value.headers["Retry-After"]) >= (5000 - gap_ms) / 1000
+
+
+def test_client_ids_do_not_contain_the_address() -> None:
+    assert "198.51.100.7" not in usage.client_id("198.51.100.7")
+    assert usage.client_id("a") != usage.client_id("b")

@@ -1,0 +1,177 @@
+"""GET /corpus and GET /cases/{id}/rationale through the real handler (moto S3 and DynamoDB)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.conftest import Call
+from toolcall300.service import corpus
+from toolcall300.service.adapters.dynamo import LicenceTable
+from toolcall300.service.adapters.s3 import CorpusObjects, upload_corpus
+from toolcall300.service.errors import BadRequest, UpstreamUnavailable
+from toolcall300.service.licences import issue_manual, revoke
+
+CASES = [
+    {"id": f"tc300-{i:04d}", "category": "truncated", "text": "{", "tools": []} for i in range(1, 4)
+]
+RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 4)]
+
+
+def make_corpus(directory: Path) -> dict[str, Any]:
+    """A small corpus with the real file names and manifest shape."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
+        "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),
+    }
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    manifest = {
+        "files": [
+            {"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+            for n, d in files.items()
+        ]
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return manifest
+
+
+@pytest.fixture
+def published(aws: Any, tmp_path: Path) -> dict[str, Any]:
+    manifest = make_corpus(tmp_path / "corpus")
+    upload_corpus(tmp_path / "corpus", CorpusObjects(aws.names["CorpusBucket"]))
+    return manifest
+
+
+@pytest.fixture
+def key(aws: Any) -> str:
+    from datetime import UTC, datetime
+
+    k, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    return k
+
+
+def test_corpus_lists_pins_and_sigv4_links_of_at_most_five_minutes(
+    call: Call, published: dict[str, Any], key: str
+) -> None:
+    status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    assert status == 200
+    assert [(f["name"], f["sha256"]) for f in data["files"]] == [
+        (f["name"], f["sha256"]) for f in published["files"]
+    ]
+    assert 0 < data["expires_in"] <= 300
+    for f in data["files"]:
+        query = parse_qs(urlsplit(f["url"]).query)
+        assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
+        assert int(query["X-Amz-Expires"][0]) <= 300
+
+
+def test_presigned_link_serves_the_pinned_bytes(
+    call: Call, published: dict[str, Any], key: str
+) -> None:
+    import requests
+
+    _, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    for f in data["files"]:
+        assert hashlib.sha256(requests.get(f["url"], timeout=10).content).hexdigest() == f["sha256"]
+
+
+def test_daily_download_cap_answers_429_with_retry_after(
+    call: Call, published: dict[str, Any], key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolcall300.service.settings import clear_settings
+
+    monkeypatch.setenv("DOWNLOADS_PER_DAY", "2")
+    clear_settings()
+    auth = {"authorization": f"Bearer {key}"}
+    assert [call("GET", "/corpus", headers=auth)[0] for _ in range(2)] == [200, 200]
+    status, headers, data = call("GET", "/corpus", headers=auth)
+    assert status == 429 and data["error"]["code"] == "daily_limit"
+    assert 1 <= int(headers["retry-after"]) <= 86400
+    monkeypatch.delenv("DOWNLOADS_PER_DAY")
+    clear_settings()
+
+
+def test_rationale_of_one_case(call: Call, published: dict[str, Any], key: str) -> None:
+    status, _, data = call(
+        "GET", "/cases/tc300-0002/rationale", headers={"authorization": f"Bearer {key}"}
+    )
+    assert (status, data) == (200, RATIONALE[1])
+    assert (
+        call("GET", "/cases/tc300-0999/rationale", headers={"authorization": f"Bearer {key}"})[0]
+        == 404
+    )
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    ["..%2F..%2Fmanifest.json", "tc300-1", "TC300-0001", "tc300-0001%0A", "%00", "tc300-00001"],
+)
+def test_path_traversal_and_odd_ids_are_400_or_404(
+    call: Call, published: dict[str, Any], key: str, case_id: str
+) -> None:
+    status, _, data = call(
+        "GET", f"/cases/{case_id}/rationale", headers={"authorization": f"Bearer {key}"}
+    )
+    assert status in (400, 404) and "error" in data
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=20))
+def test_validate_case_id_accepts_exactly_the_id_grammar(text: str) -> None:
+    import re
+
+    try:
+        corpus.validate_case_id(text)
+        accepted = True
+    except BadRequest:
+        accepted = False
+    assert accepted == bool(re.fullmatch(r"tc300-[0-9]{4}", text))
+
+
+def test_corpus_needs_a_live_licence(
+    call: Call, published: dict[str, Any], key: str, aws: Any
+) -> None:
+    from datetime import UTC, datetime
+
+    assert call("GET", "/corpus")[0] == 401
+    assert call("GET", "/corpus", headers={"authorization": "Bearer tc300_" + "A" * 32})[0] == 401
+    store = LicenceTable(aws.names["LicencesTable"])
+    revoke(store, store.scan()[0]["licence_id"], now=datetime.now(UTC))
+    status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    assert status == 401 and data["error"]["code"] == "licence_revoked"
+
+
+def test_key_in_the_url_is_not_accepted(call: Call, published: dict[str, Any], key: str) -> None:
+    assert call("GET", f"/corpus?key={key}")[0] == 401
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{}",
+        b'{"files": []}',
+        b'{"files": [{"name": "../x", "sha256": "' + b"0" * 64 + b'"}]}',
+        b"not json",
+    ],
+)
+def test_a_malformed_manifest_is_a_503_not_a_500(raw: bytes) -> None:
+    with pytest.raises(UpstreamUnavailable):
+        corpus.parse_manifest(raw)
+
+
+def test_upload_refuses_a_file_that_does_not_match_its_pin(aws: Any, tmp_path: Path) -> None:
+    make_corpus(tmp_path)
+    (tmp_path / "rationale.jsonl").write_text("tampered\n")
+    with pytest.raises(ValueError, match="sha256"):
+        upload_corpus(tmp_path, CorpusObjects(aws.names["CorpusBucket"]))

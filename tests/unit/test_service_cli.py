@@ -1,0 +1,124 @@
+"""The service's CLI shells: admin licence, dev purchase's signing, the download client."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.unit.fakes import MemoryLicenceStore
+from toolcall300.cliutil import UsageError
+from toolcall300.service import admin, client, devtools, licences
+
+
+def run_admin(argv: list[str], store: MemoryLicenceStore) -> list[str]:
+    out = io.StringIO()
+    admin.execute(admin.parse_args(["--table", "t", *argv]), store, out)
+    return out.getvalue().splitlines()
+
+
+def test_admin_issue_list_reissue_revoke() -> None:
+    store = MemoryLicenceStore()
+    key = run_admin(["licence", "issue", "--tier", "team", "--team", "Acme"], store)[-1]
+    assert licences.KEY_RE.match(key)
+    [row] = [json.loads(line) for line in run_admin(["licence", "list"], store)]
+    assert row["team"] == "acme" and row["status"] == "active" and key not in json.dumps(row)
+    new_key = run_admin(["licence", "reissue", row["licence_id"]], store)[-1]
+    assert new_key != key and licences.find_by_key(store, key) is None
+    assert run_admin(["licence", "revoke", row["licence_id"]], store) == [
+        f"licence {row['licence_id']}: revoked"
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["licence", "issue", "--tier", "team"], ["licence", "issue", "--tier", "gold"], ["licence"]],
+)
+def test_admin_usage_errors(argv: list[str]) -> None:
+    with pytest.raises(UsageError):
+        admin.parse_args(["--table", "t", *argv])
+
+
+def test_dev_purchase_signature_verifies_with_stripe() -> None:
+    import stripe
+
+    payload = json.dumps(
+        devtools.checkout_event(tier="single", team=None, now=1_700_000_000)
+    ).encode()
+    header = devtools.signature_header(payload, "whsec_x", timestamp=1_700_000_000)
+    assert stripe.WebhookSignature.verify_header(
+        payload.decode(), header, "whsec_x", tolerance=None
+    )
+    with pytest.raises(stripe.SignatureVerificationError):
+        stripe.WebhookSignature.verify_header(payload.decode(), header, "whsec_y", tolerance=None)
+
+
+def test_dev_purchase_team_needs_a_team() -> None:
+    with pytest.raises(UsageError):
+        devtools.parse_args(["purchase", "--api", "http://127.0.0.1:1", "--tier", "team"])
+
+
+class _Files(BaseHTTPRequestHandler):
+    files: ClassVar[dict[str, bytes]] = {}
+
+    def do_GET(self) -> None:
+        data = self.files.get(self.path.lstrip("/"), b"")
+        self.send_response(200 if data else 404)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def file_server() -> Any:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_fetch_verified_keeps_a_matching_file_and_refuses_a_mismatch(
+    file_server: str, tmp_path: Path
+) -> None:
+    _Files.files = {"good": b"hello", "bad": b"tampered"}
+    pin = hashlib.sha256(b"hello").hexdigest()
+    progress = io.StringIO()
+    client.fetch_verified(
+        f"{file_server}/good", tmp_path / "good", sha256=pin, size=5, name="good", progress=progress
+    )
+    assert (tmp_path / "good").read_bytes() == b"hello" and "100%" in progress.getvalue()
+    with pytest.raises(client.PinMismatch):
+        client.fetch_verified(
+            f"{file_server}/bad",
+            tmp_path / "bad",
+            sha256=pin,
+            size=None,
+            name="bad",
+            progress=progress,
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good"]  # no partial or temp file left
+
+
+def test_key_comes_from_the_environment_or_a_prompt_never_a_flag() -> None:
+    assert client.read_key({"TOOLCALL300_LICENCE": " tc300_abc "}) == "tc300_abc"
+    assert client.read_key({}, prompt=lambda _: "typed") == "typed"
+    with pytest.raises(UsageError):
+        client.parse_args(["--api", "http://x", "--out", "d", "--key", "k"])
+
+
+@pytest.mark.parametrize("api", ["http://example.com", "ftp://127.0.0.1", "http://10.0.0.1:8300"])
+def test_keys_are_not_sent_over_plain_http_to_other_machines(api: str) -> None:
+    from toolcall300.service.httpclient import check_transport
+
+    with pytest.raises(ValueError):
+        check_transport(api)
