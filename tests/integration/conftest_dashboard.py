@@ -335,3 +335,26 @@ def serve_contract_api() -> Iterator[ContractApi]:
     yield api
     server.shutdown()
     server.server_close()
+
+
+# ---------------------------------------------------------------- the real local stack
+
+
+@pytest.fixture(scope="module")
+def dashboard_stack(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The local stack's URL: the service's ``local_stack`` fixture when there is one, else a
+    stack of our own (same ``start_local_stack``), stopped at the end of the module."""
+    try:
+        shared = request.getfixturevalue("local_stack")
+    except pytest.FixtureLookupError:
+        shared = None
+    if shared is not None:
+        yield str(getattr(shared, "url", shared))
+        return
+    from toolcall300.service.localstack import start_local_stack
+
+    stack = start_local_stack()
+    try:
+        yield stack.url
+    finally:
+        stack.stop()

@@ -1,0 +1,253 @@
+"""End to end: the dashboard in headless chromium against the real local stack over HTTP.
+
+A team licence is bought the way ``toolcall300 dev purchase`` does it (a signed test Stripe
+event, then the claim); real runs are submitted through ``POST /runs`` with ``adapter_cmd``
+and scored by the local worker; then, in the browser: sign in, the charts of a team with
+several runs, a run and its comparison, a failed run, the report download, sign out, phone
+width, keyboard only, an empty team and a wrong key. Screenshots go to tests/e2e/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+pytest.register_assert_rewrite("conftest_dashboard")
+pytest_plugins = ["conftest_dashboard"]
+
+from conftest_dashboard import shoot  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+TOOLSHIM = ["toolcall300", "toolshim", "--stream"]
+#: An adapter that refuses every case: a clear regression against a toolshim baseline.
+REFUSE_ALL = [
+    "python3",
+    "-c",
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    print(json.dumps({'id': json.loads(line)['id'], 'call': None}), flush=True)\n",
+]
+#: An adapter that dies at once with something on stderr: a failed run with a log tail.
+CRASHES = ["sh", "-c", "echo 'adapter: cannot load model weights' >&2; exit 3"]
+
+
+@dataclass(frozen=True)
+class Team:
+    url: str
+    name: str
+    key: str
+    runs: dict[str, dict[str, Any]]  # label -> final GET /runs/{id} body
+
+
+def buy_team_licence(url: str, team: str) -> str:
+    from toolcall300.service.devtools import purchase
+    from toolcall300.service.localstack import DEV_WEBHOOK_SECRET
+
+    claimed = purchase(url, tier="team", team=team, secret=DEV_WEBHOOK_SECRET)
+    return str(claimed["key"])
+
+
+def submit_and_wait(
+    url: str, key: str, body: dict[str, Any], timeout_s: float = 180
+) -> dict[str, Any]:
+    """POST /runs, then poll GET /runs/{id} until the run is scored or failed."""
+    auth = {"Authorization": f"Bearer {key}"}
+    answer = requests.post(f"{url}/runs", json=body, headers=auth, timeout=30)
+    assert answer.status_code == 202, answer.text
+    run_id = answer.json()["run_id"]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = requests.get(f"{url}/runs/{run_id}", headers=auth, timeout=30).json()
+        if run["status"] in ("scored", "failed"):
+            return dict(run)
+        time.sleep(0.5)
+    raise AssertionError(f"run {run_id} did not finish within {timeout_s} s: {run}")
+
+
+@pytest.fixture(scope="module")
+def team(dashboard_stack: str) -> Team:
+    """A team with five real runs: baseline, regression, pass, failure, a second baseline."""
+    url = dashboard_stack
+    probe = requests.get(f"{url}/teams/nobody-here/runs", timeout=30)
+    if probe.status_code == 404 and "route" in probe.text:
+        pytest.fail("the local stack does not serve GET /teams/{team}/runs (runs routes missing)")
+    name = "dash-" + secrets.token_hex(4)
+    key = buy_team_licence(url, name)
+    commit = iter(f"{n:07x}{secrets.token_hex(3)}" for n in range(1, 99))
+
+    def run(
+        adapter: list[str], ref: str = "refs/heads/main", baseline: str = "main"
+    ) -> dict[str, Any]:
+        body = {"adapter_cmd": adapter, "ref": ref, "commit": next(commit), "baseline": baseline}
+        return submit_and_wait(url, key, body)
+
+    runs = {
+        "baseline": run(TOOLSHIM),
+        "regression": run(REFUSE_ALL),
+        "pass": run(TOOLSHIM, ref="refs/heads/feature-x"),
+        "failed": run(CRASHES),
+        "release": run(TOOLSHIM, ref="refs/heads/release-1.2", baseline="release-1.2"),
+    }
+    return Team(url, name, key, runs)
+
+
+@pytest.fixture
+def signed_in(watched_page: Any, team: Team) -> Iterator[Any]:
+    watched_page.goto(team.url + "/dashboard")
+    watched_page.get_by_label("Licence key").fill(team.key)
+    watched_page.get_by_role("button", name="Sign in").click()
+    watched_page.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    yield watched_page
+
+
+def test_the_seeded_runs_have_the_verdicts_the_journey_needs(team: Team) -> None:
+    r = team.runs
+    assert r["baseline"]["status"] == "scored" and r["baseline"]["verdict"] == "baseline_set"
+    assert r["regression"]["verdict"] == "regression"
+    assert r["regression"]["comparison"]["flipped"]["broken"]
+    assert r["pass"]["verdict"] == "pass"
+    assert r["failed"]["status"] == "failed" and r["failed"]["failure"]["reason"]
+    assert r["release"]["verdict"] == "baseline_set"
+
+
+def test_sign_in_charts_open_run_comparison_sign_out(signed_in: Any, team: Team) -> None:
+    pg = signed_in
+    # the charts: five counts and twelve categories, one point per scored run on main
+    assert pg.locator("#count-charts figure.chart").count() == 5
+    assert pg.locator("#category-charts figure.chart").count() == 12
+    assert pg.locator("#count-charts svg").first.get_attribute("data-points") == "3"
+    assert pg.locator("#count-charts [data-mark=regression]").count() == 5
+    exact = pg.locator("figure[data-chart='Exact matches'] figcaption").text_content()
+    assert f"latest {team.runs['pass']['summary']['exact']} of 300" in exact
+    shoot(pg, "e2e-1-history")
+
+    # open the regression and read its comparison
+    regression = team.runs["regression"]
+    pg.get_by_role("link", name=regression["run_id"]).first.click()
+    pg.get_by_role("heading", name=f"Run {regression['run_id']}").wait_for()
+    comparison = pg.locator("#comparison")
+    comparison.wait_for()
+    assert "Regression." in comparison.text_content()
+    assert team.runs["baseline"]["run_id"] in comparison.text_content()
+    broken = pg.locator("#flipped-broken li").all_text_contents()
+    assert broken == regression["comparison"]["flipped"]["broken"]
+    fell = regression["comparison"]["categories"]
+    assert pg.locator("#categories-fell li").count() == sum(
+        1 for c in fell.values() if c["delta"] < 0
+    )
+    shoot(pg, "e2e-2-run-regression")
+
+    # back to the history, then sign out
+    pg.get_by_role("link", name="All runs").click()
+    pg.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    pg.get_by_role("button", name="Sign out").click()
+    pg.get_by_role("heading", name="Sign in").wait_for()
+    assert pg.evaluate("sessionStorage.length") == 0
+    assert all(team.key not in url for url in pg.requests_seen)
+    shoot(pg, "e2e-3-signed-out")
+    assert pg.console_errors == []
+
+
+def test_failed_run_shows_its_reason_and_log_tail(signed_in: Any, team: Team) -> None:
+    failed = team.runs["failed"]
+    signed_in.get_by_role("link", name=failed["run_id"]).first.click()
+    signed_in.get_by_role("heading", name="Why it failed").wait_for()
+    assert failed["failure"]["reason"] in signed_in.locator("#run-body").text_content()
+    assert signed_in.locator("pre.log").text_content() == (
+        failed["failure"]["stderr_tail"] or "(empty)"
+    )
+    shoot(signed_in, "e2e-4-run-failed")
+
+
+def test_report_download_is_the_stored_report(signed_in: Any, team: Team, tmp_path: Path) -> None:
+    scored = team.runs["pass"]
+    signed_in.get_by_role("link", name=scored["run_id"]).first.click()
+    with signed_in.expect_download() as info:
+        signed_in.get_by_role("button", name="Download report (JSON)").click()
+    got = Path(info.value.path()).read_bytes()
+    direct = requests.get(
+        f"{team.url}/runs/{scored['run_id']}/report",
+        headers={"Authorization": f"Bearer {team.key}"},
+        timeout=30,
+    )
+    assert direct.status_code == 200
+    assert json.loads(got) == json.loads(direct.content)
+
+
+def test_named_baselines_to_choose_between(signed_in: Any, team: Team) -> None:
+    options = signed_in.locator("#baseline-select option").all_text_contents()
+    assert options[:2] == ["main", "release-1.2"]
+    signed_in.get_by_label("Baseline", exact=True).select_option("release-1.2")
+    ids = signed_in.locator("#runs-table tbody th a").all_text_contents()
+    assert ids == [team.runs["release"]["run_id"]]
+    shoot(signed_in, "e2e-5-release-baseline")
+
+
+def test_phone_width(watched_page: Any, team: Team) -> None:
+    watched_page.set_viewport_size({"width": 375, "height": 812})
+    watched_page.goto(team.url + "/dashboard")
+    watched_page.get_by_label("Licence key").fill(team.key)
+    watched_page.get_by_role("button", name="Sign in").click()
+    watched_page.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    shoot(watched_page, "e2e-6-phone-history")
+    watched_page.get_by_role("link", name=team.runs["regression"]["run_id"]).first.click()
+    watched_page.locator("#comparison").wait_for()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    shoot(watched_page, "e2e-7-phone-run")
+
+
+def test_keyboard_only(watched_page: Any, team: Team) -> None:
+    pg, kb = watched_page, watched_page.keyboard
+    pg.goto(team.url + "/dashboard")
+    kb.press("Tab")
+    assert pg.evaluate("document.activeElement.className") == "skip-link"
+    kb.press("Enter")
+    kb.press("Tab")
+    assert pg.evaluate("document.activeElement.id") == "key"
+    kb.type(team.key)
+    kb.press("Enter")
+    pg.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    target = team.runs["regression"]["run_id"]
+    for _ in range(300):
+        kb.press("Tab")
+        if pg.evaluate("document.activeElement.textContent") == target:
+            break
+    else:
+        pytest.fail("the regression's link was never reached with Tab")
+    assert pg.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    kb.press("Enter")
+    pg.get_by_role("heading", name=f"Run {target}").wait_for()
+    assert pg.evaluate("document.activeElement.id") == "run-title"
+    shoot(pg, "e2e-8-keyboard-run")
+
+
+def test_empty_team(watched_page: Any, dashboard_stack: str) -> None:
+    name = "empty-" + secrets.token_hex(4)
+    key = buy_team_licence(dashboard_stack, name)
+    watched_page.goto(dashboard_stack + "/dashboard")
+    watched_page.get_by_label("Licence key").fill(key)
+    watched_page.get_by_role("button", name="Sign in").click()
+    watched_page.get_by_role("heading", name="No runs yet").wait_for()
+    assert f"{name} has no hosted runs yet" in watched_page.locator("#empty").text_content()
+    shoot(watched_page, "e2e-9-empty-team")
+
+
+def test_wrong_key(watched_page: Any, dashboard_stack: str) -> None:
+    watched_page.goto(dashboard_stack + "/dashboard")
+    watched_page.get_by_label("Licence key").fill("tc300_" + secrets.token_urlsafe(24))
+    watched_page.get_by_role("button", name="Sign in").click()
+    error = watched_page.locator("#signin-error")
+    error.wait_for()
+    assert error.text_content().startswith("That key was not accepted")
+    assert watched_page.evaluate("sessionStorage.length") == 0
+    shoot(watched_page, "e2e-10-wrong-key")
