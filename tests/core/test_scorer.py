@@ -335,7 +335,7 @@ returned_values = json_values | st.fixed_dictionaries(
 ) | st.builds(set) | st.builds(object)  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(returned_values, min_size=6, max_size=6))
 def test_score_cases_never_crashes_and_is_deterministic(values: list[Any]) -> None:
     cases = tiny_corpus()

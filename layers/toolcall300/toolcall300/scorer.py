@@ -237,17 +237,24 @@ def grade_case(case: Mapping[str, Any], returned: Any) -> str:
     >>> grade_case(case, None)
     'false_refusal'
     """
+    return judge_case(case, returned)[0]
+
+
+def judge_case(case: Mapping[str, Any], returned: Any) -> tuple[str, bool]:
+    """``(outcome, schema_invalid_return)``: the grade, and whether a value came back that is
+    not a call its declared schema accepts (counted on every case, SCORING)."""
+    if returned is None:
+        refused_ok = case["expected_kind"] == "unrecoverable"
+        return (REFUSED_CORRECTLY if refused_ok else FALSE_REFUSAL), False
+    invalid = not call_is_schema_valid(returned, case["tools"])
     if case["expected_kind"] == "unrecoverable":
         # rule 2: only a refusal passes; any returned value, even {"name":..,"arguments":{}}, fails
-        return REFUSED_CORRECTLY if returned is None else INVENTED_CALL
-    if returned is None:
-        return FALSE_REFUSAL
+        return INVENTED_CALL, invalid
     expected_key = call_key(case["expected"])
     if expected_key is not None and call_key(returned) == expected_key:
-        return EXACT  # rule 1, D1.2: canonical spelling, so 3 and 3.0 differ
-    if not call_is_schema_valid(returned, case["tools"]):
-        return SCHEMA_INVALID  # D1.1: a list, a string, a call its schema rejects
-    return WRONG_CALL
+        return EXACT, invalid  # rule 1, D1.2: canonical spelling, so 3 and 3.0 differ
+    # D1.1: a list, a string, a call its schema rejects is a failed return, never a refusal
+    return (SCHEMA_INVALID if invalid else WRONG_CALL), invalid
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -277,7 +284,7 @@ def score_cases(
     per_case: list[dict[str, Any]] = []
     for case in cases:
         returned = answers.get(case["id"])
-        outcome = grade_case(case, returned)
+        outcome, invalid = judge_case(case, returned)
         passed = outcome in PASSING
         counts["cases"] += 1
         counts["exact"] += passed  # SCORING: a correct refusal counts as an exact pass
@@ -286,8 +293,7 @@ def score_cases(
         counts["refused_correctly"] += outcome == REFUSED_CORRECTLY
         counts["invented_calls"] += outcome == INVENTED_CALL
         counts["false_refusals"] += outcome == FALSE_REFUSAL
-        if returned is not None and not call_is_schema_valid(returned, case["tools"]):
-            counts["schema_invalid_returns"] += 1
+        counts["schema_invalid_returns"] += invalid
         cat = categories.setdefault(case["category"], {"n": 0, "pass": 0})
         cat["n"] += 1
         cat["pass"] += passed
