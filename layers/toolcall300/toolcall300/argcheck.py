@@ -89,31 +89,41 @@ def refusal_status(code: str) -> int:
 # ------------------------------------------------------------------------- request checks
 
 
+def _is_json_scalar(node: Any) -> bool:
+    if isinstance(node, str):
+        return not text_reader.has_lone_surrogate(node)
+    if isinstance(node, float):
+        return math.isfinite(node)
+    return node is None or isinstance(node, (bool, int))
+
+
 def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:
-    """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit)."""
+    """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit).
+
+    Iterative, so a hostile nesting costs no more than ``limit`` levels and never recursion.
+    """
+    if not isinstance(value, (dict, list)):
+        return _is_json_scalar(value), 0
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return True, deepest
         if isinstance(node, dict):
-            depth += 1
-            if any(not isinstance(k, str) or text_reader.has_lone_surrogate(k) for k in node):
-                return False, depth
-            stack.extend((v, depth) for v in node.values())
-        elif isinstance(node, list):
-            depth += 1
-            stack.extend((v, depth) for v in node)
-        elif isinstance(node, str):
-            if text_reader.has_lone_surrogate(node):
-                return False, depth
-        elif isinstance(node, float):
-            if not math.isfinite(node):
-                return False, depth
-        elif not (node is None or isinstance(node, (bool, int))):
-            return False, depth
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return True, deepest
+            for key in node:
+                if not isinstance(key, str) or text_reader.has_lone_surrogate(key):
+                    return False, deepest
+            children: Any = node.values()
+        else:
+            children = node
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+            elif not _is_json_scalar(child):
+                return False, deepest
     return True, deepest
 
 
@@ -413,6 +423,17 @@ def _defects(arguments: dict[str, Any], schema: dict[str, Any]) -> list[dict[str
     ]
 
 
+def _valid_or_text_repaired(submission: _Submission) -> dict[str, Any]:
+    if submission.text_diff:
+        return {
+            "criteria_id": CRITERIA_ID,
+            "verdict": "REPAIRED",
+            "arguments": submission.arguments,
+            "diff": submission.text_diff,
+        }
+    return {"criteria_id": CRITERIA_ID, "verdict": "VALID", "arguments": submission.arguments}
+
+
 def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
     if submission.arguments is None:
         # Decision: invalid_json_text is reported at the path of the raw text form.
@@ -423,6 +444,9 @@ def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
             "message": "arguments_text is not JSON and R1/R2 do not make it JSON",
         }
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": [defect]}
+    if is_valid(submission.arguments, schema):
+        # Fast path, same answer: where no node fails, no repair is ever attempted.
+        return _valid_or_text_repaired(submission)
     repairer = _Repairer()
     repaired = repairer.node(submission.arguments, schema, ())
     defects = _defects(repaired, schema)

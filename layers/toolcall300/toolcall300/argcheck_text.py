@@ -114,6 +114,8 @@ def json_depth(value: Any, limit: int) -> int:
 
 def has_lone_surrogate(text: str) -> bool:
     """Whether ``text`` holds a surrogate code point (not valid Unicode text, RFC 8259 s. 8.2)."""
+    if text.isascii():
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
