@@ -73,6 +73,9 @@ def submit() -> Response[str]:
     licence = _team_licence()
     conf = runs_config.settings()
     sub = runs.parse_submission(_json_body(), local=conf.toolcall300_local_stack)
+    if conf.toolcall300_local_stack and sub.adapter["kind"] == "image":
+        # A local stack has no AWS Batch to run images on; its worker runs commands.
+        raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")
     key = bearer_key(router.current_event.headers) or ""
     now = datetime.now(UTC)
     run, created = runs.submit(
