@@ -186,3 +186,36 @@ def test_progress_bar_when_stderr_is_a_terminal(folder: Path) -> None:
     args = scorer.parse_args(["--corpus", "corpus.jsonl", "--adapter", "naive"])
     assert scorer.run(args, io.StringIO(), err) == 0
     assert "6/6" in err.getvalue() and "\r[" in err.getvalue()
+
+
+STREAM_PROGRAM = """
+import json, sys
+TRUTH = json.loads({truth!r})
+rows = [json.loads(line) for line in sys.stdin]
+print("warming up", flush=True)
+for row in reversed(rows):
+    print(json.dumps({{"id": row["id"], "call": TRUTH[row["text"]]}}), flush=True)
+"""
+
+
+def test_stream_and_per_case_programs_score_like_the_in_process_adapter(folder: Path) -> None:
+    truth = json.dumps({c["text"]: TRUTH[c["id"]] for c in tiny_corpus()})
+    Path("prog.py").write_text(STREAM_PROGRAM.format(truth=truth))
+    score("--corpus", "corpus.jsonl", "--adapter", "myadapters:perfect", "--json", "base.json")
+    cmd = f"{sys.executable} prog.py"
+    code, out, err = score(
+        "--corpus", "corpus.jsonl", "--adapter-cmd", cmd, "--stream", "--baseline", "base.json"
+    )
+    assert code == 0, err
+    assert f"TOOLCALL-300 adapter: cmd --stream: {sys.executable} prog.py" in out
+    assert "1 stdout line(s) not a" in err  # "warming up" is reported, not trusted
+    assert "in-sample" not in out
+
+
+def test_a_program_named_toolshim_gets_the_in_sample_note(folder: Path) -> None:
+    Path("toolshim").mkdir()
+    Path("toolshim/__main__.py").write_text("import sys\nsys.exit(1)\n")
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter-cmd", f"{sys.executable} toolshim", "--timeout", "5"
+    )
+    assert code == 0 and "in-sample" in out and "false refusals          3" in out

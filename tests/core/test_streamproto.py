@@ -93,7 +93,7 @@ def test_a_hang_stops_at_the_per_case_limit_and_kills_the_group(tmp_path: Path) 
         """,
     )
     start = time.monotonic()
-    result = stream(argv, per_case_timeout=0.7)
+    result = stream(argv, per_case_timeout=1.5)  # room for a slow start under load
     assert time.monotonic() - start < 5
     assert result.stopped_reason == "idle_timeout"
     assert result.unanswered == IDS[1:]
@@ -120,13 +120,15 @@ def test_the_total_timeout_stops_a_slow_adapter(tmp_path: Path) -> None:
         tmp_path,
         """
         for line in sys.stdin:
-            time.sleep(0.3)
             answer(json.loads(line)["id"], None)
+            time.sleep(60)
         """,
     )
-    result = stream(argv, per_case_timeout=5.0, total_timeout=0.8)
+    start = time.monotonic()
+    result = stream(argv, per_case_timeout=30.0, total_timeout=2.0)
+    assert time.monotonic() - start < 6
     assert result.stopped_reason == "total_timeout"
-    assert 0 < len(result.unanswered) < len(IDS)
+    assert result.unanswered == IDS[1:]
 
 
 def test_a_stdout_flood_without_newlines_stops_at_the_output_cap(tmp_path: Path) -> None:
@@ -206,7 +208,7 @@ def test_a_skipped_id_is_waited_for_then_refused(tmp_path: Path) -> None:
         time.sleep(60)
         """,
     )
-    result = stream(argv, per_case_timeout=0.5)
+    result = stream(argv, per_case_timeout=1.5)
     assert result.unanswered == ["c3"] and result.answers["c3"] is None
     assert result.stopped_reason == "idle_timeout"
 

@@ -14,8 +14,10 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import shlex
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -204,9 +206,19 @@ def load_callable(spec: str) -> CallableAdapter:
     return CallableAdapter(fn, description)
 
 
+_TOOLSHIM = re.compile(r"(?<![\w-])toolshim(?![\w-])")
+
+
 def is_reference_normaliser(description: str) -> bool:
-    """Whether the adapter is toolshim, whose score on this corpus is in-sample (see README)."""
-    return description.startswith("toolshim") or description.startswith("toolcall300.toolshim")
+    """Whether the adapter is toolshim (in-process or as a program), whose score on this
+    corpus is in-sample (see README).
+
+    >>> is_reference_normaliser("cmd --stream: toolcall300 toolshim --stream")
+    True
+    >>> is_reference_normaliser("my_toolshim_fork:normalise")
+    False
+    """
+    return bool(_TOOLSHIM.search(description))
 
 
 # --------------------------------------------------------------------------- adapter programs
@@ -261,7 +273,7 @@ class CommandAdapter:
                     max_output_bytes=self.max_output_bytes,
                     popen_kwargs=self.popen_kwargs,
                 )
-            except OSError as exc:
+            except (OSError, subprocess.SubprocessError) as exc:
                 raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
             value, note = interpret_output(result, timeout)
             out.answers[key] = value
@@ -297,7 +309,7 @@ class StreamAdapter:
                 max_line_bytes=self.max_line_bytes,
                 popen_kwargs=self.popen_kwargs,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
         if progress:
             progress(len(items), len(items))

@@ -321,7 +321,12 @@ def run_stream(
     adapter that skips an id is waited for that long after its last answer, and one stuck
     on a case loses that case and, if it answers sequentially, the ones behind it. Every id
     not answered by then is a refusal (D12.1). The first answer to an id wins; later ones
-    are counted in ``duplicate_answers``.
+    are counted in ``duplicate_answers``. stdin is closed after the last item, so an adapter
+    may also read everything first and answer at EOF.
+
+    ``popen_kwargs`` (env, cwd, preexec_fn, ...) are passed to ``Popen``; the child gets its
+    own session (``start_new_session=True``) so a stop can kill its whole group. A
+    ``preexec_fn`` that calls ``os.setsid()`` itself must pass ``start_new_session=False``.
     """
     lines = encode_items(items)
     order = [key for key, _ in lines]
