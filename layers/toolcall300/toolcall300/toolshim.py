@@ -138,8 +138,7 @@ def _one(
             Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
         )
     schema = schemas[0]
-    # The catalog contract: a parameters schema's type defaults to object.
-    if schema_problems(schema) or declared_types(schema) not in ((), ("object",)):
+    if not _usable(schema):
         raise Refusal(
             Reason.UNUSABLE_SCHEMA, f"the parameters of {name!r} are outside the covered subset"
         )
@@ -151,6 +150,27 @@ def _one(
             Reason.SCHEMA_VIOLATION, "the repaired arguments still fail the schema", "$.arguments"
         )
     return {"name": name, "arguments": arguments}
+
+
+#: id(schema) -> (the schema itself, usable?). Checking a schema costs more than the rest
+#: of a call, and a catalog is the same objects call after call. Holding the schema keeps
+#: its id from being reused; a caller that edits a schema in place between calls must pass
+#: a new object (the cache is keyed on identity, not on content).
+_USABLE: dict[int, tuple[Any, bool]] = {}
+_USABLE_MAX = 4096
+
+
+def _usable(schema: Any) -> bool:
+    """Whether ``schema`` is a covered object schema (the catalog contract: its type
+    defaults to object), checked once per schema object."""
+    hit = _USABLE.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    ok = not schema_problems(schema) and declared_types(schema) in ((), ("object",))
+    if len(_USABLE) >= _USABLE_MAX:
+        _USABLE.clear()
+    _USABLE[id(schema)] = (schema, ok)
+    return ok
 
 
 def _tool_name(raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]) -> str:

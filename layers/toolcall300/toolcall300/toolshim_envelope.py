@@ -25,7 +25,7 @@ _LIST_KEYS = ("tool_calls",)
 _ONE_KEYS = ("function", "function_call")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RawCall:
     """One call as written: ``name`` and ``arguments`` may be cut markers or :data:`ABSENT`.
 
