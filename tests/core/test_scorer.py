@@ -360,3 +360,12 @@ def test_comparing_a_report_with_itself_never_regresses(choices: list[str | None
     }
     report = _report(answers)
     assert compare_reports(report, copy.deepcopy(report))["regressed"] is False
+
+
+def test_a_leading_byte_order_mark_is_tolerated() -> None:
+    assert len(parse_corpus(b"\xef\xbb\xbf" + corpus_bytes(tiny_corpus()))) == 6
+
+
+def test_invalid_utf8_is_named_by_line() -> None:
+    with pytest.raises(CorpusError, match="line 2: not UTF-8"):
+        parse_corpus(corpus_bytes(tiny_corpus()[:1]) + b'{"id": "\xff"}\n')

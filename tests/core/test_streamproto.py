@@ -288,3 +288,10 @@ def test_run_once_caps_a_flood(tmp_path: Path) -> None:
     argv = script(tmp_path, "while True: sys.stdout.write('y' * 65536)\n")
     result = run_once(argv, b"", timeout=5, max_output_bytes=100_000)
     assert result.output_capped and len(result.stdout) == 100_000
+
+
+def test_progress_is_reported_per_answer(tmp_path: Path) -> None:
+    argv = script(tmp_path, "for line in sys.stdin:\n    answer(json.loads(line)['id'], None)\n")
+    seen: list[tuple[int, int]] = []
+    stream(argv, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(n, 5) for n in range(1, 6)]

@@ -308,11 +308,12 @@ class StreamAdapter:
                 max_output_bytes=self.max_output_bytes,
                 max_line_bytes=self.max_line_bytes,
                 popen_kwargs=self.popen_kwargs,
+                progress=progress,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
-        if progress:
-            progress(len(items), len(items))
+        if progress and result.unanswered:
+            progress(len(items), len(items))  # close the bar; the gaps are refusals
         return AdapterRun(
             answers=result.answers,
             notes={

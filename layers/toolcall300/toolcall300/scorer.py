@@ -164,6 +164,7 @@ def parse_corpus(data: bytes) -> list[dict[str, Any]]:
     """Cases from JSON Lines bytes; blank lines are skipped; raises :class:`CorpusError` naming the line."""
     cases: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark from an editor is not JSON
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -313,6 +313,7 @@ def run_stream(
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     popen_kwargs: Mapping[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> StreamResult:
     """Run one long-lived adapter over ``items`` and collect its answers.
 
@@ -324,7 +325,8 @@ def run_stream(
     are counted in ``duplicate_answers``. stdin is closed after the last item, so an adapter
     may also read everything first and answer at EOF.
 
-    ``popen_kwargs`` (env, cwd, preexec_fn, ...) are passed to ``Popen``; the child gets its
+    ``progress(answered, total)`` is called after each new answer. ``popen_kwargs`` (env,
+    cwd, preexec_fn, ...) are passed to ``Popen``; the child gets its
     own session (``start_new_session=True``) so a stop can kill its whole group. A
     ``preexec_fn`` that calls ``os.setsid()`` itself must pass ``start_new_session=False``.
     """
@@ -366,6 +368,8 @@ def run_stream(
             answers[key] = parsed[1]
             latencies[key] = now - sent_at.get(key, start)
             last_progress = now
+            if progress:
+                progress(len(answers), len(order))
 
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
