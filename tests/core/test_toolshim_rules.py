@@ -611,6 +611,19 @@ def test_unknown_tool_is_refused() -> None:
     assert refusal(call("delete_everything", {})) is Reason.UNKNOWN_TOOL
 
 
+def test_a_value_json_cannot_carry_is_refused_not_a_crash() -> None:
+    tools = [tool("t", {"x": {"type": "number", "default": float("nan")}}, ["x"])]
+    assert refusal(call("t", {}), tools) is Reason.UNREPRESENTABLE
+
+
+def test_an_integer_string_too_long_for_int_is_lossy() -> None:
+    assert refusal(call("get_weather", {"city": "x", "days": "9" * 5000})) is Reason.LOSSY_COERCION
+    assert (
+        refusal('{"name": "get_weather", "arguments": {"city": "x", "days": ' + "9" * 5000 + "}}")
+        is Reason.NOT_JSON
+    )
+
+
 # ---------------------------------------------------------------------------- the repair log
 
 
@@ -664,6 +677,7 @@ REASON_TESTS = {
     Reason.CONFLICTING_CALLS: test_rule10_differing_copies_are_refused,
     Reason.UNUSABLE_SCHEMA: test_a_schema_outside_the_subset_is_refused,
     Reason.SCHEMA_VIOLATION: test_the_final_gate_refuses_what_no_rule_may_repair,
+    Reason.UNREPRESENTABLE: test_a_value_json_cannot_carry_is_refused_not_a_crash,
 }
 
 

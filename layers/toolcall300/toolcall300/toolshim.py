@@ -68,6 +68,8 @@ def normalise_explained(text: str, tools: list[dict[str, Any]]) -> Explained:
         return Explained(None, log, refusal.reason, f"{refusal.path}: {refusal.detail}")
     except RecursionError:
         return Explained(None, log, Reason.NOT_JSON, "nested too deeply")
+    except ValueError as exc:  # NaN in a catalog's default, an integer too long for int()
+        return Explained(None, log, Reason.UNREPRESENTABLE, str(exc)[:200])
     return Explained(call, log)
 
 
@@ -149,7 +151,9 @@ def _one(
         raise Refusal(
             Reason.SCHEMA_VIOLATION, "the repaired arguments still fail the schema", "$.arguments"
         )
-    return {"name": name, "arguments": arguments}
+    call = {"name": name, "arguments": arguments}
+    canonical(call)  # a call that cannot be written as JSON (NaN from a default) is never returned
+    return call
 
 
 #: id(schema) -> (the schema itself, usable?). Checking a schema costs more than the rest

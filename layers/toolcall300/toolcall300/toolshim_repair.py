@@ -17,7 +17,7 @@ import copy
 from typing import Any
 
 from toolcall300.canonical import canonical, json_equal
-from toolcall300.rules import NotLossless, coerce_lossless, enum_matches
+from toolcall300.rules import coerce_lossless, enum_matches
 from toolcall300.schema import Path, declared_types, format_path, is_integer, json_type_matches
 from toolcall300.toolshim_types import Reason, Refusal, Repair
 
@@ -111,7 +111,7 @@ def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -
     for t in types:
         try:
             results.append(coerce_lossless(value, t))
-        except NotLossless:
+        except ValueError:  # NotLossless, or a digit string longer than int() accepts
             continue
     if not results or len({canonical(r) for r in results}) != 1:
         # D5.1: no coercion produces a string, and nothing is guessed between two readings.

@@ -36,6 +36,7 @@ class Reason(enum.Enum):
     CONFLICTING_CALLS = "conflicting_calls"  # rule 10 / D10.1
     UNUSABLE_SCHEMA = "unusable_schema"  # the tool's schema is outside the covered subset
     SCHEMA_VIOLATION = "schema_violation"  # the final gate: still invalid after every repair
+    UNREPRESENTABLE = "unrepresentable"  # a value JSON cannot carry (NaN, a 5000-digit integer)
 
 
 class Refusal(Exception):
