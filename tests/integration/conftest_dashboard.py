@@ -10,9 +10,14 @@ end-to-end test uses the real local stack instead.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -339,22 +344,65 @@ def serve_contract_api() -> Iterator[ContractApi]:
 
 # ---------------------------------------------------------------- the real local stack
 
+CORPUS_FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")
+
+
+def service_corpus(source: Path, directory: Path) -> Path:
+    """The real corpus files, with the manifest shape the service uploads from (a list of
+    ``{"name", "sha256"}``, as in ``tests/integration/conftest.py``'s ``make_corpus``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name in CORPUS_FILES:
+        data = (source / name).read_bytes()
+        (directory / name).write_bytes(data)
+        files.append({"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
+    (directory / "manifest.json").write_text(json.dumps({"version": "e2e", "files": files}))
+    return directory
+
 
 @pytest.fixture(scope="module")
-def dashboard_stack(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The local stack's URL: the service's ``local_stack`` fixture when there is one, else a
-    stack of our own (same ``start_local_stack``), stopped at the end of the module."""
+def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``toolcall300 serve`` in its own process, on a free port, serving the real 300-case
+    corpus: a separate process keeps its environment (moto endpoint, table names) apart from
+    the in-process ``local_stack`` the other integration suites share."""
+    root = Path(__file__).resolve().parents[2]
+    corpus = service_corpus(root / "corpus_private", tmp_path_factory.mktemp("dash-corpus"))
+    command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
+    proc = subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
-        shared = request.getfixturevalue("local_stack")
-    except pytest.FixtureLookupError:
-        shared = None
-    if shared is not None:
-        yield str(getattr(shared, "url", shared))
-        return
-    from toolcall300.service.localstack import start_local_stack
-
-    stack = start_local_stack()
-    try:
-        yield stack.url
+        url = _wait_for_url(proc, timeout_s=60)
+        yield url
     finally:
-        stack.stop()
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_for_url(proc: subprocess.Popen[str], *, timeout_s: float) -> str:
+    """Read ``serve``'s banner until it names its URL (its first line)."""
+    found: list[str] = []
+    seen: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            seen.append(line)
+            match = re.search(r"local stack at (http://\S+)", line)
+            if match and not found:
+                found.append(match.group(1))
+        # keep draining so the server never blocks on a full pipe
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not found:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    if not found:
+        raise AssertionError("toolcall300 serve did not start:\n" + "".join(seen[-40:]))
+    return found[0]

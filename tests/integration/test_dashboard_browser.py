@@ -316,3 +316,30 @@ def test_no_request_leaves_the_page_origin(watched_page: Any, contract_api: Cont
     assert watched_page.requests_seen
     assert all(url.startswith(contract_api.base_url) for url in watched_page.requests_seen)
     assert watched_page.console_errors == []  # no CSP violation, no script error
+
+
+def test_a_running_run_is_checked_again_until_it_finishes(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    running = contract_api.runs[5]
+    watched_page.get_by_role("link", name=running["run_id"]).first.click()
+    watched_page.get_by_text("This run is running.").wait_for()
+    running.update(status="scored", verdict="pass", summary=contract_api.runs[1]["summary"])
+    running["finished_at"] = "2026-11-16T09:02:00Z"
+    watched_page.get_by_role("heading", name="Scores").wait_for(timeout=15_000)
+    assert watched_page.locator("#run-body .badge-scored").count() == 1
+
+
+def test_long_flipped_lists_are_folded_but_complete(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    many = [f"tc300-{n:04d}" for n in range(1, 120)]
+    contract_api.runs[2]["comparison"]["flipped"]["broken"] = many
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("link", name=contract_api.runs[2]["run_id"]).first.click()
+    folded = watched_page.locator("#flipped-broken details")
+    folded.wait_for()
+    assert not watched_page.locator("#flipped-broken li").first.is_visible()
+    folded.locator("summary").click()
+    assert watched_page.locator("#flipped-broken li").all_text_contents() == many

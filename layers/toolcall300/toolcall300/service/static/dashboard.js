@@ -13,6 +13,7 @@
   var KEY_SLOT = "toolcall300.licenceKey";
   var SVG_NS = "http://www.w3.org/2000/svg";
   var POLL_MS = 4000;
+  var LONG_LIST = 30;
 
   // The twelve categories of the suite README, in its order.
   var CATEGORIES = [
@@ -144,14 +145,15 @@
   function chartPoints(series, box) {
     var top = 1;
     series.forEach(function (p) { top = Math.max(top, p.of || 0, p.value); });
-    var innerW = box.width - box.left - box.right;
+    var inset = 8;  // keeps the first and last markers clear of the axis labels
+    var innerW = box.width - box.left - box.right - 2 * inset;
     var innerH = box.height - box.top - box.bottom;
     var step = series.length > 1 ? innerW / (series.length - 1) : 0;
     return {
       yMax: top,
       points: series.map(function (p, i) {
         return {
-          x: box.left + (series.length > 1 ? i * step : innerW / 2),
+          x: box.left + inset + (series.length > 1 ? i * step : innerW / 2),
           y: box.top + innerH - (p.value / top) * innerH,
           datum: p
         };
@@ -255,9 +257,10 @@
       nodes.push(svg("line", { "class": "chart-grid", x1: box.left, x2: box.width - box.right, y1: y, y2: y }));
       nodes.push(svg("text", { "class": "chart-axis", x: box.left - 4, y: y + 4, "text-anchor": "end", text: String(v) }));
     });
-    nodes.push(svg("text", { "class": "chart-axis", x: box.left, y: box.height - 6, text: dateOnly(first.when) }));
+    var ends = axisLabels(first.when, last.when);
+    nodes.push(svg("text", { "class": "chart-axis", x: box.left, y: box.height - 6, text: ends[0] }));
     if (series.length > 1) {
-      nodes.push(svg("text", { "class": "chart-axis", x: box.width - box.right, y: box.height - 6, "text-anchor": "end", text: dateOnly(last.when) }));
+      nodes.push(svg("text", { "class": "chart-axis", x: box.width - box.right, y: box.height - 6, "text-anchor": "end", text: ends[1] }));
       nodes.push(svg("polyline", {
         "class": "chart-line",
         points: geo.points.map(function (p) { return p.x.toFixed(1) + "," + p.y.toFixed(1); }).join(" ")
@@ -300,8 +303,12 @@
     return svg("circle", { "class": "chart-point", cx: x, cy: y, r: 4, "data-mark": "run" }, [tip]);
   }
 
-  function dateOnly(iso) {
-    return formatTime(iso).slice(0, 10);
+  /** The x axis's two end labels: dates, or times of day when both ends share a date. */
+  function axisLabels(firstIso, lastIso) {
+    var a = formatTime(firstIso);
+    var b = formatTime(lastIso);
+    if (a.slice(0, 10) === b.slice(0, 10)) { return [a.slice(11, 16), b.slice(11, 16)]; }
+    return [a.slice(0, 10), b.slice(0, 10)];
   }
 
   function pointText(p, unit) {
@@ -660,6 +667,7 @@
         (run.sandbox.network_isolated ? "network isolated" : "network NOT isolated") + (notes ? " (" + notes + ")" : ""))));
     }
     body.appendChild(el("dl", { "class": "facts panel" }, facts));
+    if (run.report_url && run.status === "scored") { body.appendChild(renderDownload(run)); }
 
     if (run.status === "queued" || run.status === "running") {
       body.appendChild(el("p", { "class": "panel", role: "status", text: "This run is " + run.status + ". The page checks it again every few seconds." }));
@@ -667,7 +675,6 @@
     if (run.failure) { body.appendChild(renderFailure(run.failure)); }
     if (run.summary) { body.appendChild(renderScores(run.summary)); }
     body.appendChild(renderComparison(run));
-    if (run.report_url && run.status === "scored") { body.appendChild(renderDownload(run)); }
     if (moveFocus) { $("run-title").focus(); }
   }
 
@@ -704,7 +711,9 @@
     if (!cmp) {
       section.appendChild(el("p", { text: run.verdict === "baseline_set"
         ? "This run set the baseline “" + runBaseline(run) + "”: there was no earlier baseline to compare it with."
-        : run.status === "scored" ? "No comparison was recorded for this run." : "A comparison appears once the run has been scored." }));
+        : run.status === "scored" ? "No comparison was recorded for this run."
+          : run.status === "failed" ? "A failed run is not compared with the baseline."
+            : "A comparison appears once the run has been scored." }));
       return section;
     }
     section.appendChild(el("p", {}, [
@@ -767,10 +776,13 @@
 
   function flippedBlock(flipped) {
     function list(id, title, ids) {
+      var items = el("ul", { "class": "ids" }, ids.map(function (c) { return el("li", { text: c }); }));
       return el("div", { id: id }, [
         el("h3", { text: title + " (" + ids.length + ")" }),
-        ids.length ? el("ul", { "class": "ids" }, ids.map(function (c) { return el("li", { text: c }); }))
-          : el("p", { "class": "hint", text: "None." })
+        ids.length === 0 ? el("p", { "class": "hint", text: "None." })
+          // A long list is folded so the rest of the run stays in reach.
+          : ids.length > LONG_LIST ? el("details", {}, [el("summary", { text: "Show all " + ids.length + " case ids" }), items])
+            : items
       ]);
     }
     return el("div", { "class": "panel" }, [
