@@ -48,6 +48,27 @@ def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     return {s: {"description": "error", "content": {JSON: {"model": ErrorBody}}} for s in statuses}
 
 
+_CODE_MESSAGE = {
+    "type": "object",
+    "required": ["code", "message"],
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+}
+_REFUSAL_OR_ERROR = {
+    "anyOf": [
+        {"type": "object", "required": ["refusal"], "properties": {"refusal": _CODE_MESSAGE}},
+        {"type": "object", "required": ["error"], "properties": {"error": _CODE_MESSAGE}},
+    ]
+}
+
+
+def refusal_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
+    """Checker statuses whose body is a tool-argument/v1 free refusal (or, from the edge, an error)."""
+    return {
+        s: {"description": "a named free refusal", "content": {JSON: {"schema": _REFUSAL_OR_ERROR}}}
+        for s in statuses
+    }
+
+
 def ok_response(
     model: type[BaseModel] | None = None, description: str = "ok"
 ) -> dict[int, OpenAPIResponse]:

@@ -22,6 +22,7 @@ from toolcall300.service.http import (
     make_router,
     ok_response,
     raw_body,
+    refusal_responses,
     source_ip,
 )
 from toolcall300.service.observability import count
@@ -52,7 +53,7 @@ def criteria() -> Response[str]:
 @router.post(
     "/precheck",
     summary="Assessability only (free): a named refusal or assessable: true",
-    responses={**ok_response(), **error_responses(400, 413)},
+    responses={**ok_response(), **refusal_responses(400, 413)},
     tags=["argcheck"],
 )
 def precheck() -> Response[str]:
@@ -62,7 +63,11 @@ def precheck() -> Response[str]:
 @router.post(
     "/check",
     summary="Check one arguments blob against one schema: VALID, REPAIRED or UNREPAIRABLE",
-    responses={**ok_response(), **error_responses(400, 401, 402, 403, 413, 429)},
+    responses={
+        **ok_response(),
+        **refusal_responses(400, 413),
+        **error_responses(401, 402, 403, 429),
+    },
     tags=["argcheck"],
 )
 def check() -> Response[str]:

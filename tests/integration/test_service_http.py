@@ -1,0 +1,173 @@
+"""The service over real HTTP on the local stack: purchase, licence, download, checker, abuse."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from toolcall300.service import client
+
+pytestmark = pytest.mark.slow
+
+
+def test_purchase_claim_describe(local_stack: Any, buy_licence: Any) -> None:
+    key = buy_licence("team", "acme")
+    r = requests.get(
+        f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    )
+    assert r.status_code == 200
+    assert (
+        r.json()["tier"] == "team" and r.json()["team"] == "acme" and r.json()["status"] == "active"
+    )
+
+
+def test_download_verifies_every_pin(
+    local_stack: Any, buy_licence: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLCALL300_LICENCE", buy_licence())
+    out, err = io.StringIO(), io.StringIO()
+    args = client.parse_args(["--api", local_stack.url, "--out", str(tmp_path)])
+    assert client.run(args, out, err) == 0, err.getvalue()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rationale.jsonl", "toolcall300.jsonl"]
+    assert "2 files verified" in out.getvalue()
+
+
+def test_download_refuses_a_tampered_file(
+    local_stack: Any, buy_licence: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=local_stack.context.aws_endpoint)
+    bucket = local_stack.context.names["CorpusBucket"]
+    original = s3.get_object(Bucket=bucket, Key="rationale.jsonl")["Body"].read()
+    s3.put_object(Bucket=bucket, Key="rationale.jsonl", Body=original + b"tampered\n")
+    try:
+        monkeypatch.setenv("TOOLCALL300_LICENCE", buy_licence())
+        out, err = io.StringIO(), io.StringIO()
+        args = client.parse_args(["--api", local_stack.url, "--out", str(tmp_path)])
+        assert client.run(args, out, err) == 1
+        assert "does not match the pin" in err.getvalue()
+        assert not (tmp_path / "rationale.jsonl").exists()
+    finally:
+        s3.put_object(Bucket=bucket, Key="rationale.jsonl", Body=original)
+
+
+def test_rationale_over_http(local_stack: Any, buy_licence: Any) -> None:
+    auth = {"Authorization": f"Bearer {buy_licence()}"}
+    r = requests.get(f"{local_stack.url}/cases/tc300-0003/rationale", headers=auth, timeout=10)
+    assert r.status_code == 200 and r.json()["rationale"] == "why 3"
+    for bad in ("..%2F..%2Fmanifest.json", "tc300-03", "%2e%2e"):
+        r = requests.get(f"{local_stack.url}/cases/{bad}/rationale", headers=auth, timeout=10)
+        assert r.status_code in (400, 404) and "error" in r.json()
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer tc300_" + "Z" * 32}, 401),
+        ({"Authorization": "Token x"}, 401),
+    ],
+)
+def test_no_or_wrong_key_is_a_json_401(
+    local_stack: Any, headers: dict[str, str], status: int
+) -> None:
+    for path in ("/licence", "/corpus", "/cases/tc300-0001/rationale"):
+        r = requests.get(local_stack.url + path, headers=headers, timeout=10)
+        assert r.status_code == status and r.headers["content-type"].startswith("application/json")
+        assert r.json()["error"]["code"]
+
+
+def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
+    import io as _io
+
+    from toolcall300.service import admin
+
+    key = buy_licence()
+    r = requests.get(
+        f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    )
+    out = _io.StringIO()
+    table = local_stack.context.names["LicencesTable"]
+    assert (
+        admin.run(
+            admin.parse_args(["--table", table, "licence", "revoke", r.json()["licence_id"]]),
+            out,
+            _io.StringIO(),
+        )
+        == 0
+    )
+    r = requests.get(
+        f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    )
+    assert r.status_code == 401 and r.json()["error"]["code"] == "licence_revoked"
+
+
+def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
+    from toolcall300.service.devtools import checkout_event, signature_header
+
+    event = checkout_event(tier="single", team=None, now=int(time.time()))
+    payload = json.dumps(event).encode()
+    r = requests.post(f"{local_stack.url}/webhooks/stripe", data=payload, timeout=10)
+    assert r.status_code == 400
+    stale = int(time.time()) - 3600
+    sig = signature_header(payload, local_stack.context.webhook_secret, timestamp=stale)
+    r = requests.post(
+        f"{local_stack.url}/webhooks/stripe",
+        data=payload,
+        headers={"Stripe-Signature": sig},
+        timeout=10,
+    )
+    assert r.status_code == 400
+    session_id = event["data"]["object"]["id"]
+    assert (
+        requests.get(
+            f"{local_stack.url}/licence/claim", params={"session_id": session_id}, timeout=10
+        ).status_code
+        == 404
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "statuses"),
+    [
+        ("POST", "/check", b"{not json", {400}),
+        ("POST", "/check", b'{"schema": 1, "arguments": {}}', {400}),
+        ("POST", "/check", b"x" * (300 * 1024), {413}),
+        ("POST", "/precheck", b"\xff\xfe", {400}),
+        ("GET", "/licence/claim?session_id=../../etc", b"", {400}),
+        ("GET", "/licence/claim", b"", {400}),
+        ("POST", "/webhooks/stripe", b"x" * (600 * 1024), {413}),
+        ("GET", "/nowhere", b"", {404}),
+    ],
+)
+def test_bad_input_is_4xx_never_500(
+    local_stack: Any, method: str, path: str, body: bytes, statuses: set[int]
+) -> None:
+    r = requests.request(
+        method,
+        local_stack.url + path,
+        data=body,
+        timeout=10,
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code in statuses, r.text
+    assert "error" in r.json() or "refusal" in r.json()
+
+
+def test_oversized_request_is_refused_by_the_gateway(local_stack: Any) -> None:
+    r = requests.post(f"{local_stack.url}/check", data=b"x" * (10 * 1024 * 1024 + 1), timeout=30)
+    assert r.status_code == 413
+
+
+def test_openapi_document_lists_every_route(local_stack: Any) -> None:
+    doc = requests.get(f"{local_stack.url}/openapi.json", timeout=10).json()
+    assert doc["openapi"].startswith("3.1")
+    assert {"/webhooks/stripe", "/licence/claim", "/licence", "/corpus", "/cases/{id}/rationale", "/criteria",
+            "/precheck", "/check", "/metrics"} <= set(doc["paths"])  # fmt: skip

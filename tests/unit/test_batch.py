@@ -1,0 +1,420 @@
+"""The AWS path of hosted runs on moto: job definitions per digest, submission, Batch events.
+
+moto cannot run containers: jobs are submitted for real (moto Batch without Docker) and the
+job-state events are built in EventBridge's documented shape. The harness itself is run in
+tests/unit/test_batch_harness.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import runs_fakes as fakes
+from moto.core.config import default_user_config
+
+from toolcall300.service import batch, runs, runs_config
+from toolcall300.service.adapters.aws import client
+from toolcall300.service.adapters.dynamo import LicenceTable
+from toolcall300.service.adapters.runs_aws import BatchApi, ReportObjects
+from toolcall300.service.cfn import resolve
+from toolcall300.service.errors import TooManyRequests
+from toolcall300.service.licences import issue_manual
+
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "b" * 64
+OTHER = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "c" * 64
+CASES = fakes.small_corpus(8)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def batch_env(
+    aws: Any, template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """The template's Batch resources created on moto (properties read from template.yaml)."""
+    monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
+    iam, ec2, b = client("iam"), client("ec2"), client("batch")
+    res = template["Resources"]
+    names: dict[str, str] = {}
+    for logical in ("AdapterTaskRole", "AdapterExecutionRole"):
+        role_name = f"tc300-unit-{logical}-{id(names)}"
+        doc = json.dumps(res[logical]["Properties"]["AssumeRolePolicyDocument"])
+        names[logical] = iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=doc)["Role"][
+            "Arn"
+        ]
+        names[f"{logical}.Arn"] = names[logical]
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
+    sg = ec2.create_security_group(
+        GroupName=f"adapters-{id(names)}", Description="none", VpcId=vpc
+    )["GroupId"]
+    ce_props = res["AdapterComputeEnvironment"]["Properties"]
+    compute = dict(ce_props["ComputeResources"], Subnets=[subnet], SecurityGroupIds=[sg])
+    ce = b.create_compute_environment(
+        computeEnvironmentName=f"tc300-unit-ce-{id(names)}",
+        type=ce_props["Type"],
+        state=ce_props["State"],
+        computeResources=_lower(compute),
+    )["computeEnvironmentArn"]
+    queue = b.create_job_queue(
+        jobQueueName=f"tc300-unit-q-{id(names)}",
+        state="ENABLED",
+        priority=1,
+        computeEnvironmentOrder=[{"order": 1, "computeEnvironment": ce}],
+    )["jobQueueArn"]
+    jd_props = resolve(
+        res["HarnessJobDefinition"]["Properties"],
+        {**names, "HarnessImage": "public.ecr.aws/toolcall300/harness:1"},
+    )
+    container = _lower(jd_props["ContainerProperties"])
+    container["jobRoleArn"] = names["AdapterTaskRole"]
+    container["executionRoleArn"] = names["AdapterExecutionRole"]
+    harness_def = b.register_job_definition(
+        jobDefinitionName=f"tc300-unit-harness-{id(names)}",
+        type="container",
+        platformCapabilities=jd_props["PlatformCapabilities"],
+        containerProperties=container,
+        timeout={"attemptDurationSeconds": jd_props["Timeout"]["AttemptDurationSeconds"]},
+    )["jobDefinitionArn"]
+    monkeypatch.setenv("BATCH_JOB_QUEUE", queue)
+    monkeypatch.setenv("BATCH_JOB_DEFINITION", harness_def)
+    monkeypatch.setenv("RUNS_PER_DAY", "3")
+    runs_config.clear()
+    batch.clear_cache()
+    bucket = aws.names["CorpusBucket"]
+    client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=fakes.corpus_bytes(CASES))
+    yield {"queue": queue, "definition": harness_def, "task_role": names["AdapterTaskRole"]}
+    runs_config.clear()
+    batch.clear_cache()
+
+
+def _lower(value: Any) -> Any:
+    """CloudFormation's PascalCase properties -> the Batch API's camelCase."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            key = k[0].lower() + k[1:]
+            key = {"securityGroupIds": "securityGroupIds", "maxvCpus": "maxvCpus"}.get(key, key)
+            out[key] = v if key in ("type", "value") else _lower(v)
+        return out
+    if isinstance(value, list):
+        return [_lower(v) for v in value]
+    return value
+
+
+def team_key(aws: Any, team: str = "acme", tier: str = "team") -> str:
+    key, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]),
+        tier=tier,
+        team=team if tier == "team" else None,
+        now=NOW,
+    )
+    return key
+
+
+def post(
+    call: Any, key: str, body: dict[str, Any], **headers: str
+) -> tuple[int, dict[str, str], Any]:
+    status, out_headers, data = call(
+        "POST",
+        "/runs",
+        headers={"authorization": f"Bearer {key}", **headers},
+        body=json.dumps(body).encode(),
+    )
+    return int(status), out_headers, data
+
+
+def image_body(image: str = IMAGE, **over: Any) -> dict[str, Any]:
+    return {"image": image, "ref": "refs/heads/main", "commit": "abc1234", **over}
+
+
+def test_one_job_definition_per_digest_cached(batch_env: dict[str, str]) -> None:
+    api = BatchApi()
+    first = batch.ensure_definition(api, IMAGE, batch_env["definition"])
+    batch.clear_cache()  # a cold Lambda finds the registered one instead of registering again
+    assert batch.ensure_definition(api, IMAGE, batch_env["definition"]) == first
+    other = batch.ensure_definition(api, OTHER, batch_env["definition"])
+    assert other != first
+    found = client("batch").describe_job_definitions(
+        jobDefinitionName=batch.definition_name(IMAGE), status="ACTIVE"
+    )
+    assert len(found["jobDefinitions"]) == 1
+    props = found["jobDefinitions"][0]["containerProperties"]
+    assert props["image"] == IMAGE
+    assert props["jobRoleArn"] == batch_env["task_role"]  # the role that grants nothing
+    assert props["networkConfiguration"]["assignPublicIp"] == "DISABLED"
+    assert found["jobDefinitions"][0]["platformCapabilities"] == ["FARGATE"]
+
+
+def test_definition_names_need_a_digest() -> None:
+    with pytest.raises(ValueError):
+        batch.definition_name("registry/adapter:latest")
+
+
+def test_post_runs_on_aws_submits_a_batch_job(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    key = team_key(aws)
+    status, _, answer = post(call, key, image_body())
+    assert status == 202
+    run = runs.load(runs_config.run_store(), answer["run_id"])
+    assert run is not None and run.job_id and run.status == "queued"
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    assert job["jobQueue"] == batch_env["queue"]
+    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
+    assert env["TC300_RUN_ID"] == run.run_id
+    assert {"TC300_INPUTS_URL", "TC300_ANSWERS_URL"} <= set(env)
+    assert not any(k.startswith("AWS_") for k in env)
+    # the inputs the job may read carry no labels
+    inputs = ReportObjects(aws.names["ReportsBucket"]).get(
+        batch.inputs_key(runs_config.corpus().sha256)
+    )
+    rows = [json.loads(line) for line in inputs.splitlines()]
+    assert len(rows) == len(CASES) and all(set(r) == {"id", "text", "tools"} for r in rows)
+
+
+def test_adapter_cmd_is_refused_on_aws(batch_env: dict[str, str], call: Any, aws: Any) -> None:
+    status, _, answer = post(
+        call, team_key(aws), {"adapter_cmd": ["x"], "ref": "main", "commit": "abc1234"}
+    )
+    assert status == 400 and answer["error"]["code"] == "adapter_cmd_not_allowed"
+
+
+def test_daily_cap_answers_429_with_retry_after(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    key = team_key(aws)
+    for i in range(3):
+        assert post(call, key, image_body(commit=f"{i:07x}"))[0] == 202
+    status, headers, answer = post(call, key, image_body(commit="fffffff"))
+    assert status == 429 and answer["error"]["code"] == "daily_limit"
+    assert int({k.lower(): v for k, v in headers.items()}["retry-after"]) > 0
+    # a retried submission with its Idempotency-Key is not a new run and is not refused
+    status, _, _ = post(call, key, image_body(commit="0000000"))
+    assert status == 429
+    idem = post(call, key, image_body(commit="0000001"), **{"idempotency-key": "k1"})
+    assert idem[0] == 429  # the cap applies to new runs, keyed or not
+
+
+def test_quota_taker_counts_per_licence(batch_env: dict[str, str]) -> None:
+    take = runs_config.quota_taker(NOW)
+    for _ in range(3):
+        take("lic_a")
+    take("lic_b")
+    with pytest.raises(TooManyRequests):
+        take("lic_a")
+
+
+def test_a_batch_submission_failure_fails_the_run(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BATCH_JOB_QUEUE", "arn:aws:batch:us-east-1:123456789012:job-queue/missing")
+    runs_config.clear()
+    status, _, answer = post(call, team_key(aws), image_body())
+    assert status == 202 and answer["status"] == "failed"
+    run = runs.load(runs_config.run_store(), answer["run_id"])
+    assert run is not None and run.failure is not None and run.failure["reason"] == "infra_error"
+
+
+def event(run: runs.Run, status: str, **detail: Any) -> dict[str, Any]:
+    return {
+        "version": "0",
+        "source": "aws.batch",
+        "detail-type": "Batch Job State Change",
+        "detail": {
+            "jobId": run.job_id,
+            "jobName": batch.JOB_PREFIX + run.run_id[4:],
+            "status": status,
+            "tags": {"run_id": run.run_id},
+            **detail,
+        },
+    }
+
+
+def submitted(call: Any, aws: Any, **over: Any) -> runs.Run:
+    status, _, answer = post(call, team_key(aws), image_body(**over))
+    assert status == 202
+    run = runs.load(runs_config.run_store(), answer["run_id"])
+    assert run is not None
+    return run
+
+
+def put_answers(aws: Any, run: runs.Run, doc: Any) -> None:
+    key = f"answers/{run.team}/{run.run_id}/attempt-1.json"
+    client("s3").put_object(
+        Bucket=aws.names["ReportsBucket"], Key=key, Body=json.dumps(doc).encode()
+    )
+
+
+def test_events_take_a_run_from_queued_to_scored(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    assert runs_config.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    assert (runs.load(runs_config.run_store(), run.run_id) or run).status == "running"
+    put_answers(
+        aws,
+        run,
+        {
+            "answers": {c["id"]: c["expected"] for c in CASES},
+            "diagnostics": {"answered": 8},
+            "failure": None,
+        },
+    )
+    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.status == "scored" and ended.verdict == "baseline_set"
+    assert ended.summary is not None and ended.summary["exact"] == len(CASES)
+    assert ended.sandbox["network_isolated"] is True
+    # a duplicate or late event changes nothing
+    assert runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW) is None
+    assert runs_config.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    final = runs.load(runs_config.run_store(), run.run_id)
+    assert final is not None and final.status == "scored" and final.attempts == 1
+
+
+def test_succeeded_before_running_still_scores(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    put_answers(aws, run, {"answers": {}, "diagnostics": {}, "failure": None})
+    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.status == "scored"
+
+
+def test_a_harness_reported_failure_fails_the_run(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    put_answers(
+        aws,
+        run,
+        {
+            "answers": {},
+            "diagnostics": {},
+            "failure": {"reason": "job_timeout", "detail": "slow", "stderr_tail": "zzz"},
+        },
+    )
+    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.failure == {
+        "reason": "job_timeout",
+        "detail": "slow",
+        "stderr_tail": "zzz",
+    }
+
+
+@pytest.mark.parametrize("doc", [None, "not json", {"answers": []}, {"no": "answers"}])
+def test_a_missing_or_bad_answers_file_is_output_malformed(
+    batch_env: dict[str, str], call: Any, aws: Any, doc: Any
+) -> None:
+    run = submitted(call, aws)
+    if doc == "not json":
+        client("s3").put_object(
+            Bucket=aws.names["ReportsBucket"],
+            Key=f"answers/{run.team}/{run.run_id}/attempt-1.json",
+            Body=b"{oops",
+        )
+    elif doc is not None:
+        put_answers(aws, run, doc)
+    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert (
+        ended is not None
+        and ended.failure is not None
+        and ended.failure["reason"] == "output_malformed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "container", "exit_code", "expected"),
+    [
+        (
+            "CannotPullContainerError: pull image manifest has been retried",
+            "",
+            None,
+            "image_pull_failed",
+        ),
+        (
+            "Essential container in task exited",
+            "OutOfMemoryError: Container killed due to memory usage",
+            137,
+            "out_of_memory",
+        ),
+        ("Job attempt duration exceeded timeout", "", None, "job_timeout"),
+        ("Essential container in task exited", "", 127, "adapter_start_failed"),
+        ("Host EC2 terminated", "", None, "infra_error"),
+    ],
+)
+def test_batch_failures_map_onto_the_closed_list(
+    batch_env: dict[str, str],
+    call: Any,
+    aws: Any,
+    reason: str,
+    container: str,
+    exit_code: int | None,
+    expected: str,
+) -> None:
+    run = submitted(call, aws)
+    ev = event(
+        run,
+        "FAILED",
+        statusReason=reason,
+        container={
+            "reason": container,
+            **({"exitCode": exit_code} if exit_code is not None else {}),
+        },
+    )
+    ended = runs_config.handle_batch_event(ev, now=NOW)
+    assert ended is not None and ended.status == "failed"
+    assert ended.failure is not None and ended.failure["reason"] == expected
+
+
+def test_other_events_are_ignored() -> None:
+    assert batch.parse_event({"source": "aws.ec2", "detail-type": "x", "detail": {}}) is None
+    assert (
+        batch.parse_event(
+            {"source": "aws.batch", "detail-type": "Batch Job State Change", "detail": {}}
+        )
+        is None
+    )
+    assert runs_config.handle_batch_event({"hello": "world"}) is None
+
+
+def test_the_sweeper_fails_runs_whose_job_is_gone(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    store = runs_config.run_store()
+    runs.mark_running(store, run.run_id, now=NOW, job_id="00000000-dead-beef-0000-000000000000")
+    changed = runs_config.sweep_now(now=NOW)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
+
+
+def test_handlers_route_events_and_schedules(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+
+    def load(name: str) -> Any:
+        spec = importlib.util.spec_from_file_location(
+            f"{name}_app", root / "functions" / name / "app.py"
+        )
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    class Ctx:
+        function_name, memory_limit_in_mb, aws_request_id = "f", 128, "r"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+
+    run = submitted(call, aws)
+    out = load("batch_events").handler(
+        event(run, "FAILED", statusReason="CannotPullContainerError"), Ctx()
+    )
+    assert out == {"run_id": run.run_id, "ended": True}
+    assert load("sweeper").handler({"source": "aws.events"}, Ctx()) == {"reconciled": []}
