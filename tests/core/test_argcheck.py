@@ -270,7 +270,14 @@ def test_check_does_not_mutate_the_request() -> None:
 
 
 def test_non_json_python_values_are_refused_not_raised() -> None:
-    for args in ({"n": float("nan")}, {"n": (1, 2)}, {1: "x"}, {"n": {1, 2}}, {"s": "\ud800"}):
+    for args in (
+        {"n": float("nan")},
+        {"n": (1, 2)},
+        {1: "x"},
+        {"n": {1, 2}},
+        {"s": "\ud800"},
+        {"q": 10**5000},
+    ):
         assert check({"schema": S, "arguments": args})["refusal"]["code"] == "invalid_request_body"
     assert (
         check({"schema": {"type": "object", "minimum": float("inf")}, "arguments": {}})["refusal"][

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from toolcall300 import argcheck_text as tr
 from toolcall300.argcheck import apply_diff, check, check_body, precheck
-from toolcall300.canonical import canonical
-from toolcall300.schema import is_valid
+from toolcall300.canonical import canonical, json_equal
+from toolcall300.schema import is_valid, iter_errors
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -294,3 +294,31 @@ def test_check_body_never_raises_on_arbitrary_bytes(body: bytes) -> None:
 @given(JSON, JSON)
 def test_arbitrary_schemas_never_raise(schema: Any, arguments: Any) -> None:
     check({"schema": schema, "arguments": arguments})
+
+
+def _pairwise_first_equal(items: list[Any]) -> tuple[int, int] | None:
+    for i in range(len(items)):
+        for j in range(i + 1, len(items)):
+            if json_equal(items[i], items[j]):
+                return i, j
+    return None
+
+
+@SETTINGS
+@given(st.lists(st.one_of(JSON, st.sampled_from([0, 0.0, 1, 1.0, True, False, -0.0])), max_size=8))
+def test_unique_items_agrees_with_the_pairwise_definition(items: list[Any]) -> None:
+    # schema.py's linear uniqueItems (changed for argcheck) must name what a pairwise scan names.
+    errors = list(iter_errors(items, {"uniqueItems": True}))
+    pair = _pairwise_first_equal(items)
+    if pair is None:
+        assert errors == []
+    else:
+        assert [e.message for e in errors] == [f"items {pair[0]} and {pair[1]} are equal"]
+
+
+def test_unique_items_on_a_body_sized_array_is_linear() -> None:
+    # 20k distinct items then one repeat: a pairwise scan would need ~2e8 comparisons.
+    items: list[Any] = [{"k": i} for i in range(20_000)] + [{"k": 7}]
+    schema = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}}}
+    response = check({"schema": schema, "arguments": {"a": items}})
+    assert response["defects"][0]["code"] == "items_not_unique"

@@ -89,12 +89,18 @@ def refusal_status(code: str) -> int:
 # ------------------------------------------------------------------------- request checks
 
 
+#: Python refuses to print an int longer than 4300 digits; a JSON body cannot carry one either.
+_MAX_INT_BITS = 14_000
+
+
 def _is_json_scalar(node: Any) -> bool:
     if isinstance(node, str):
         return not text_reader.has_lone_surrogate(node)
     if isinstance(node, float):
         return math.isfinite(node)
-    return node is None or isinstance(node, (bool, int))
+    if isinstance(node, int) and not isinstance(node, bool):
+        return node.bit_length() <= _MAX_INT_BITS
+    return node is None or isinstance(node, bool)
 
 
 def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:

@@ -306,17 +306,37 @@ def _max_items(
         yield _err("array_too_long", "maxItems", ip, sp, f"more than {v} items")
 
 
+def _json_key(value: Any) -> Any:
+    """A hashable key: ``_json_key(a) == _json_key(b)`` exactly when ``json_equal(a, b)``."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)  # 1 == 1.0 and they hash alike; bools were tagged apart above
+    if isinstance(value, str):
+        return ("s", value)
+    if isinstance(value, list):
+        return ("a", tuple(_json_key(x) for x in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _json_key(x)) for k, x in value.items()))
+    return ("z",) if value is None else ("?", id(value))
+
+
 def _unique_items(
     v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
 ) -> Iterator[SchemaError]:
+    # Linear, not pairwise: a large array must not cost n^2 comparisons (argcheck serves
+    # caller-supplied blobs). Names the pair the pairwise scan would: the first item that has
+    # a later equal, and the first such equal.
     if v is True and isinstance(inst, list):
-        for i in range(len(inst)):
-            for j in range(i + 1, len(inst)):
-                if json_equal(inst[i], inst[j]):
-                    yield _err(
-                        "items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal"
-                    )
-                    return
+        seen: dict[Any, list[int]] = {}
+        for j, item in enumerate(inst):
+            where = seen.setdefault(_json_key(item), [])
+            if len(where) < 2:
+                where.append(j)
+        pairs = [tuple(w) for w in seen.values() if len(w) == 2]
+        if pairs:
+            i, j = min(pairs)
+            yield _err("items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal")
 
 
 def _min_properties(
