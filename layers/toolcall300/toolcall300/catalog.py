@@ -162,7 +162,9 @@ def value_type(schema: dict[str, Any]) -> str | None:
     return types[0] if len(types) == 1 else None
 
 
-def _generation_node_problems(where: str, schema: dict[str, Any], path: tuple[str, ...]) -> Iterator[str]:
+def _generation_node_problems(
+    where: str, schema: dict[str, Any], path: tuple[str, ...]
+) -> Iterator[str]:
     at = format_path(path)
     if value_type(schema) is None and "enum" not in schema:
         yield f"{where}: {at} must declare exactly one non-null type (the generator builds values from it)"

@@ -80,11 +80,15 @@ def make_category(ctx: Ctx, category: str) -> list[Draft]:
                 out.append(made)
                 break
         else:
-            raise GenerationError(f"{category}: the catalog offers no tool for case {i + 1} (see the rule's needs)")
+            raise GenerationError(
+                f"{category}: the catalog offers no tool for case {i + 1} (see the rule's needs)"
+            )
     return out
 
 
-def make_cases(catalog: list[dict[str, Any]], pools: Pools, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def make_cases(
+    catalog: list[dict[str, Any]], pools: Pools, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The 300 cases and their rationale rows, ids assigned after a seeded shuffle."""
     ctx = Ctx(random.Random(seed), catalog, pools)
     drafts = [d for category in CATEGORIES for d in make_category(ctx, category)]
@@ -126,7 +130,9 @@ def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None)
         "seed": inputs.seed,
         "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
         "pools": {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)},
-        "files": {f: {"sha256": sha256_hex(files[f]), "count": files[f].count(b"\n")} for f in FILES},
+        "files": {
+            f: {"sha256": sha256_hex(files[f]), "count": files[f].count(b"\n")} for f in FILES
+        },
         "assertions": report.assertions if report else None,
         "checks": list(CHECKS),
     }
@@ -144,7 +150,11 @@ def build(inputs: Inputs) -> Build:
         raise GenerationError("pools: the root must be a JSON object")
     cases, rationale = make_cases(catalog, pools, inputs.seed)
     sample = make_sample(cases, inputs.seed)
-    files = {"toolcall300.jsonl": jsonl_bytes(cases), "rationale.jsonl": jsonl_bytes(rationale), "sample30.jsonl": jsonl_bytes(sample)}
+    files = {
+        "toolcall300.jsonl": jsonl_bytes(cases),
+        "rationale.jsonl": jsonl_bytes(rationale),
+        "sample30.jsonl": jsonl_bytes(sample),
+    }
     corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None), dict(files))
     report = run_checks(corpus)
     files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report))
@@ -154,10 +164,14 @@ def build(inputs: Inputs) -> Build:
 def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
     """Rows of a JSON Lines file; a malformed line is named by its number."""
     rows = []
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name}: not UTF-8 ({exc.reason})") from exc
+    for n, line in enumerate(text.splitlines(), 1):
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise UsageError(f"{name} line {n}: not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise UsageError(f"{name} line {n}: not a JSON object")
@@ -192,14 +206,24 @@ def input_pin_failures(manifest: dict[str, Any] | None, recorded: dict[str, byte
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = ArgParser(prog="toolcall300 generate", description="Build or check a TOOLCALL-300 corpus.")
+    parser = ArgParser(
+        prog="toolcall300 generate", description="Build or check a TOOLCALL-300 corpus."
+    )
     parser.add_argument("--out", help="corpus directory to write (or, with --check-only, to check)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+    )
     parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
     parser.add_argument("--pools", help="value pools JSON (default: the public demo pools)")
-    parser.add_argument("--check-only", action="store_true", help="re-run every integrity check on --out")
-    parser.add_argument("--list-checks", action="store_true", help="print the classes of integrity check")
-    parser.add_argument("--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs")
+    parser.add_argument(
+        "--check-only", action="store_true", help="re-run every integrity check on --out"
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="print the classes of integrity check"
+    )
+    parser.add_argument(
+        "--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs"
+    )
     args = parser.parse_args(argv)
     if not args.list_checks and not args.out:
         raise UsageError("toolcall300 generate: --out DIR is required")
@@ -211,9 +235,13 @@ def _recorded_inputs(directory: Path) -> Inputs:
     try:
         recipe = json.loads(recipe_path.read_bytes())
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
-        return Inputs(tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"]))
+        return Inputs(
+            tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"])
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}") from exc
+        raise UsageError(
+            f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}"
+        ) from exc
 
 
 def _cli_inputs(args: argparse.Namespace) -> Inputs:
@@ -233,12 +261,16 @@ def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) ->
     for line in extra:
         stderr.write(f"FAIL {line}\n")
     failed = len(report.failures) + len(extra)
-    stdout.write(f"{report.assertions} assertions in {len(CHECKS)} check classes, {failed} failed\n")
+    stdout.write(
+        f"{report.assertions} assertions in {len(CHECKS)} check classes, {failed} failed\n"
+    )
     return EXIT_OK if not failed else EXIT_ERROR
 
 
 def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
-    files = {name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()}
+    files = {
+        name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()
+    }
     missing = [name for name in (*FILES, MANIFEST) if name not in files]
     if missing:
         stderr.write(f"toolcall300 generate: {out} lacks {', '.join(missing)}\n")
@@ -247,7 +279,9 @@ def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
     extra = []
     if (out / RECIPE).is_file():
         inputs = _recorded_inputs(out)
-        extra = input_pin_failures(corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes})
+        extra = input_pin_failures(
+            corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes}
+        )
         if corpus.manifest and corpus.manifest.get("seed") != inputs.seed:
             extra.append("manifest_pins: recorded seed differs from the manifest's")
     return _report(run_checks(corpus), stdout, stderr, extra)

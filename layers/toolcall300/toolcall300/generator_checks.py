@@ -102,7 +102,9 @@ def _ok(cond: bool, case: dict[str, Any] | None, message: str) -> Result:
     return None if cond else (f"{case.get('id')}: {message}" if case else message)
 
 
-def leaves(a: Any, b: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+def leaves(
+    a: Any, b: Any, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
     """Paths where two argument objects differ (objects are walked, everything else compared)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(a) + [k for k in b if k not in a]:
@@ -173,7 +175,8 @@ def completed_prefix(text: str) -> dict[str, Any] | None:
     match = _ARGS_OPEN.search(text)
     if not match:
         return None
-    decoder, pos, out = json.JSONDecoder(), match.end(), {}
+    decoder, pos = json.JSONDecoder(), match.end()
+    out: dict[str, Any] = {}
     while True:
         pos = _skip(text, pos)
         if pos >= len(text) or text[pos] != '"':
@@ -200,7 +203,9 @@ def completed_prefix(text: str) -> dict[str, Any] | None:
         return out
 
 
-def required_defaults(schema: dict[str, Any], present: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def required_defaults(
+    schema: dict[str, Any], present: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
     """Rule 6: defaults for missing required properties, and the missing ones without a default."""
     fill, lost = {}, []
     for key in schema.get("required", []):
@@ -300,7 +305,11 @@ def check(name: str, description: str) -> Callable[[Check], Check]:
 def _categories(corpus: Corpus) -> Iterator[Result]:
     counts = Counter(c.get("category") for c in corpus.cases)
     for cat in CATEGORIES:
-        yield _ok(counts[cat] == PER_CATEGORY, None, f"category {cat} has {counts[cat]} cases, not {PER_CATEGORY}")
+        yield _ok(
+            counts[cat] == PER_CATEGORY,
+            None,
+            f"category {cat} has {counts[cat]} cases, not {PER_CATEGORY}",
+        )
     extra = sorted(str(k) for k in counts if k not in CATEGORIES)
     yield _ok(not extra, None, f"unknown categories {extra}")
 
@@ -330,20 +339,40 @@ def _texts_unique(corpus: Corpus) -> Iterator[Result]:
 def _case_shape(corpus: Corpus) -> Iterator[Result]:
     for c in corpus.cases:
         yield _ok(tuple(sorted(c)) == CASE_KEYS, c, f"fields {sorted(c)}")
-        yield _ok(isinstance(c.get("text"), str) and bool(c.get("text")), c, "text must be a non-empty string")
+        yield _ok(
+            isinstance(c.get("text"), str) and bool(c.get("text")),
+            c,
+            "text must be a non-empty string",
+        )
         exp, kind = c.get("expected"), c.get("expected_kind")
         if kind == "value":
-            good = isinstance(exp, dict) and sorted(exp) == ["arguments", "name"] and isinstance(exp["name"], str) and isinstance(exp["arguments"], dict)
+            good = (
+                isinstance(exp, dict)
+                and sorted(exp) == ["arguments", "name"]
+                and isinstance(exp["name"], str)
+                and isinstance(exp["arguments"], dict)
+            )
             yield _ok(good, c, "a value case needs expected {name, arguments(object)}")
         else:
-            yield _ok(kind == "unrecoverable" and exp is None, c, "an unrecoverable case needs expected null")
+            yield _ok(
+                kind == "unrecoverable" and exp is None,
+                c,
+                "an unrecoverable case needs expected null",
+            )
 
 
-@check("refusals", "the 50 hallucinated_tool and unrecoverable cases, and only they, expect a refusal (D2.1)")
+@check(
+    "refusals",
+    "the 50 hallucinated_tool and unrecoverable cases, and only they, expect a refusal (D2.1)",
+)
 def _refusals(corpus: Corpus) -> Iterator[Result]:
     for c in corpus.cases:
         refuse = c.get("category") in REFUSAL_CATEGORIES
-        yield _ok((c.get("expected_kind") == "unrecoverable") == refuse, c, "expected_kind disagrees with its category")
+        yield _ok(
+            (c.get("expected_kind") == "unrecoverable") == refuse,
+            c,
+            "expected_kind disagrees with its category",
+        )
     count = sum(1 for c in corpus.cases if c.get("expected_kind") == "unrecoverable")
     yield _ok(count == 2 * PER_CATEGORY, None, f"{count} refusal cases, not 50")
 
@@ -353,25 +382,43 @@ def _tools_catalog(corpus: Corpus) -> Iterator[Result]:
     for c in corpus.cases:
         problems = catalog_problems(c.get("tools"))
         yield _ok(not problems, c, "; ".join(problems[:2]))
-        leaked = [k for t in c.get("tools", []) if isinstance(t, dict) for k in [*t, *t.get("function", {})] if str(k).startswith("x-")]
+        leaked = [
+            k
+            for t in c.get("tools", [])
+            if isinstance(t, dict)
+            for k in [*t, *t.get("function", {})]
+            if str(k).startswith("x-")
+        ]
         yield _ok(not leaked, c, f"pack-only fields shown to the model: {leaked}")
 
 
 def _value_cases(corpus: Corpus) -> Iterator[dict[str, Any]]:
-    return (c for c in corpus.cases if c.get("expected_kind") == "value" and isinstance(c.get("expected"), dict))
+    return (
+        c
+        for c in corpus.cases
+        if c.get("expected_kind") == "value" and isinstance(c.get("expected"), dict)
+    )
 
 
 @check("expected_declared", "every expected call names a declared tool exactly")
 def _expected_declared(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
-        yield _ok(c["expected"]["name"] in names_of(c), c, f"expected tool {c['expected']['name']!r} is not declared")
+        yield _ok(
+            c["expected"]["name"] in names_of(c),
+            c,
+            f"expected tool {c['expected']['name']!r} is not declared",
+        )
 
 
 @check("expected_valid", "every expected call validates against its tool's schema")
 def _expected_valid(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
         tool = tool_of(c, c["expected"]["name"])
-        yield _ok(tool is not None and is_valid(c["expected"]["arguments"], tool_schema(tool)), c, "expected arguments fail the schema")
+        yield _ok(
+            tool is not None and is_valid(c["expected"]["arguments"], tool_schema(tool)),
+            c,
+            "expected arguments fail the schema",
+        )
 
 
 def _undeclared_paths(value: Any, schema: dict[str, Any], path: str = "$") -> Iterator[str]:
@@ -387,25 +434,37 @@ def _undeclared_paths(value: Any, schema: dict[str, Any], path: str = "$") -> It
             yield from _undeclared_paths(item, schema["items"], f"{path}[{i}]")
 
 
-@check("expected_declared_only", "expected arguments hold only declared properties, at every level (D7.2)")
+@check(
+    "expected_declared_only",
+    "expected arguments hold only declared properties, at every level (D7.2)",
+)
 def _expected_declared_only(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
         tool = tool_of(c, c["expected"]["name"])
-        extra = list(_undeclared_paths(c["expected"]["arguments"], tool_schema(tool))) if tool else ["<no tool>"]
+        extra = (
+            list(_undeclared_paths(c["expected"]["arguments"], tool_schema(tool)))
+            if tool
+            else ["<no tool>"]
+        )
         yield _ok(not extra, c, f"expected holds undeclared {extra}")
 
 
 _PARSE_EXEMPT = ("truncated", "unrecoverable")
 
 
-@check("texts_parse", "every text meant to parse parses; an unparsable refusal is prose or a cut tool name")
+@check(
+    "texts_parse",
+    "every text meant to parse parses; an unparsable refusal is prose or a cut tool name",
+)
 def _texts_parse(corpus: Corpus) -> Iterator[Result]:
     for c in corpus.cases:
         ok, _ = parsed(c)
         if c.get("category") not in _PARSE_EXEMPT:
             yield _ok(ok, c, "text does not parse as JSON")
         elif c.get("category") == "unrecoverable" and not ok:
-            yield _ok(bool(refusal_reasons(c)), c, "unparsable text is neither prose nor a cut tool name")
+            yield _ok(
+                bool(refusal_reasons(c)), c, "unparsable text is neither prose nor a cut tool name"
+            )
 
 
 @check("truncated_unparsable", "every truncated text genuinely fails to parse")
@@ -414,39 +473,71 @@ def _truncated_unparsable(corpus: Corpus) -> Iterator[Result]:
         yield _ok(not parsed(c)[0], c, "truncated text parses")
 
 
-@check("truncated_rederived", "each truncated label equals what an independent reader finds complete (D11.1-D11.4) plus required defaults (rule 6)")
+@check(
+    "truncated_rederived",
+    "each truncated label equals what an independent reader finds complete (D11.1-D11.4) plus required defaults (rule 6)",
+)
 def _truncated_rederived(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "truncated"):
         exp = c.get("expected") or {}
         match = _NAME.search(c["text"])
         name = json.loads(match.group(1)) if match else None
-        yield _ok(name == exp.get("name"), c, f"the text's tool name {name!r} is not the expected one")
+        yield _ok(
+            name == exp.get("name"), c, f"the text's tool name {name!r} is not the expected one"
+        )
         tool = tool_of(c, str(exp.get("name")))
         prefix = completed_prefix(c["text"])
         if tool is None or prefix is None:
             yield _ok(False, c, "no arguments object in the truncated text")
             continue
         fill, lost = required_defaults(tool_schema(tool), prefix)
-        yield _ok(not lost, c, f"required {lost} lost with no default: this belongs to unrecoverable")
-        yield _ok(canonical({**prefix, **fill}) == canonical(exp.get("arguments")), c, "expected is not exactly the completed prefix plus required defaults")
-        yield _ok(bool(prefix), c, "nothing was completely written: the case keeps no written property")
+        yield _ok(
+            not lost, c, f"required {lost} lost with no default: this belongs to unrecoverable"
+        )
+        yield _ok(
+            canonical({**prefix, **fill}) == canonical(exp.get("arguments")),
+            c,
+            "expected is not exactly the completed prefix plus required defaults",
+        )
+        yield _ok(
+            bool(prefix), c, "nothing was completely written: the case keeps no written property"
+        )
 
 
-@check("mangled_names_resolve", "every wrong_tool_name text names no tool exactly and resolves to exactly the expected one (rule 3)")
+@check(
+    "mangled_names_resolve",
+    "every wrong_tool_name text names no tool exactly and resolves to exactly the expected one (rule 3)",
+)
 def _mangled(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "wrong_tool_name"):
         call = one_call(c)
         name = call["name"] if call else None
         yield _ok(name is not None and name not in names_of(c), c, f"name {name!r} is not mangled")
-        yield _ok(name is not None and resolve_tool_name(name, names_of(c)) == (c.get("expected") or {}).get("name"), c, f"name {name!r} does not resolve to the expected tool alone")
+        yield _ok(
+            name is not None
+            and resolve_tool_name(name, names_of(c)) == (c.get("expected") or {}).get("name"),
+            c,
+            f"name {name!r} does not resolve to the expected tool alone",
+        )
 
 
-@check("names_untouched", "outside the name categories every call in the text uses the expected name exactly")
+@check(
+    "names_untouched",
+    "outside the name categories every call in the text uses the expected name exactly",
+)
 def _names_untouched(corpus: Corpus) -> Iterator[Result]:
-    cats = [k for k in CATEGORIES if k not in ("wrong_tool_name", "hallucinated_tool", "truncated", "unrecoverable")]
+    cats = [
+        k
+        for k in CATEGORIES
+        if k not in ("wrong_tool_name", "hallucinated_tool", "truncated", "unrecoverable")
+    ]
     for c in of(corpus.cases, *cats):
         calls = calls_of(c) or []
-        yield _ok(bool(calls) and all(x["name"] == c["expected"]["name"] for x in calls), c, "a call names another tool")
+        yield _ok(
+            bool(calls) and all(x["name"] == c["expected"]["name"] for x in calls),
+            c,
+            "a call names another tool",
+        )
 
 
 @check("hallucinated_resolve_none", "every hallucinated name matches no declared tool (rule 3)")
@@ -455,7 +546,12 @@ def _hallucinated(corpus: Corpus) -> Iterator[Result]:
         calls = calls_of(c)
         yield _ok(bool(calls), c, "the text carries no call")
         for call in calls or []:
-            yield _ok(not tool_name_matches(call["name"], names_of(c)) and call["name"] not in names_of(c), c, f"{call['name']!r} matches a declared tool")
+            yield _ok(
+                not tool_name_matches(call["name"], names_of(c))
+                and call["name"] not in names_of(c),
+                c,
+                f"{call['name']!r} matches a declared tool",
+            )
 
 
 def _diffs(c: dict[str, Any]) -> list[tuple[tuple[str, ...], Any, Any]]:
@@ -463,19 +559,31 @@ def _diffs(c: dict[str, Any]) -> list[tuple[tuple[str, ...], Any, Any]]:
     return list(leaves(call["arguments"], c["expected"]["arguments"])) if call else []
 
 
-@check("enum_single_member", "every enum_violation value is no member and maps to exactly the expected member (rule 4)")
+@check(
+    "enum_single_member",
+    "every enum_violation value is no member and maps to exactly the expected member (rule 4)",
+)
 def _enum_single(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "enum_violation"):
         tool = tool_of(c, c["expected"]["name"])
         diffs = _diffs(c)
-        yield _ok(bool(diffs) and tool is not None, c, "no enum value differs from the expected call")
+        yield _ok(
+            bool(diffs) and tool is not None, c, "no enum value differs from the expected call"
+        )
         for path, sent, want in diffs:
             sub = schema_at(tool_schema(tool), path) if tool else None
             members = (sub or {}).get("enum", [])
-            yield _ok(sent not in members and enum_matches(sent, members) == [want], c, f"{'.'.join(path)}: {sent!r} does not map to {want!r} alone")
+            yield _ok(
+                sent not in members and enum_matches(sent, members) == [want],
+                c,
+                f"{'.'.join(path)}: {sent!r} does not map to {want!r} alone",
+            )
 
 
-@check("unrecoverable_enum_none", "every unrecoverable enum value maps to no member or to two (rule 4 / D4.1)")
+@check(
+    "unrecoverable_enum_none",
+    "every unrecoverable enum value maps to no member or to two (rule 4 / D4.1)",
+)
 def _unrecoverable_enum(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "unrecoverable"):
         call = one_call(c)
@@ -485,10 +593,17 @@ def _unrecoverable_enum(corpus: Corpus) -> Iterator[Result]:
         for path, sent, _ in leaves(call["arguments"], {}):
             sub = schema_at(tool_schema(tool), path)
             if sub and "enum" in sub and sent not in sub["enum"]:
-                yield _ok(len(enum_matches(sent, sub["enum"])) != 1, c, f"{'.'.join(path)}: {sent!r} maps to a single member")
+                yield _ok(
+                    len(enum_matches(sent, sub["enum"])) != 1,
+                    c,
+                    f"{'.'.join(path)}: {sent!r} maps to a single member",
+                )
 
 
-@check("lossless_roundtrip", "every type_coercion string converts losslessly to the expected value (rule 5)")
+@check(
+    "lossless_roundtrip",
+    "every type_coercion string converts losslessly to the expected value (rule 5)",
+)
 def _lossless(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "type_coercion"):
         tool = tool_of(c, c["expected"]["name"])
@@ -501,7 +616,11 @@ def _lossless(corpus: Corpus) -> Iterator[Result]:
                 got = coerce_lossless(sent, str(kind)) if isinstance(sent, str) else _MISSING
             except NotLossless:
                 got = _MISSING
-            yield _ok(got is not _MISSING and canonical(got) == canonical(want) and _respell(got, sent), c, f"{'.'.join(path)}: {sent!r} is not a lossless {kind} for {want!r}")
+            yield _ok(
+                got is not _MISSING and canonical(got) == canonical(want) and _respell(got, sent),
+                c,
+                f"{'.'.join(path)}: {sent!r} is not a lossless {kind} for {want!r}",
+            )
 
 
 def _respell(value: Any, sent: str) -> bool:
@@ -510,7 +629,10 @@ def _respell(value: Any, sent: str) -> bool:
     return back == sent if not isinstance(value, bool) else back == sent.casefold()
 
 
-@check("args_string_decodes", "every args_as_string text carries a string that decodes to exactly the expected arguments (rule 9)")
+@check(
+    "args_string_decodes",
+    "every args_as_string text carries a string that decodes to exactly the expected arguments (rule 9)",
+)
 def _args_string(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "args_as_string"):
         calls = calls_of(c) or []
@@ -521,15 +643,26 @@ def _args_string(corpus: Corpus) -> Iterator[Result]:
                 args = json.loads(args)
             except ValueError:
                 break
-        yield _ok(canonical(args) == canonical(c["expected"]["arguments"]), c, "decoded arguments differ from the expected ones")
+        yield _ok(
+            canonical(args) == canonical(c["expected"]["arguments"]),
+            c,
+            "decoded arguments differ from the expected ones",
+        )
 
 
-@check("multiple_identical", "every multiple_calls text holds 2+ copies, all identical to the expected call (rule 10)")
+@check(
+    "multiple_identical",
+    "every multiple_calls text holds 2+ copies, all identical to the expected call (rule 10)",
+)
 def _multiple(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "multiple_calls"):
         calls = calls_of(c) or []
         yield _ok(len(calls) >= 2, c, "fewer than two calls")
-        yield _ok(all(canonical(x) == canonical(c["expected"]) for x in calls), c, "a copy differs from the expected call")
+        yield _ok(
+            all(canonical(x) == canonical(c["expected"]) for x in calls),
+            c,
+            "a copy differs from the expected call",
+        )
 
 
 def renest(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -553,7 +686,10 @@ def renest(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | Non
     return out
 
 
-@check("flattened_renests", "every nested_flattened key belongs to one nested object and no top-level property; re-nesting gives the expected call (D7.1, D7.3)")
+@check(
+    "flattened_renests",
+    "every nested_flattened key belongs to one nested object and no top-level property; re-nesting gives the expected call (D7.1, D7.3)",
+)
 def _flattened(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "nested_flattened"):
         call = one_call(c)
@@ -565,10 +701,17 @@ def _flattened(corpus: Corpus) -> Iterator[Result]:
         flat = [k for k in call["arguments"] if k not in schema.get("properties", {})]
         yield _ok(bool(flat), c, "no flattened key")
         back = renest(call["arguments"], schema)
-        yield _ok(back is not None and canonical(back) == canonical(c["expected"]["arguments"]), c, "re-nesting does not give the expected arguments")
+        yield _ok(
+            back is not None and canonical(back) == canonical(c["expected"]["arguments"]),
+            c,
+            "re-nesting does not give the expected arguments",
+        )
 
 
-@check("undeclared_not_nested", "no undeclared key in a text is also the name of a nested property (D7.3); extra_undeclared_arg drops to the expected call")
+@check(
+    "undeclared_not_nested",
+    "no undeclared key in a text is also the name of a nested property (D7.3); extra_undeclared_arg drops to the expected call",
+)
 def _undeclared(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
         if c["category"] == "nested_flattened":
@@ -584,23 +727,45 @@ def _undeclared(corpus: Corpus) -> Iterator[Result]:
         if c["category"] == "extra_undeclared_arg":
             yield _ok(bool(extra), c, "no undeclared key")
             kept = {k: v for k, v in call["arguments"].items() if k not in extra}
-            yield _ok(canonical(kept) == canonical(c["expected"]["arguments"]), c, "dropping the undeclared keys does not give the expected call")
+            yield _ok(
+                canonical(kept) == canonical(c["expected"]["arguments"]),
+                c,
+                "dropping the undeclared keys does not give the expected call",
+            )
 
 
-@check("array_scalar_one_element", "every array_vs_scalar difference is one element wrapped or unwrapped (rule 8 / D8.1)")
+@check(
+    "array_scalar_one_element",
+    "every array_vs_scalar difference is one element wrapped or unwrapped (rule 8 / D8.1)",
+)
 def _array_scalar(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "array_vs_scalar"):
         tool = tool_of(c, c["expected"]["name"])
         diffs = _diffs(c)
-        yield _ok(len(diffs) == 1 and tool is not None, c, f"{len(diffs)} properties differ, not one")
+        yield _ok(
+            len(diffs) == 1 and tool is not None, c, f"{len(diffs)} properties differ, not one"
+        )
         for path, sent, want in diffs:
             kind = value_type(schema_at(tool_schema(tool), path) or {}) if tool else None
-            wrapped = kind == "array" and isinstance(want, list) and len(want) == 1 and canonical(want[0]) == canonical(sent)
-            unwrapped = kind != "array" and isinstance(sent, list) and len(sent) == 1 and canonical(sent[0]) == canonical(want)
+            wrapped = (
+                kind == "array"
+                and isinstance(want, list)
+                and len(want) == 1
+                and canonical(want[0]) == canonical(sent)
+            )
+            unwrapped = (
+                kind != "array"
+                and isinstance(sent, list)
+                and len(sent) == 1
+                and canonical(sent[0]) == canonical(want)
+            )
             yield _ok(wrapped or unwrapped, c, f"{'.'.join(path)} is not a one-element repair")
 
 
-@check("missing_required_default", "every missing_required_arg omission is a required property filled from its own default (rule 6)")
+@check(
+    "missing_required_default",
+    "every missing_required_arg omission is a required property filled from its own default (rule 6)",
+)
 def _missing_required(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "missing_required_arg"):
         call = one_call(c)
@@ -610,13 +775,27 @@ def _missing_required(corpus: Corpus) -> Iterator[Result]:
             continue
         fill, lost = required_defaults(tool_schema(tool), call["arguments"])
         yield _ok(bool(fill) and not lost, c, "no required property with a default is missing")
-        yield _ok(canonical({**call["arguments"], **fill}) == canonical(c["expected"]["arguments"]), c, "filling the defaults does not give the expected call")
+        yield _ok(
+            canonical({**call["arguments"], **fill}) == canonical(c["expected"]["arguments"]),
+            c,
+            "filling the defaults does not give the expected call",
+        )
 
 
-_SAME_SHAPE = ("wrong_tool_name", "missing_required_arg", "extra_undeclared_arg", "type_coercion", "enum_violation", "array_vs_scalar")
+_SAME_SHAPE = (
+    "wrong_tool_name",
+    "missing_required_arg",
+    "extra_undeclared_arg",
+    "type_coercion",
+    "enum_violation",
+    "array_vs_scalar",
+)
 
 
-@check("optional_defaults_unfilled", "no expected call holds a property the text omitted unless it is required with a default (D6.1)")
+@check(
+    "optional_defaults_unfilled",
+    "no expected call holds a property the text omitted unless it is required with a default (D6.1)",
+)
 def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, *_SAME_SHAPE, "multiple_calls", "args_as_string"):
         calls = calls_of(c) or []
@@ -635,34 +814,59 @@ def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
         yield _ok(not added, c, f"expected adds {added}, which the text never wrote")
 
 
-@check("not_valid_as_sent", "no recoverable text is already an exact, schema-valid call to a declared tool")
+@check(
+    "not_valid_as_sent",
+    "no recoverable text is already an exact, schema-valid call to a declared tool",
+)
 def _not_valid_as_sent(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
         call = one_call(c)
         tool = tool_of(c, call["name"]) if call else None
-        free = call is not None and tool is not None and is_valid(call["arguments"], tool_schema(tool))
+        free = (
+            call is not None and tool is not None and is_valid(call["arguments"], tool_schema(tool))
+        )
         yield _ok(not free, c, "the text is already a valid call as sent (a freebie)")
 
 
-@check("unrecoverable_has_defect", "every unrecoverable text has a named reason no correct call exists")
+@check(
+    "unrecoverable_has_defect", "every unrecoverable text has a named reason no correct call exists"
+)
 def _unrecoverable_defect(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "unrecoverable"):
         yield _ok(bool(refusal_reasons(c)), c, "no refusal reason found in the text")
 
 
-@check("rationale_rows", "rationale.jsonl has one {id, rule, rationale} row per case, in order, citing a rule")
+@check(
+    "rationale_rows",
+    "rationale.jsonl has one {id, rule, rationale} row per case, in order, citing a rule",
+)
 def _rationale(corpus: Corpus) -> Iterator[Result]:
     ids = [c.get("id") for c in corpus.cases]
-    yield _ok([r.get("id") for r in corpus.rationale] == ids, None, "rationale ids do not match the cases one to one")
+    yield _ok(
+        [r.get("id") for r in corpus.rationale] == ids,
+        None,
+        "rationale ids do not match the cases one to one",
+    )
     for r in corpus.rationale:
-        good = sorted(r) == ["id", "rationale", "rule"] and str(r.get("rule", "")).startswith("rule ") and len(str(r.get("rationale", ""))) >= 40
+        good = (
+            sorted(r) == ["id", "rationale", "rule"]
+            and str(r.get("rule", "")).startswith("rule ")
+            and len(str(r.get("rationale", ""))) >= 40
+        )
         yield _ok(good, r, "rationale row lacks a rule or a specific rationale")
 
 
-@check("sample30", "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order")
+@check(
+    "sample30",
+    "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order",
+)
 def _sample(corpus: Corpus) -> Iterator[Result]:
     rows = {c.get("id"): canonical(c) for c in corpus.cases}
-    yield _ok(len(corpus.sample) == SAMPLE_SIZE, None, f"sample has {len(corpus.sample)} cases, not {SAMPLE_SIZE}")
+    yield _ok(
+        len(corpus.sample) == SAMPLE_SIZE,
+        None,
+        f"sample has {len(corpus.sample)} cases, not {SAMPLE_SIZE}",
+    )
     for s in corpus.sample:
         yield _ok(rows.get(s.get("id")) == canonical(s), s, "sample row is not the corpus row")
     counts = Counter(s.get("category") for s in corpus.sample)
@@ -680,12 +884,26 @@ def _manifest(corpus: Corpus) -> Iterator[Result]:
         data = corpus.files.get(fname)
         yield _ok(data is not None, None, f"{fname} is pinned but missing")
         if data is not None:
-            yield _ok(sha256_hex(data) == pin.get("sha256"), None, f"{fname} sha256 does not match its pin")
-            rows = data.count(b"\n")
-            yield _ok(rows == pin.get("count"), None, f"{fname} has {rows} rows, pinned {pin.get('count')}")
-    for fname, rows in (("toolcall300.jsonl", corpus.cases), ("rationale.jsonl", corpus.rationale), ("sample30.jsonl", corpus.sample)):
+            yield _ok(
+                sha256_hex(data) == pin.get("sha256"),
+                None,
+                f"{fname} sha256 does not match its pin",
+            )
+            lines = data.count(b"\n")
+            yield _ok(
+                lines == pin.get("count"),
+                None,
+                f"{fname} has {lines} rows, pinned {pin.get('count')}",
+            )
+    for fname, rows in (
+        ("toolcall300.jsonl", corpus.cases),
+        ("rationale.jsonl", corpus.rationale),
+        ("sample30.jsonl", corpus.sample),
+    ):
         if fname in corpus.files:
-            yield _ok(corpus.files[fname] == jsonl_bytes(rows), None, f"{fname} is not in canonical form")
+            yield _ok(
+                corpus.files[fname] == jsonl_bytes(rows), None, f"{fname} is not in canonical form"
+            )
 
 
 # --------------------------------------------------------------------------- running

@@ -25,6 +25,7 @@ from toolcall300.generator_values import (
     Prop,
     build_call,
     build_value,
+    pool_list,
     props_of,
 )
 from toolcall300.rules import enum_matches, is_lossless, normalise_tool_name, tool_name_matches
@@ -75,7 +76,9 @@ def valid_call(ctx: Ctx, tool: Tool, force: tuple[str, ...] = (), fill: float = 
         call = build_call(ctx.rng, tool, ctx.pools, force, fill)
         if is_valid(call["arguments"], tool_schema(tool)):
             return call
-    raise GenerationError(f"tool {tool_name(tool)}: the pools yield no valid call (check patterns and bounds)")
+    raise GenerationError(
+        f"tool {tool_name(tool)}: the pools yield no valid call (check patterns and bounds)"
+    )
 
 
 def choose_tools(
@@ -91,7 +94,11 @@ def choose_tools(
     chosen = ([anchor] if anchor else []) + [t for t in must if t is not anchor]
     keys = {normalise_tool_name(tool_name(t)) for t in chosen}
     banned = set(avoid) | ({normalise_tool_name(tool_name(anchor))} if anchor else set())
-    pool = [t for t in ctx.catalog if t not in chosen and normalise_tool_name(tool_name(t)) not in banned | keys]
+    pool = [
+        t
+        for t in ctx.catalog
+        if t not in chosen and normalise_tool_name(tool_name(t)) not in banned | keys
+    ]
     tokens = set(normalise_tool_name(tool_name(anchor)).split("_")) if anchor else set()
     near = [t for t in pool if tokens & set(normalise_tool_name(tool_name(t)).split("_"))]
     rng.shuffle(near)
@@ -131,7 +138,9 @@ def set_in(obj: dict[str, Any], path: Path, value: Any) -> None:
     obj[path[-1]] = value
 
 
-def leaf_paths(schema: dict[str, Any], want: Callable[[dict[str, Any]], bool]) -> list[tuple[Path, dict[str, Any]]]:
+def leaf_paths(
+    schema: dict[str, Any], want: Callable[[dict[str, Any]], bool]
+) -> list[tuple[Path, dict[str, Any]]]:
     """Top-level properties, and properties one object down, whose schema ``want`` accepts."""
     out: list[tuple[Path, dict[str, Any]]] = []
     for key, sub in schema.get("properties", {}).items():
@@ -147,7 +156,9 @@ def call_with_path(ctx: Ctx, tool: Tool, path: Path, sub: dict[str, Any]) -> Cal
     call = valid_call(ctx, tool, force=(path[0],))
     if len(path) == 2 and path[1] not in call["arguments"][path[0]]:
         name = tool_name(tool)
-        call["arguments"][path[0]][path[1]] = build_value(ctx.rng, sub, ctx.pools, name, ".".join(path))
+        call["arguments"][path[0]][path[1]] = build_value(
+            ctx.rng, sub, ctx.pools, name, ".".join(path)
+        )
     return call
 
 
@@ -155,7 +166,9 @@ def _where(path: Path) -> str:
     return ".".join(path)
 
 
-def draft(category: str, text: str, tools: list[Tool], expected: Call | None, rule: str, why: str) -> Draft:
+def draft(
+    category: str, text: str, tools: list[Tool], expected: Call | None, rule: str, why: str
+) -> Draft:
     return Draft(category, text, tools, copy.deepcopy(expected), rule, why)
 
 
@@ -198,14 +211,18 @@ def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 def hallucinated_tool(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rules 2 and 3: a call to a name no declared tool matches; the only answer is a refusal."""
     rng = ctx.rng
-    pool = list(ctx.pools.get("hallucinated_tools", []))
-    absent = variant % 3 == 2  # every third case calls a real catalog tool this case does not declare
+    pool = pool_list(ctx.pools, "hallucinated_tools")
+    absent = (
+        variant % 3 == 2
+    )  # every third case calls a real catalog tool this case does not declare
     name = tool_name(tool) if absent or not pool else _pick(rng, pool)
     key = normalise_tool_name(name)
     others = [t for t in ctx.catalog if normalise_tool_name(tool_name(t)) != key]
     anchor = _pick(rng, others) if absent and others else tool
     tools = choose_tools(ctx, anchor, avoid=(key,))
-    if tool_name_matches(name, [tool_name(t) for t in tools]) or name in [tool_name(t) for t in tools]:
+    if tool_name_matches(name, [tool_name(t) for t in tools]) or name in [
+        tool_name(t) for t in tools
+    ]:
         return None
     call = valid_call(ctx, tool)
     text = render_call(ctx, name, call["arguments"], variant)
@@ -240,7 +257,9 @@ def missing_required_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         f"{_q(prop.schema['default'])}, so rule 6 fills it from there and from nowhere else; "
         "optional properties with defaults that were not written stay out (D6.1)."
     )
-    return draft("missing_required_arg", text, [*choose_tools(ctx, tool)], call, "rule 6 / D6.1", why)
+    return draft(
+        "missing_required_arg", text, [*choose_tools(ctx, tool)], call, "rule 6 / D6.1", why
+    )
 
 
 # --------------------------------------------------------------------------- rule 7: undeclared
@@ -263,12 +282,16 @@ def extra_undeclared_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     if schema.get("additionalProperties") is not False:
         return None  # with additionalProperties open the extra key would be valid as sent
     declared = property_names(schema)
-    keys = [k for k in ctx.pools.get("undeclared_keys", []) if k not in declared and "." not in k]
-    values = list(ctx.pools.get("undeclared_values", ["x"]))
+    keys = [
+        k for k in pool_list(ctx.pools, "undeclared_keys") if k not in declared and "." not in k
+    ]
+    values = pool_list(ctx.pools, "undeclared_values")
     if not keys:
         return None
     call = valid_call(ctx, tool)
-    extra = {k: _pick(ctx.rng, values) for k in ctx.rng.sample(keys, min(len(keys), 1 + variant % 2))}
+    extra = {
+        k: _pick(ctx.rng, values) for k in ctx.rng.sample(keys, min(len(keys), 1 + variant % 2))
+    }
     items = list(call["arguments"].items())
     for key, value in extra.items():
         items.insert(ctx.rng.randint(0, len(items)), (key, value))
@@ -285,7 +308,9 @@ def _flattenable(tool: Tool) -> list[str]:
     """Nested objects whose keys belong to them alone (D7.3), under a closed top level."""
     schema = tool_schema(tool)
     props = schema.get("properties", {})
-    nested = {k: list(v.get("properties", {})) for k, v in props.items() if value_type(v) == "object"}
+    nested = {
+        k: list(v.get("properties", {})) for k, v in props.items() if value_type(v) == "object"
+    }
     owners: dict[str, int] = {}
     for keys in nested.values():
         for key in keys:
@@ -331,7 +356,11 @@ def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 
 def _coercible(sub: dict[str, Any]) -> bool:
-    return "enum" not in sub and value_type(sub) in ("integer", "number", "boolean") and "null" not in sub.get("type", ())
+    return (
+        "enum" not in sub
+        and value_type(sub) in ("integer", "number", "boolean")
+        and "null" not in sub.get("type", ())
+    )
 
 
 def _as_text(rng: random.Random, value: Any) -> str:
@@ -353,7 +382,9 @@ def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         return None
     sent = copy.deepcopy(call["arguments"])
     changed = []
-    for p, s in [(path, sub)] + [c for c in cands if c[0] != path and variant % 2 and len(c[0]) == 1][:1]:
+    for p, s in [(path, sub)] + [
+        c for c in cands if c[0] != path and variant % 2 and len(c[0]) == 1
+    ][:1]:
         try:
             value = get_in(call["arguments"], p)
         except (KeyError, TypeError):
@@ -396,6 +427,8 @@ def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = call_with_path(ctx, tool, path, sub)
     member = get_in(call["arguments"], path)
     members = sub["enum"]
+    if not isinstance(member, str):
+        return None  # D4.1: only string members take part
     for k in range(len(_ENUM_SPELLINGS)):
         spelled = _ENUM_SPELLINGS[(variant + k) % len(_ENUM_SPELLINGS)](member)
         if spelled not in members and enum_matches(spelled, members) == [member]:
@@ -434,7 +467,9 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 8 / D8.1: a lone scalar for a declared array, or a one-element array for a scalar."""
     props = props_of(tool)
     to_array = variant % 2 == 0
-    cands = [p for p in props if (_one_element_array(p.schema) if to_array else _plain_scalar(p.schema))]
+    cands = [
+        p for p in props if (_one_element_array(p.schema) if to_array else _plain_scalar(p.schema))
+    ]
     if not cands:
         return None
     prop = cands[(variant // 2) % len(cands)]
@@ -465,7 +500,9 @@ def args_as_string(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     times = 2 if variant % 3 == 2 else 1
     encoded: Any = call["arguments"]
     for _ in range(times):
-        encoded = json.dumps(encoded, ensure_ascii=False, separators=_pick(ctx.rng, ((",", ":"), (", ", ": "))))
+        encoded = json.dumps(
+            encoded, ensure_ascii=False, separators=_pick(ctx.rng, ((",", ":"), (", ", ": ")))
+        )
     env = ("tool_calls", "bare", "function", "typed")[variant % 4]
     text = render(ctx, wrap(tool_name(tool), encoded, env, call_id(ctx.rng, env)))
     why = (
@@ -482,13 +519,20 @@ def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     if variant % 2:
         body: Any = {
             "tool_calls": [
-                {"id": call_id(ctx.rng, "tool_calls"), "type": "function", "function": copy.deepcopy(call)}
+                {
+                    "id": call_id(ctx.rng, "tool_calls"),
+                    "type": "function",
+                    "function": copy.deepcopy(call),
+                }
                 for _ in range(copies)
             ]
         }
     else:
         env = ("bare", "typed", "input", "function")[(variant // 2) % 4]
-        body = [wrap(call["name"], copy.deepcopy(call["arguments"]), env, call_id(ctx.rng, env)) for _ in range(copies)]
+        body = [
+            wrap(call["name"], copy.deepcopy(call["arguments"]), env, call_id(ctx.rng, env))
+            for _ in range(copies)
+        ]
     text = render(ctx, body)
     why = (
         f"The same call to {_q(call['name'])} was emitted {copies} times with identical name and "
@@ -502,7 +546,14 @@ def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 _SENTINEL = "\x00ARGS\x00"
 CUT_KINDS = ("string", "number", "array_open", "nested", "between", "literal")
 #: The decision each kind of cut exercises.
-CUT_DECISIONS = {"string": "D11.1", "number": "D11.3", "array_open": "D11.4", "nested": "D11.2", "between": "D11.1", "literal": "D11.1"}
+CUT_DECISIONS = {
+    "string": "D11.1",
+    "number": "D11.3",
+    "array_open": "D11.4",
+    "nested": "D11.2",
+    "between": "D11.1",
+    "literal": "D11.1",
+}
 
 
 @dataclass(frozen=True)
@@ -515,7 +566,9 @@ class Span:
     value_end: int
 
 
-def serialise_with_spans(envelope_value: Any, arguments: dict[str, Any], style: Style) -> tuple[str, list[Span], int]:
+def serialise_with_spans(
+    envelope_value: Any, arguments: dict[str, Any], style: Style
+) -> tuple[str, list[Span], int]:
     """The text, each top-level argument's span, and where the arguments object ends."""
     outer = dumps(envelope_value, style)
     marker = dumps(_SENTINEL, style)
@@ -525,7 +578,14 @@ def serialise_with_spans(envelope_value: Any, arguments: dict[str, Any], style: 
         if i:
             pos += len(style.item_sep)
         k, v = dumps(key, style), dumps(value, style)
-        spans.append(Span(key, pos, pos + len(k) + len(style.key_sep), pos + len(k) + len(style.key_sep) + len(v)))
+        spans.append(
+            Span(
+                key,
+                pos,
+                pos + len(k) + len(style.key_sep),
+                pos + len(k) + len(style.key_sep) + len(v),
+            )
+        )
         parts.append(k + style.key_sep + v)
         pos = spans[-1].value_end
     body = "{" + style.item_sep.join(parts) + "}"
@@ -541,22 +601,34 @@ def completed(span: Span, value: Any, cut: int) -> bool:
     return span.value_end < cut if _is_number(value) else span.value_end <= cut
 
 
-def _cuts(kind: str, spans: list[Span], args: dict[str, Any], style: Style) -> list[tuple[Span, int]]:
+def _cuts(
+    kind: str, spans: list[Span], args: dict[str, Any], style: Style
+) -> list[tuple[Span, int]]:
     """Every cut position of ``kind``, paired with the property it falls in or before."""
     out: list[tuple[Span, int]] = []
     for i, s in enumerate(spans):
         v = args[s.key]
         if kind == "string" and isinstance(v, str) and s.value_end - s.value_start >= 3:
-            out += [(s, c) for c in range(s.value_start + 1, s.value_end)]  # before the closing quote
+            out += [
+                (s, c) for c in range(s.value_start + 1, s.value_end)
+            ]  # before the closing quote
         elif kind == "number" and _is_number(v):
-            out += [(s, c) for c in range(s.value_start + 1, s.value_end + 1)]  # D11.3: no delimiter yet
+            out += [
+                (s, c) for c in range(s.value_start + 1, s.value_end + 1)
+            ]  # D11.3: no delimiter yet
         elif kind == "array_open" and isinstance(v, list) and v:
             first = len(dumps(v[0], style))
             out += [(s, c) for c in range(s.value_start + 1, s.value_start + 1 + first)]  # D11.4
         elif kind == "nested" and isinstance(v, (list, dict)) and v:
             member = v[0] if isinstance(v, list) else next(iter(v.items()))
-            text = dumps(member, style) if isinstance(v, list) else dumps(member[0], style) + style.key_sep + dumps(member[1], style)
-            after = s.value_start + 1 + len(text)  # D11.2: one complete member, container still open
+            text = (
+                dumps(member, style)
+                if isinstance(v, list)
+                else dumps(member[0], style) + style.key_sep + dumps(member[1], style)
+            )
+            after = (
+                s.value_start + 1 + len(text)
+            )  # D11.2: one complete member, container still open
             out += [(s, c) for c in (after, after + len(style.item_sep)) if c < s.value_end]
         elif kind == "literal" and (isinstance(v, bool) or v is None):
             out += [(s, c) for c in range(s.value_start + 1, s.value_end)]
@@ -577,6 +649,15 @@ def _drop_reason(span: Span, value: Any, cut: int) -> str:
     return "the literal was cut mid-way (D11.1)"
 
 
+def _usable_cut(
+    cut: int, spans: list[Span], args: dict[str, Any], props: dict[str, Prop], args_end: int
+) -> bool:
+    """A cut inside the arguments that keeps something and loses no required, defaultless property."""
+    kept = {s.key for s in spans if completed(s, args[s.key], cut)}
+    lost = [k for k in args if k not in kept and props[k].required and not props[k].has_default]
+    return bool(kept) and not lost and cut <= args_end
+
+
 def truncated(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 11: the serialised call cut inside the arguments; keep only what was completed."""
     rng = ctx.rng
@@ -591,28 +672,49 @@ def truncated(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     args = {k: args[k] for k in order}
     style = STYLES[rng.randrange(2)]
     env = ("bare", "function", "typed", "tool_calls", "parameters", "input")[variant % 6]
-    text, spans, args_end = serialise_with_spans(wrap(call["name"], _SENTINEL, env, call_id(rng, env)), args, style)
+    text, spans, args_end = serialise_with_spans(
+        wrap(call["name"], _SENTINEL, env, call_id(rng, env)), args, style
+    )
     cuts = _cuts(kind, spans, args, style)
     rng.shuffle(cuts)
-    for span, cut in cuts[:40]:
-        kept = {s.key: args[s.key] for s in spans if completed(s, args[s.key], cut)}
-        lost_required = [k for k in args if k not in kept and props[k].required and not props[k].has_default]
-        if kept and not lost_required and cut <= args_end:
-            break
-    else:
+    chosen = next((c for c in cuts[:40] if _usable_cut(c[1], spans, args, props, args_end)), None)
+    if chosen is None:
         return None
+    span, cut = chosen
+    kept = {s.key: args[s.key] for s in spans if completed(s, args[s.key], cut)}
     expected = dict(kept)
-    filled = {k: copy.deepcopy(p.schema["default"]) for k, p in props.items() if p.required and p.has_default and k not in kept}
+    filled = {
+        k: copy.deepcopy(p.schema["default"])
+        for k, p in props.items()
+        if p.required and p.has_default and k not in kept
+    }
     expected.update(filled)
-    notes = [f"{_q(s.key)} kept (complete before the cut)" if s.key in kept else f"{_q(s.key)} dropped: {_drop_reason(s, args[s.key], cut)}" for s in spans]
+    notes = [
+        f"{_q(s.key)} kept (complete before the cut)"
+        if s.key in kept
+        else f"{_q(s.key)} dropped: {_drop_reason(s, args[s.key], cut)}"
+        for s in spans
+    ]
     if filled:
-        notes.append("required default(s) filled by rule 6: " + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in filled.items()))
+        notes.append(
+            "required default(s) filled by rule 6: "
+            + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in filled.items())
+        )
     why = (
         f"The stream stopped at character {cut} of {len(text)} ({kind} cut, near {_q(span.key)}); "
-        f"the text ends {_q(text[max(0, cut - 24):cut])}. Strict rule 11: " + "; ".join(notes) + "."
+        f"the text ends {_q(text[max(0, cut - 24) : cut])}. Strict rule 11: "
+        + "; ".join(notes)
+        + "."
     )
     rule = f"rule 11 / {CUT_DECISIONS[kind]}"
-    return draft("truncated", text[:cut], choose_tools(ctx, tool), {"name": call["name"], "arguments": expected}, rule, why)
+    return draft(
+        "truncated",
+        text[:cut],
+        choose_tools(ctx, tool),
+        {"name": call["name"], "arguments": expected},
+        rule,
+        why,
+    )
 
 
 # --------------------------------------------------------------------------- unrecoverable
@@ -631,7 +733,14 @@ UNRECOVERABLE_KINDS = (
 
 
 def _refuse(tools: list[Tool], text: str, rule: str, why: str) -> Draft:
-    return draft("unrecoverable", text, tools, None, rule, why + " No correct call exists, so the only passing answer is a refusal (rule 2).")
+    return draft(
+        "unrecoverable",
+        text,
+        tools,
+        None,
+        rule,
+        why + " No correct call exists, so the only passing answer is a refusal (rule 2).",
+    )
 
 
 def _u_missing_required(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -642,7 +751,9 @@ def _u_missing_required(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = valid_call(ctx, tool)
     sent = {k: v for k, v in call["arguments"].items() if k != prop.name}
     why = f"Required property {_q(prop.name)} is missing and its schema declares no default; rule 6 allows no other source."
-    return _refuse(choose_tools(ctx, tool), render_call(ctx, tool_name(tool), sent, variant), "rule 6", why)
+    return _refuse(
+        choose_tools(ctx, tool), render_call(ctx, tool_name(tool), sent, variant), "rule 6", why
+    )
 
 
 def _misspellings(member: str) -> Iterator[str]:
@@ -661,12 +772,19 @@ def _u_enum_no_match(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     path, sub = cands[variant % len(cands)]
     call = call_with_path(ctx, tool, path, sub)
     member = get_in(call["arguments"], path)
+    if not isinstance(member, str):
+        return None
     wrong = next((w for w in _misspellings(member) if not enum_matches(w, sub["enum"])), None)
     if wrong is None:
         return None
     set_in(call["arguments"], path, wrong)
     why = f"{_where(path)} is {_q(wrong)}, which matches no member of {_q(sub['enum'])} even after rule-4 normalisation; the closest-looking member ({_q(member)}) is never guessed."
-    return _refuse(choose_tools(ctx, tool), render_call(ctx, tool_name(tool), call["arguments"], variant), "rule 4 / D4.1", why)
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 4 / D4.1",
+        why,
+    )
 
 
 def _u_enum_two(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -681,7 +799,12 @@ def _u_enum_two(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
                     call = call_with_path(ctx, tool, path, sub)
                     set_in(call["arguments"], path, spelled)
                     why = f"{_where(path)} is {_q(spelled)}, which after rule-4 normalisation equals two members, {_q(hits)}; D4.1 refuses an ambiguous value like one matching none."
-                    return _refuse(choose_tools(ctx, tool), render_call(ctx, tool_name(tool), call["arguments"], variant), "rule 4 / D4.1", why)
+                    return _refuse(
+                        choose_tools(ctx, tool),
+                        render_call(ctx, tool_name(tool), call["arguments"], variant),
+                        "rule 4 / D4.1",
+                        why,
+                    )
     return None
 
 
@@ -704,7 +827,12 @@ def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = call_with_path(ctx, tool, path, sub)
     set_in(call["arguments"], path, spelled)
     why = f"{_where(path)} is declared {kind} but was written {_q(spelled)}; that conversion would be a guess, not lossless and reversible (rule 5 / D5.1)."
-    return _refuse(choose_tools(ctx, tool), render_call(ctx, tool_name(tool), call["arguments"], variant), "rule 5 / D5.1", why)
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 5 / D5.1",
+        why,
+    )
 
 
 def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -722,7 +850,9 @@ def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         return None
     call = valid_call(ctx, tool)
     why = f"The text calls {_q(mangled)}, which normalises (rule 3) to {_q(key)}: both {_q(tool_name(tool))} and {_q(tool_name(twins[0]))} are declared and match, so the name resolves to no single tool."
-    return _refuse(tools, render_call(ctx, mangled, call["arguments"], variant), "rule 3 / D3.1", why)
+    return _refuse(
+        tools, render_call(ctx, mangled, call["arguments"], variant), "rule 3 / D3.1", why
+    )
 
 
 def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -733,8 +863,17 @@ def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
             break
     else:
         return None
-    body = {"tool_calls": [{"id": call_id(ctx.rng, "tool_calls"), "type": "function", "function": c} for c in (first, second)]}
-    diff = sorted(k for k in set(first["arguments"]) | set(second["arguments"]) if first["arguments"].get(k) != second["arguments"].get(k))
+    body = {
+        "tool_calls": [
+            {"id": call_id(ctx.rng, "tool_calls"), "type": "function", "function": c}
+            for c in (first, second)
+        ]
+    }
+    diff = sorted(
+        k
+        for k in set(first["arguments"]) | set(second["arguments"])
+        if first["arguments"].get(k) != second["arguments"].get(k)
+    )
     why = f"Two calls to {_q(tool_name(tool))} differ in {', '.join(_q(k) for k in diff)}; rule 10 (D10.1) collapses copies only when they are identical, and picking one would be a guess."
     return _refuse(choose_tools(ctx, tool), render(ctx, body), "rule 10 / D10.1", why)
 
@@ -746,7 +885,13 @@ def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     prop = cands[variant % len(cands)]
     call = valid_call(ctx, tool, force=(prop.name,))
     first = call["arguments"][prop.name]
-    other = next((build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name) for _ in range(6)), first)
+    other = next(
+        (
+            build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name)
+            for _ in range(6)
+        ),
+        first,
+    )
     for _ in range(6):
         if other != first:
             break
@@ -755,7 +900,12 @@ def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         return None
     call["arguments"][prop.name] = [first, other]
     why = f"{_q(prop.name)} is a {prop.type} but two values were written, {_q([first, other])}; rule 8 (D8.1) repairs only the one-element direction, and choosing one would be a guess."
-    return _refuse(choose_tools(ctx, tool), render_call(ctx, tool_name(tool), call["arguments"], variant), "rule 8 / D8.1", why)
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 8 / D8.1",
+        why,
+    )
 
 
 def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -773,7 +923,7 @@ def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 
 def _u_prose(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    prose = list(ctx.pools.get("prose", []))
+    prose = pool_list(ctx.pools, "prose")
     if not prose:
         return None
     text = prose[variant % len(prose)]
@@ -796,7 +946,9 @@ _UNRECOVERABLE: dict[str, Maker] = {
 
 def unrecoverable(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 2: a mix of texts with no correct call in them; the kind rotates with the index."""
-    return _UNRECOVERABLE[UNRECOVERABLE_KINDS[variant % len(UNRECOVERABLE_KINDS)]](ctx, tool, variant)
+    return _UNRECOVERABLE[UNRECOVERABLE_KINDS[variant % len(UNRECOVERABLE_KINDS)]](
+        ctx, tool, variant
+    )
 
 
 #: The twelve categories (DESIGN.md order) and the rule that makes each.

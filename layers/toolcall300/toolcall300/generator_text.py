@@ -59,7 +59,9 @@ def call_id(rng: random.Random, envelope: str) -> str:
 
 def dumps(value: Any, style: Style) -> str:
     """Serialise ``value`` in ``style``, keys in insertion order (models do not sort keys)."""
-    return json.dumps(value, ensure_ascii=False, separators=(style.item_sep, style.key_sep), indent=style.indent)
+    return json.dumps(
+        value, ensure_ascii=False, separators=(style.item_sep, style.key_sep), indent=style.indent
+    )
 
 
 def _unwrap_one(value: Any) -> dict[str, Any] | None:
@@ -77,7 +79,9 @@ def _unwrap_one(value: Any) -> dict[str, Any] | None:
 
 def sent_calls(parsed: Any) -> list[dict[str, Any]] | None:
     """The calls a parsed text carries, as written (no repair); ``None`` when it is not calls."""
-    items = parsed.get("tool_calls") if isinstance(parsed, dict) and "tool_calls" in parsed else parsed
+    items = (
+        parsed.get("tool_calls") if isinstance(parsed, dict) and "tool_calls" in parsed else parsed
+    )
     if not isinstance(items, list):
         items = [items]
     calls = [_unwrap_one(item) for item in items]

@@ -41,6 +41,31 @@ class Prop:
         return "default" in self.schema
 
 
+#: What a catalog's own pools may leave out: generic texts that fit any domain.
+POOL_DEFAULTS: dict[str, tuple[Any, ...]] = {
+    "hallucinated_tools": (
+        "search_web",
+        "run_python",
+        "get_current_time",
+        "send_sms",
+        "delete_everything",
+    ),
+    "undeclared_keys": ("verbose", "reasoning", "confidence", "request_id", "dry_run"),
+    "undeclared_values": ("because the user asked", 0.9, True, "req-001"),
+    "prose": (
+        "I'm sorry, I can't help with that.",
+        "I need more details before I can do that. What exactly should I do?",
+        "No tool call is needed for this question.",
+    ),
+}
+
+
+def pool_list(pools: Pools, key: str) -> list[Any]:
+    """A named list from the pools, or the generic default when the pools leave it out."""
+    value = pools.get(key)
+    return list(value) if isinstance(value, list) and value else list(POOL_DEFAULTS.get(key, ()))
+
+
 def props_of(tool: Tool) -> list[Prop]:
     """Top-level properties in declaration order."""
     schema = tool_schema(tool)
@@ -71,7 +96,8 @@ def _number_in_bounds(rng: random.Random, schema: dict[str, Any], integral: bool
     if integral:
         return rng.randint(lo_i, hi_i)
     # a fraction that prints exactly, so "12.5" round-trips (rule 5)
-    return rng.randint(lo_i, max(lo_i, hi_i - 1)) + _pick(rng, (0.25, 0.5, 0.75))
+    fraction: float = _pick(rng, (0.25, 0.5, 0.75))
+    return rng.randint(lo_i, max(lo_i, hi_i - 1)) + fraction
 
 
 def _string(rng: random.Random, schema: dict[str, Any], leaf: str) -> str:
@@ -86,7 +112,12 @@ def _string(rng: random.Random, schema: dict[str, Any], leaf: str) -> str:
 
 
 def build_value(
-    rng: random.Random, schema: dict[str, Any], pools: Pools, tool: str, path: str, fill: float = 0.6
+    rng: random.Random,
+    schema: dict[str, Any],
+    pools: Pools,
+    tool: str,
+    path: str,
+    fill: float = 0.6,
 ) -> Any:
     """A value for ``schema``: from its enum, the pools, or its bounds; objects recurse.
 
@@ -152,4 +183,7 @@ def build_call(
 ) -> dict[str, Any]:
     """The correct call: the ground truth every mutation rule starts from."""
     name = tool_name(tool)
-    return {"name": name, "arguments": build_object(rng, tool_schema(tool), pools, name, "", fill, force)}
+    return {
+        "name": name,
+        "arguments": build_object(rng, tool_schema(tool), pools, name, "", fill, force),
+    }

@@ -1,0 +1,146 @@
+"""The tools.json catalog contract (seed 003): each rule refuses what it must, naming it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolcall300.catalog import (
+    CatalogError,
+    catalog_problems,
+    generation_problems,
+    load_catalog,
+    model_view,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGS = [
+    ROOT / "corpus_private" / "inputs" / "tools.json",
+    ROOT / "layers" / "toolcall300" / "toolcall300" / "data" / "demo_tools.json",
+]
+
+
+def tool(**fn: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "name": "get_record",
+        "parameters": {
+            "type": "object",
+            "properties": {"record_id": {"type": "string"}},
+            "required": ["record_id"],
+        },
+    }
+    base.update(fn)
+    return {"type": "function", "function": base}
+
+
+@pytest.mark.parametrize("path", CATALOGS, ids=lambda p: p.name)
+def test_shipped_catalogs_pass_contract_and_generator_needs(path: Path) -> None:
+    raw = json.loads(path.read_text())
+    assert catalog_problems(raw) == []
+    assert generation_problems(load_catalog(raw)) == []
+    assert len(raw) >= 12
+
+
+def test_seed_minimal_example_is_valid() -> None:
+    assert catalog_problems([tool()]) == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({"function": {}}, "root must be a JSON array"),
+        ([], "declares no tools"),
+        (["get_record"], "must be an object"),
+        ([{**tool(), "type": "tool"}], "type must be 'function'"),
+        ([{"type": "function"}], "function is required"),
+        ([tool(name="")], "non-empty string"),
+        ([tool(name="  ")], "non-empty string"),
+        ([tool(description=3)], "description must be a string"),
+        ([tool(strict="yes")], "strict must be a boolean"),
+        ([{"type": "function", "function": {"name": "f"}}], "parameters is required"),
+        ([tool(parameters={"type": "array"})], "parameters.type must be 'object'"),
+        ([tool(parameters=[])], "must be a JSON Schema object"),
+        ([tool(), tool()], "duplicate name 'get_record'"),
+        ([tool(returns={})], "unknown function field(s) returns"),
+        ([{**tool(), "id": 1}], "unknown field(s) id"),
+        ([{**tool(), "x-mutates": "yes"}], "x-mutates must be a boolean"),
+        ([tool(**{"x-requires-confirmation": 1})], "x-requires-confirmation must be a boolean"),
+        (
+            [tool(parameters={"properties": {"n": {"type": "integer", "minimum": "0"}}})],
+            "invalid schema",
+        ),
+    ],
+)
+def test_each_contract_rule_refuses(raw: Any, needle: str) -> None:
+    problems = catalog_problems(raw)
+    assert any(needle in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "keyword", ["anyOf", "oneOf", "not", "allOf", "$ref", "patternProperties", "if"]
+)
+def test_unsupported_keywords_are_named_and_refused(keyword: str) -> None:
+    params = {
+        "type": "object",
+        "properties": {"v": {"type": "string", keyword: [] if keyword.endswith("Of") else {}}},
+    }
+    problems = catalog_problems([tool(parameters=params)])
+    assert problems and f"unsupported keyword {keyword!r}" in problems[0]
+    with pytest.raises(CatalogError) as info:
+        load_catalog([tool(parameters=params)])
+    assert keyword in str(info.value)
+
+
+def test_required_default_must_validate() -> None:
+    # D6.2: a required property's default is used as declared, so it must itself be valid.
+    params = {
+        "type": "object",
+        "properties": {"days": {"type": "integer", "minimum": 1, "default": 0}},
+        "required": ["days"],
+    }
+    assert any("default of $.days" in p for p in catalog_problems([tool(parameters=params)]))
+    params["properties"]["days"]["default"] = 1
+    assert catalog_problems([tool(parameters=params)]) == []
+
+
+def test_pack_fields_are_stripped_and_defaults_filled() -> None:
+    entry = {
+        "x-mutates": True,
+        "function": {"name": "f", "x-requires-confirmation": True, "parameters": {}},
+    }
+    assert catalog_problems([entry]) == []
+    view = load_catalog([entry])[0]
+    assert view == {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    assert "x-mutates" in entry  # the input is not modified
+
+
+@given(st.dictionaries(st.text(min_size=1).map(lambda s: "x-" + s), st.booleans(), max_size=4))
+def test_model_view_never_shows_pack_fields(extra: dict[str, bool]) -> None:
+    entry = copy.deepcopy(tool())
+    entry.update(extra)
+    entry["function"].update(extra)
+    view = model_view(entry)
+    assert not [k for k in [*view, *view["function"]] if k.startswith("x-")]
+
+
+def test_generation_needs_typed_properties_and_declared_required() -> None:
+    tools = load_catalog(
+        [
+            tool(
+                parameters={
+                    "type": "object",
+                    "properties": {"v": {"minLength": 1}},
+                    "required": ["v", "w"],
+                }
+            )
+        ]
+    )
+    problems = generation_problems(tools)
+    assert any("exactly one non-null type" in p for p in problems)
+    assert any("'w'" in p and "not declared" in p for p in problems)
