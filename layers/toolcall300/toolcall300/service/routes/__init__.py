@@ -10,4 +10,5 @@ OPENAPI_ROUTERS = [
     "toolcall300.service.routes.licences",
     "toolcall300.service.routes.corpus",
     "toolcall300.service.routes.argcheck",
+    "toolcall300.service.routes.dashboard",
 ]
