@@ -213,6 +213,13 @@ def test_stream_adapter_scores_the_same(tmp_path: Path) -> None:
     run = StreamAdapter(_truth_program(tmp_path, True), "s").run(cases, timeout=10)
     assert score_cases(cases, run.answers)["exact"] == 6
     assert run.warnings == [] and run.notes == {}
+    assert len(run.case_seconds) == 6 and all(g >= 0 for g in run.case_seconds)
+    assert sum(run.case_seconds) <= run.total_seconds
+
+
+def test_answer_gaps_are_per_case_costs_not_queueing_time() -> None:
+    assert adapters.answer_gaps([]) == []
+    assert adapters.answer_gaps([1.0, 1.5, 3.0]) == [1.0, 0.5, 1.5]
 
 
 def test_stream_adapter_reports_protocol_problems_as_warnings(tmp_path: Path) -> None:

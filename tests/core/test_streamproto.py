@@ -58,7 +58,8 @@ def test_answers_out_of_order_are_matched_by_id(tmp_path: Path) -> None:
         "arguments": {},
     }
     assert result.unanswered == [] and result.malformed_lines == 0
-    assert set(result.latencies) == set(IDS)
+    assert set(result.latencies) == set(IDS) == set(result.answered_at)
+    assert max(result.answered_at.values()) <= result.elapsed
 
 
 def test_a_crash_halfway_leaves_the_rest_unanswered(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -320,10 +320,23 @@ class StreamAdapter:
                 key: f"never answered ({result.stopped_reason or 'skipped'})"
                 for key in result.unanswered
             },
-            case_seconds=sorted(result.latencies.values()),
+            case_seconds=answer_gaps(result.answered_at.values()),
             total_seconds=result.elapsed,
             warnings=stream_warnings(result),
         )
+
+
+def answer_gaps(arrivals: Iterable[float]) -> list[float]:
+    """Seconds between consecutive answers (the first from the start): a stream's per-case time.
+
+    Every item is written up front, so the time from sending an item to its answer is mostly
+    queueing; the gap between answers is what one case cost.
+
+    >>> answer_gaps([0.5, 0.2, 0.3])
+    [0.2, 0.1, 0.2]
+    """
+    ordered = sorted(arrivals)
+    return [round(b - a, 9) for a, b in zip([0.0, *ordered], ordered, strict=False)]
 
 
 def stream_warnings(result: streamproto.StreamResult) -> list[str]:

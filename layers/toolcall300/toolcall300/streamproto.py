@@ -51,7 +51,8 @@ class StreamResult:
     stderr_tail: str
     stopped_reason: str | None
     elapsed: float
-    latencies: dict[str, float] = field(default_factory=dict)
+    latencies: dict[str, float] = field(default_factory=dict)  # id -> seconds from sent to answered
+    answered_at: dict[str, float] = field(default_factory=dict)  # id -> seconds since the start
 
 
 @dataclass(frozen=True)
@@ -335,6 +336,7 @@ def run_stream(
     wanted = set(order)
     answers: dict[str, Any] = {}
     latencies: dict[str, float] = {}
+    answered_at: dict[str, float] = {}
     unknown: list[str] = []
     malformed = duplicates = 0
     sent_at: dict[str, float] = {}
@@ -367,6 +369,7 @@ def run_stream(
             now = time.monotonic()
             answers[key] = parsed[1]
             latencies[key] = now - sent_at.get(key, start)
+            answered_at[key] = now - start
             last_progress = now
             if progress:
                 progress(len(answers), len(order))
@@ -414,4 +417,5 @@ def run_stream(
         stopped_reason=stopped,
         elapsed=time.monotonic() - start,
         latencies=latencies,
+        answered_at=answered_at,
     )
