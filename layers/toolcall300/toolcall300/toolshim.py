@@ -151,9 +151,7 @@ def _one(
         raise Refusal(
             Reason.SCHEMA_VIOLATION, "the repaired arguments still fail the schema", "$.arguments"
         )
-    call = {"name": name, "arguments": arguments}
-    canonical(call)  # a call that cannot be written as JSON (NaN from a default) is never returned
-    return call
+    return {"name": name, "arguments": arguments}
 
 
 #: id(schema) -> (the schema itself, usable?). Checking a schema costs more than the rest

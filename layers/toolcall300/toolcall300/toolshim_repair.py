@@ -171,6 +171,7 @@ def _object(
             # Rule 6: from the schema's own default, used as declared (D6.2); optional
             # properties are never filled (D6.1), so only `required` reaches here.
             default = copy.deepcopy(sub["default"])
+            canonical(default)  # ValueError for NaN: a value JSON cannot carry is never returned
             log.append(
                 Repair(
                     format_path(path + (name,)), "6 D6.2", "fill_required_default", after=default
