@@ -369,3 +369,29 @@ def test_a_leading_byte_order_mark_is_tolerated() -> None:
 def test_invalid_utf8_is_named_by_line() -> None:
     with pytest.raises(CorpusError, match="line 2: not UTF-8"):
         parse_corpus(corpus_bytes(tiny_corpus()[:1]) + b'{"id": "\xff"}\n')
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["truth", "none", "other", "bad"]), min_size=6, max_size=6),
+    st.lists(st.sampled_from(["truth", "none", "other", "bad"]), min_size=6, max_size=6),
+)
+def test_comparison_is_antisymmetric_and_regressed_means_a_reason(
+    before: list[str], after: list[str]
+) -> None:
+    def answers(choices: list[str]) -> dict[str, Any]:
+        pick = {"none": None, "other": call(hours=7), "bad": {"name": "x", "arguments": {}}}
+        return {
+            c["id"]: TRUTH[c["id"]] if k == "truth" else pick[k]
+            for c, k in zip(tiny_corpus(), choices, strict=True)
+        }
+
+    a, b = _report(answers(before)), _report(answers(after))
+    forward, backward = compare_reports(a, b), compare_reports(b, a)
+    assert forward["regressed"] == bool(forward["reasons"])
+    assert forward["flipped"]["fixed"] == backward["flipped"]["broken"]
+    assert all(
+        row["delta"] == -backward["deltas"][k]["delta"] for k, row in forward["deltas"].items()
+    )
+    if forward["flipped"]["broken"] == [] and b["invented_calls"] <= a["invented_calls"]:
+        assert b["schema_invalid_returns"] > a["schema_invalid_returns"] or not forward["regressed"]

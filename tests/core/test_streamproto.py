@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolcall300 import streamproto
 from toolcall300.streamproto import run_once, run_stream
@@ -296,3 +298,28 @@ def test_progress_is_reported_per_answer(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     stream(argv, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(n, 5) for n in range(1, 6)]
+
+
+# ------------------------------------------------------------------ line splitting (property)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    st.lists(st.integers(min_value=1, max_value=50), min_size=1, max_size=20),
+)
+def test_line_splitting_does_not_depend_on_how_reads_are_chunked(
+    lines: list[bytes], cuts: list[int]
+) -> None:
+    data = b"".join(line + b"\n" for line in lines)
+    whole = streamproto._LineReader(20)
+    expected = whole.feed(data)
+    pieces = streamproto._LineReader(20)
+    got: list[bytes] = []
+    pos, i = 0, 0
+    while pos < len(data):
+        step = cuts[i % len(cuts)]
+        got += pieces.feed(data[pos : pos + step])
+        pos, i = pos + step, i + 1
+    assert got == expected == [line for line in lines if len(line) <= 20]
+    assert pieces.oversized == whole.oversized == sum(len(line) > 20 for line in lines)
