@@ -1,0 +1,128 @@
+"""The Batch harness image's entrypoint, run directly (no container engine here).
+
+A local HTTP server plays S3's presigned links: GET serves the label-free inputs, PUT takes the
+answers file. The entrypoint's answers file is then fed to the service's event handling.
+"""
+
+from __future__ import annotations
+
+import http.server
+import importlib.util
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import runs_fakes as fakes
+
+from toolcall300.canonical import jsonl_bytes
+from toolcall300.service import batch, harness
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = fakes.small_corpus(8)
+
+
+def load_entrypoint() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "tc300_harness_entrypoint", ROOT / "infra" / "harness" / "entrypoint.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Links:
+    """GET /inputs and PUT /answers, like the two presigned S3 links a job gets."""
+
+    def __init__(self, inputs: bytes) -> None:
+        self.inputs = inputs
+        self.answers: bytes | None = None
+        links = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200 if self.path == "/inputs" else 404)
+                self.end_headers()
+                if self.path == "/inputs":
+                    self.wfile.write(links.inputs)
+
+            def do_PUT(self) -> None:
+                links.answers = self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "PATH": "/usr/bin:/bin",
+            "TC300_INPUTS_URL": f"{self.base}/inputs",
+            "TC300_ANSWERS_URL": f"{self.base}/answers",
+            "TC300_PER_CASE_TIMEOUT": "2",
+            "TC300_TOTAL_TIMEOUT": "20",
+            **extra,
+        }
+
+
+@pytest.fixture
+def links() -> Iterator[Links]:
+    served = Links(jsonl_bytes(harness.job_inputs(CASES)))
+    yield served
+    served.server.shutdown()
+    served.server.server_close()
+
+
+def test_the_entrypoint_runs_the_adapter_and_uploads_its_answers(links: Links) -> None:
+    entry = load_entrypoint()
+    assert entry.main(fakes.ECHO, links.env()) == 0
+    assert links.answers is not None
+    output = batch.read_answers(links.answers)
+    assert output.failure is None
+    assert output.answers == {c["id"]: c["expected"] for c in CASES}
+    assert json.loads(links.answers)["diagnostics"]["answered"] == len(CASES)
+
+
+def test_a_failing_adapter_is_reported_in_the_answers_file(links: Links) -> None:
+    entry = load_entrypoint()
+    assert entry.main(fakes.NON_JSON, links.env()) == 0
+    output = batch.read_answers(links.answers or b"")
+    assert output.failure is not None and output.failure["reason"] == "output_malformed"
+
+
+def test_the_adapter_never_sees_the_links_or_credentials(links: Links) -> None:
+    entry = load_entrypoint()
+    spy = fakes.py(
+        "import json,os,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'env','arguments':{'env':sorted(os.environ)}}}),flush=True)\n"
+    )
+    assert entry.main(spy, links.env(AWS_SECRET_ACCESS_KEY="leak", TEAM_SETTING="kept")) == 0
+    seen = next(iter(batch.read_answers(links.answers or b"").answers.values()))["arguments"]["env"]
+    assert "TEAM_SETTING" in seen
+    assert not [k for k in seen if k.startswith(("TC300_", "AWS_"))]
+
+
+def test_labels_are_not_in_what_the_job_reads(links: Links) -> None:
+    rows = [json.loads(line) for line in links.inputs.splitlines()]
+    assert all(set(row) == {"id", "text", "tools"} for row in rows)
+    assert b"expected" not in links.inputs
+
+
+def test_the_harness_itself_failing_exits_1(links: Links) -> None:
+    entry = load_entrypoint()
+    assert entry.main([], links.env()) == 1  # no CMD in the image
+    assert entry.main(fakes.ECHO, links.env(TC300_INPUTS_URL=f"{links.base}/missing")) == 1
+    assert entry.main(fakes.ECHO, {"PATH": "/usr/bin"}) == 1
+
+
+def test_the_dockerfile_keeps_the_harness_as_entrypoint() -> None:
+    text = (ROOT / "infra" / "harness" / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["python3", "/usr/local/bin/toolcall300-harness"]' in text
+    assert "CMD [" in text
