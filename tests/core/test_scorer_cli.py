@@ -219,3 +219,11 @@ def test_a_program_named_toolshim_gets_the_in_sample_note(folder: Path) -> None:
         "--corpus", "corpus.jsonl", "--adapter-cmd", f"{sys.executable} toolshim", "--timeout", "5"
     )
     assert code == 0 and "in-sample" in out and "false refusals          3" in out
+
+
+def test_an_adapter_module_exiting_2_on_import_is_a_usage_error_not_a_regression(
+    folder: Path,
+) -> None:
+    Path("exits.py").write_text("import sys\nsys.exit(2)\n")
+    code, _, err = score("--corpus", "corpus.jsonl", "--adapter", "exits:fn")
+    assert code == 1 and "SystemExit(2)" in err

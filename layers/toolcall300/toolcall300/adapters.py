@@ -183,8 +183,8 @@ def _import_target(spec: str) -> Any:
             if os.getcwd() not in sys.path and "" not in sys.path:
                 sys.path.append(os.getcwd())  # `yourmodule:normalise` from the current folder
             module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise AdapterError(f"cannot import adapter module {module_name!r}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # sys.exit(2) on import must not pass for a regression
+        raise AdapterError(f"cannot import adapter module {module_name!r}: {exc!r}") from exc
     target: Any = module
     for part in attr.split("."):
         if not hasattr(target, part):
