@@ -116,6 +116,15 @@ def leaves(
         yield path, a, b
 
 
+def walk(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every leaf of nested objects with its path (arrays and scalars are leaves)."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from walk(sub, (*path, key))
+    else:
+        yield path, value
+
+
 class _Missing:
     def __repr__(self) -> str:
         return "<missing>"
@@ -590,7 +599,7 @@ def _unrecoverable_enum(corpus: Corpus) -> Iterator[Result]:
         tool = tool_of(c, call["name"]) if call else None
         if not call or not tool:
             continue
-        for path, sent, _ in leaves(call["arguments"], {}):
+        for path, sent in walk(call["arguments"]):
             sub = schema_at(tool_schema(tool), path)
             if sub and "enum" in sub and sent not in sub["enum"]:
                 yield _ok(

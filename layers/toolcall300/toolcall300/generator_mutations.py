@@ -652,10 +652,18 @@ def _drop_reason(span: Span, value: Any, cut: int) -> str:
 def _usable_cut(
     cut: int, spans: list[Span], args: dict[str, Any], props: dict[str, Prop], args_end: int
 ) -> bool:
-    """A cut inside the arguments that keeps something and loses no required, defaultless property."""
+    """A cut inside the arguments that keeps something and loses no required, defaultless property.
+
+    A required property with a default is never cut once its key has started: rule 6 would
+    fill the default while the text shows the model writing another value (``"units":
+    "fahr``), a label the rules do not settle. Such a property is lost only if never begun.
+    """
     kept = {s.key for s in spans if completed(s, args[s.key], cut)}
     lost = [k for k in args if k not in kept and props[k].required and not props[k].has_default]
-    return bool(kept) and not lost and cut <= args_end
+    begun = [
+        s.key for s in spans if s.key not in kept and props[s.key].required and s.key_start < cut
+    ]
+    return bool(kept) and not lost and not begun and cut <= args_end
 
 
 def truncated(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
