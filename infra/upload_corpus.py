@@ -14,6 +14,7 @@ from pathlib import Path
 import boto3
 
 from toolcall300.service.adapters.s3 import CorpusObjects, upload_corpus
+from toolcall300.service.corpus import manifest_entries
 
 
 def bucket_of_stack(stack: str) -> str:
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     bucket = args.bucket or bucket_of_stack(args.stack)
     manifest = upload_corpus(args.dir, CorpusObjects(bucket))
-    print(f"uploaded {len(manifest['files'])} files and manifest.json to s3://{bucket}/")
+    print(f"uploaded {len(manifest_entries(manifest))} files and manifest.json to s3://{bucket}/")
     return 0
 
 

@@ -175,3 +175,31 @@ def test_upload_refuses_a_file_that_does_not_match_its_pin(aws: Any, tmp_path: P
     (tmp_path / "rationale.jsonl").write_text("tampered\n")
     with pytest.raises(ValueError, match="sha256"):
         upload_corpus(tmp_path, CorpusObjects(aws.names["CorpusBucket"]))
+
+
+def test_manifest_as_a_map_of_names_is_read_too() -> None:
+    pin = "a" * 64
+    raw = json.dumps(
+        {"corpus_version": "1.0", "files": {"toolcall300.jsonl": {"count": 300, "sha256": pin}}}
+    ).encode()
+    manifest = corpus.parse_manifest(raw)
+    assert manifest.version == "1.0"
+    assert manifest.files == (
+        {"name": "toolcall300.jsonl", "sha256": pin, "bytes": None, "count": 300},
+    )
+
+
+def test_the_real_corpus_uploads_with_its_pins(aws: Any, call: Call, key: str) -> None:
+    real = Path(__file__).resolve().parents[2] / "corpus_private"
+    if not (real / "manifest.json").exists():
+        pytest.skip("corpus_private/ not generated in this checkout")
+    upload_corpus(real, CorpusObjects(aws.names["CorpusBucket"]))
+    status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    assert status == 200 and {f["name"] for f in data["files"]} >= {
+        "toolcall300.jsonl",
+        "rationale.jsonl",
+    }
+    status, _, rationale = call(
+        "GET", "/cases/tc300-0001/rationale", headers={"authorization": f"Bearer {key}"}
+    )
+    assert status == 200 and rationale["id"] == "tc300-0001"

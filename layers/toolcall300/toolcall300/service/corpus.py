@@ -1,7 +1,8 @@
 """Corpus access: the manifest, short-lived links to its files, and one case's rationale.
 
-Reads whatever ``manifest.json`` in the corpus bucket lists (``{"files": [{"name",
-"sha256", "bytes"|"count"}], "version"?}``), so the corpus generator owns the file set. The
+Reads whatever ``manifest.json`` in the corpus bucket lists (``"files"`` as a list of
+``{"name", "sha256", "bytes"|"count"}`` or a map from name to ``{"sha256", "count"}``), so the
+corpus generator owns the file set. The
 object store is a parameter (``adapters.s3.CorpusObjects``). Not a cache of the corpus itself:
 only the manifest and the rationale index are memoised, keyed by the manifest's hash.
 """
@@ -32,26 +33,44 @@ class ObjectStore(Protocol):
 class Manifest:
     version: str
     files: tuple[dict[str, Any], ...]
+    digest: str  # sha256 of the manifest bytes: identifies this exact publication
+
+
+def manifest_entries(doc: Any) -> list[dict[str, Any]]:
+    """``[{"name", "sha256", "bytes", "count"}]`` from either manifest shape the generator may
+    write: ``"files": [{"name", ...}]`` or ``"files": {"<name>": {"sha256", ...}}``."""
+    files = doc["files"]
+    if isinstance(files, dict):
+        files = [{"name": name, **meta} for name, meta in files.items()]
+    return [
+        {"name": f["name"], "sha256": f["sha256"], "bytes": f.get("bytes"), "count": f.get("count")}
+        for f in files
+    ]
 
 
 def parse_manifest(raw: bytes) -> Manifest:
     """Validate the manifest's shape; a file name must be a plain name (no path)."""
     try:
         doc = json.loads(raw)
-        files = doc["files"]
-        entries = tuple(
-            {"name": f["name"], "sha256": f["sha256"], "bytes": f.get("bytes")}
-            for f in files
-            if SAFE_NAME_RE.match(f["name"]) and re.fullmatch(r"[0-9a-f]{64}", f["sha256"])
+        entries = manifest_entries(doc)
+        ok = all(
+            isinstance(f["name"], str)
+            and SAFE_NAME_RE.match(f["name"])
+            and isinstance(f["sha256"], str)
+            and re.fullmatch(r"[0-9a-f]{64}", f["sha256"])
+            for f in entries
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UpstreamUnavailable(
             "the corpus manifest is malformed", code="manifest_invalid"
         ) from exc
-    if len(entries) != len(files) or not entries:
+    if not ok or not entries:
         raise UpstreamUnavailable("the corpus manifest is malformed", code="manifest_invalid")
-    version = doc.get("version") if isinstance(doc.get("version"), str) else None
-    return Manifest(version or hashlib.sha256(raw).hexdigest()[:16], entries)
+    digest = hashlib.sha256(raw).hexdigest()
+    version = next(
+        (doc[k] for k in ("version", "corpus_version") if isinstance(doc.get(k), str)), None
+    )
+    return Manifest(version or digest[:16], tuple(entries), digest)
 
 
 _cache: dict[str, tuple[float, Any]] = {}

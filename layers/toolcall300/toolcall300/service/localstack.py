@@ -5,7 +5,8 @@ that ``template.yaml`` declares (read from the template), uploads ``corpus_priva
 serves the same Lambda handlers behind the local HTTP gateway (``service.gateway``). Anything
 else that should run beside the gateway (issue 6's scoring worker) registers a starter with
 :func:`register_background`. :func:`start_local_stack` is the programmatic form the
-integration tests use. Not a deployment: state lives in memory and dies with the process.
+integration tests use. Not a deployment: state lives in memory and dies with the process. One stack per process at a
+time: the handlers read their settings from ``os.environ``, which ``stop()`` restores.
 """
 
 from __future__ import annotations
@@ -97,6 +98,15 @@ class LocalStack:
                 self._stops.pop()()
 
 
+def _restore_environment(saved: dict[str, str]) -> None:
+    """Undo what a stack set (endpoint, names), so a later stack in this process starts clean."""
+    from toolcall300.service import ports
+
+    os.environ.clear()
+    os.environ.update(saved)
+    ports.clear_ports()
+
+
 def _import_background_modules() -> None:
     import importlib
 
@@ -124,8 +134,9 @@ def start_local_stack(
     from toolcall300.service.cfn import load_template
 
     root = root or repo_root()
+    saved_env = dict(os.environ)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
-    stops: list[Callable[[], None]] = []
+    stops: list[Callable[[], None]] = [lambda: _restore_environment(saved_env)]
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
     stops.append(moto.stop)

@@ -7,6 +7,7 @@ values: argument blobs, schemas and licence keys never reach a log line.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -21,5 +22,11 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 
 def count(name: str) -> None:
-    """Add one to a CloudWatch (EMF) count metric for this invocation."""
+    """Add one to a CloudWatch (EMF) count metric for this invocation.
+
+    Skipped when metrics are disabled (the local stack): Powertools then never flushes, and
+    the buffer would grow until it prints at 100 entries.
+    """
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)

@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from toolcall300.service.adapters.aws import client
+from toolcall300.service.corpus import manifest_entries
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 
 
@@ -58,7 +59,7 @@ def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
     match its pin. Returns the parsed manifest."""
     manifest_bytes = (directory / "manifest.json").read_bytes()
     manifest = json.loads(manifest_bytes)
-    for entry in manifest["files"]:
+    for entry in manifest_entries(manifest):
         name = str(entry["name"])
         if "/" in name or name.startswith("."):
             raise ValueError(f"manifest names a path, not a file: {name!r}")

@@ -19,7 +19,8 @@ router = make_router()
 class CorpusFile(BaseModel):
     name: str
     sha256: str
-    bytes: int | None
+    bytes: int | None = None
+    count: int | None = None
     url: str
 
 
