@@ -352,3 +352,34 @@ def test_argcheck_modules_never_log_or_print() -> None:
                 assert node.func.id != "print", name
             if isinstance(node, ast.Attribute):
                 assert node.attr not in ("stderr", "stdout") or name == "argcheck.py", name
+
+
+@pytest.mark.parametrize(
+    ("request_", "code"),
+    [
+        ({"arguments_text": 5, "x": 1}, "invalid_request_body"),
+        ({"arguments_text": 5}, "schema_missing"),
+        (
+            {"schema": {"minimum": float("nan")}, "arguments": 1, "arguments_text": 1},
+            "invalid_request_body",
+        ),
+        (
+            {"schema": {"minLength": -1, "anyOf": []}, "arguments": 1, "arguments_text": 1},
+            "schema_invalid",
+        ),
+        ({"schema": {"anyOf": []}, "arguments": 1, "arguments_text": 1}, "schema_not_covered"),
+        ({"schema": {}, "arguments": 1, "arguments_text": 1}, "arguments_ambiguous"),
+        ({"schema": {}}, "arguments_missing"),
+        ({"schema": {}, "arguments": [float("inf")]}, "invalid_request_body"),
+        ({"schema": {}, "arguments": json.loads("[" * 65 + "]" * 65)}, "arguments_too_deep"),
+        (
+            {"schema": {}, "arguments_text": "[" * 65},
+            "arguments_too_deep",
+        ),  # too deep once R1 closes it
+        ({"schema": {}, "arguments_text": None}, "arguments_text_invalid"),
+        ({"schema": {}, "arguments_text": "[1]"}, "arguments_not_object"),
+        ({"schema": {}, "arguments": 1}, "arguments_not_object"),
+    ],
+)
+def test_decision_refusal_order(request_: dict[str, Any], code: str) -> None:
+    assert check(request_)["refusal"]["code"] == code

@@ -666,5 +666,6 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_ERROR
     # The CLI has no transport cap of its own, but answers exactly as the service would.
     response = check_body(body)
-    stdout.write(json.dumps(response, sort_keys=True, ensure_ascii=False, indent=2) + "\n")
+    # Not key-sorted: the repaired blob keeps the caller's key order, as apply_diff rebuilds it.
+    stdout.write(json.dumps(response, ensure_ascii=False, indent=2) + "\n")
     return EXIT_OK

@@ -99,7 +99,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D15-request-shape",
         "question": "How strict is the request envelope?",
-        "decision": "Fields other than schema, arguments and arguments_text are invalid_request_body. Both arguments forms present (even null) is arguments_ambiguous. arguments_text that is not a string is arguments_text_invalid. Refusals are checked in this order: body cap, body JSON, request shape, schema_missing, schema depth, schema_invalid, schema_not_covered, arguments_ambiguous, arguments_missing, arguments depth, arguments_text_invalid, arguments_not_object.",
+        "decision": "Fields other than schema, arguments and arguments_text are invalid_request_body. Both arguments forms present (even null) is arguments_ambiguous. arguments_text that is not a string is arguments_text_invalid. Refusals are checked in this order, the first that applies answering: body cap; body not strict UTF-8 JSON; request not an object or with an unknown field (invalid_request_body); schema_missing; schema not a JSON value (invalid_request_body); schema nesting (schema_not_covered); schema_invalid; schema_not_covered; arguments_ambiguous; arguments_missing; then for arguments: not a JSON value (invalid_request_body), arguments_too_deep; for arguments_text: arguments_text_invalid, arguments_too_deep; then arguments_not_object. An R5 candidate nesting too deep refuses the check during repair (arguments_too_deep).",
     },
     {
         "id": "D16-r8-admits-null",
