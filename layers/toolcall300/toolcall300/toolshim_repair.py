@@ -46,7 +46,8 @@ def _value(value: Any, schema: Any, path: Path, log: list[Repair]) -> Any:
     if not isinstance(schema, dict):
         return value
     types = declared_types(schema)
-    if types:
+    # Fast path: a value of a declared type needs rules 5 and 8 only if it is a float (D5.2).
+    if types and (isinstance(value, float) or not _matches(value, types)):
         value = _shape(value, types, path, log)
         value = _coerce(value, types, path, log)
     if isinstance(schema.get("enum"), list):
