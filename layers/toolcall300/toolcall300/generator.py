@@ -30,7 +30,23 @@ from toolcall300.generator_checks import (
     Report,
     run_checks,
 )
-from toolcall300.generator_mutations import MAKERS, Ctx, Draft
+from toolcall300.generator_mutations import (
+    Ctx,
+    Draft,
+    Maker,
+    args_as_string,
+    array_vs_scalar,
+    enum_violation,
+    extra_undeclared_arg,
+    hallucinated_tool,
+    missing_required_arg,
+    multiple_calls,
+    nested_flattened,
+    type_coercion,
+    wrong_tool_name,
+)
+from toolcall300.generator_truncation import truncated
+from toolcall300.generator_unrecoverable import unrecoverable
 from toolcall300.generator_values import GenerationError, Pools
 from toolcall300.spec import SPEC_VERSION
 
@@ -40,6 +56,24 @@ DATA = Path(__file__).parent / "data"
 FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")
 MANIFEST = "manifest.json"
 RECIPE = "inputs/recipe.json"
+
+
+#: The twelve categories (DESIGN.md order) and the mutation rule that makes each.
+MAKERS: dict[str, Maker] = {
+    "wrong_tool_name": wrong_tool_name,
+    "missing_required_arg": missing_required_arg,
+    "extra_undeclared_arg": extra_undeclared_arg,
+    "type_coercion": type_coercion,
+    "enum_violation": enum_violation,
+    "nested_flattened": nested_flattened,
+    "array_vs_scalar": array_vs_scalar,
+    "args_as_string": args_as_string,
+    "multiple_calls": multiple_calls,
+    "hallucinated_tool": hallucinated_tool,
+    "truncated": truncated,
+    "unrecoverable": unrecoverable,
+}
+assert tuple(MAKERS) == CATEGORIES
 
 
 @dataclass(frozen=True)

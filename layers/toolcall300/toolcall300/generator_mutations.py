@@ -1,4 +1,7 @@
-"""The named mutation rules: one per category, each turning a correct call into a case.
+"""The named mutation rules of ten categories, and the helpers every rule shares.
+
+Truncation lives in ``generator_truncation`` and the refusal mix in
+``generator_unrecoverable``; ``generator.MAKERS`` maps each category to its rule.
 
 Every rule starts from a correct call built by ``generator_values`` (the ground truth) and
 derives the text from it; the expected answer is known by construction, never asked of a
@@ -13,12 +16,12 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
-from toolcall300.generator_text import ENVELOPES, STYLES, Style, call_id, dumps, wrap
+from toolcall300.generator_text import ENVELOPES, STYLES, call_id, dumps, wrap
 from toolcall300.generator_values import (
     GenerationError,
     Pools,
@@ -28,7 +31,7 @@ from toolcall300.generator_values import (
     pool_list,
     props_of,
 )
-from toolcall300.rules import enum_matches, is_lossless, normalise_tool_name, tool_name_matches
+from toolcall300.rules import enum_matches, normalise_tool_name, tool_name_matches
 from toolcall300.schema import is_valid
 
 Call = dict[str, Any]
@@ -66,7 +69,7 @@ def _pick(rng: random.Random, options: list[Any] | tuple[Any, ...]) -> Any:
     return options[rng.randrange(len(options))]
 
 
-def _q(value: Any) -> str:
+def quote(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -162,7 +165,7 @@ def call_with_path(ctx: Ctx, tool: Tool, path: Path, sub: dict[str, Any]) -> Cal
     return call
 
 
-def _where(path: Path) -> str:
+def dotted(path: Path) -> str:
     return ".".join(path)
 
 
@@ -174,7 +177,7 @@ def draft(
 
 # --------------------------------------------------------------------------- rule 3: names
 
-_MANGLERS: tuple[Callable[[str], str], ...] = (
+MANGLERS: tuple[Callable[[str], str], ...] = (
     lambda n: f"functions.{n}",
     lambda n: n.upper(),
     lambda n: n.replace("_", "-"),
@@ -191,8 +194,8 @@ def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     name = tool_name(tool)
     tools = choose_tools(ctx, tool)
     names = [tool_name(t) for t in tools]
-    for k in range(len(_MANGLERS)):
-        mangled = _MANGLERS[(variant + k) % len(_MANGLERS)](name)
+    for k in range(len(MANGLERS)):
+        mangled = MANGLERS[(variant + k) % len(MANGLERS)](name)
         if mangled != name and tool_name_matches(mangled, names) == [name]:
             break
     else:
@@ -200,10 +203,10 @@ def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = valid_call(ctx, tool)
     text = render_call(ctx, mangled, call["arguments"], variant)
     why = (
-        f"The text calls {_q(mangled)}. Under rule 3 (D3.1: trim, drop a trailing (), drop the "
+        f"The text calls {quote(mangled)}. Under rule 3 (D3.1: trim, drop a trailing (), drop the "
         f"namespace prefix, case-fold, unify - _ and space) it normalises to "
-        f"{_q(normalise_tool_name(mangled))}, which exactly one of the {len(tools)} declared tools, "
-        f"{_q(name)}, matches. The arguments were written valid and stay as written."
+        f"{quote(normalise_tool_name(mangled))}, which exactly one of the {len(tools)} declared tools, "
+        f"{quote(name)}, matches. The arguments were written valid and stay as written."
     )
     return draft("wrong_tool_name", text, tools, call, "rule 3 / D3.1", why)
 
@@ -227,12 +230,12 @@ def hallucinated_tool(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = valid_call(ctx, tool)
     text = render_call(ctx, name, call["arguments"], variant)
     story = (
-        f"{_q(name)} is a tool of the wider catalog that this case does not declare"
+        f"{quote(name)} is a tool of the wider catalog that this case does not declare"
         if absent and name == tool_name(tool)
-        else f"{_q(name)} was never declared"
+        else f"{quote(name)} was never declared"
     )
     why = (
-        f"{story}; after rule-3 normalisation ({_q(normalise_tool_name(name))}) it matches none of "
+        f"{story}; after rule-3 normalisation ({quote(normalise_tool_name(name))}) it matches none of "
         f"the {len(tools)} declared tools (D3.2: separators are not removable, camelCase is not split). "
         "Well-formed arguments do not make the call real: rule 2 / D2.1 expects a refusal."
     )
@@ -253,8 +256,8 @@ def missing_required_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     sent = {k: v for k, v in call["arguments"].items() if k != prop.name}
     text = render_call(ctx, tool_name(tool), sent, variant)
     why = (
-        f"Required property {_q(prop.name)} was not written. Its schema declares default "
-        f"{_q(prop.schema['default'])}, so rule 6 fills it from there and from nowhere else; "
+        f"Required property {quote(prop.name)} was not written. Its schema declares default "
+        f"{quote(prop.schema['default'])}, so rule 6 fills it from there and from nowhere else; "
         "optional properties with defaults that were not written stay out (D6.1)."
     )
     return draft(
@@ -297,8 +300,8 @@ def extra_undeclared_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         items.insert(ctx.rng.randint(0, len(items)), (key, value))
     text = render_call(ctx, tool_name(tool), dict(items), variant)
     why = (
-        f"{', '.join(_q(k) for k in extra)} {'is' if len(extra) == 1 else 'are'} not declared by "
-        f"{_q(tool_name(tool))} and not the name of any nested property, so rule 7 (D7.2) drops "
+        f"{', '.join(quote(k) for k in extra)} {'is' if len(extra) == 1 else 'are'} not declared by "
+        f"{quote(tool_name(tool))} and not the name of any nested property, so rule 7 (D7.2) drops "
         f"{'it' if len(extra) == 1 else 'them'}; every declared property stays as written."
     )
     return draft("extra_undeclared_arg", text, choose_tools(ctx, tool), call, "rule 7 / D7.2", why)
@@ -343,11 +346,11 @@ def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         else:
             sent[key] = value
     text = render_call(ctx, tool_name(tool), sent, variant)
-    flat = ", ".join(_q(f"{parent}.{k}" if dotted else k) for k in inner)
+    flat = ", ".join(quote(f"{parent}.{k}" if dotted else k) for k in inner)
     why = (
-        f"The object {_q(parent)} was flattened into {flat}. Each key belongs to exactly one declared "
-        f"nested property ({_q(parent)}) and to no top-level one, so rule 7 (D7.1, D7.3) re-nests "
-        f"them under {_q(parent)}; nothing else changes."
+        f"The object {quote(parent)} was flattened into {flat}. Each key belongs to exactly one declared "
+        f"nested property ({quote(parent)}) and to no top-level one, so rule 7 (D7.1, D7.3) re-nests "
+        f"them under {quote(parent)}; nothing else changes."
     )
     return draft("nested_flattened", text, choose_tools(ctx, tool), call, "rule 7 / D7.1", why)
 
@@ -355,7 +358,7 @@ def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 # --------------------------------------------------------------------------- rule 5: coercion
 
 
-def _coercible(sub: dict[str, Any]) -> bool:
+def coercible(sub: dict[str, Any]) -> bool:
     return (
         "enum" not in sub
         and value_type(sub) in ("integer", "number", "boolean")
@@ -373,7 +376,7 @@ def _as_text(rng: random.Random, value: Any) -> str:
 
 def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 5: one or two numbers or booleans written as strings that convert without loss."""
-    cands = leaf_paths(tool_schema(tool), _coercible)
+    cands = leaf_paths(tool_schema(tool), coercible)
     if not cands:
         return None
     path, sub = cands[variant % len(cands)]
@@ -391,7 +394,7 @@ def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
             continue
         spelled = _as_text(ctx.rng, value)
         set_in(sent, p, spelled)
-        changed.append(f"{_where(p)} = {_q(spelled)} -> {_q(value)} ({value_type(s)})")
+        changed.append(f"{dotted(p)} = {quote(spelled)} -> {quote(value)} ({value_type(s)})")
     text = render_call(ctx, tool_name(tool), sent, variant)
     why = (
         f"Written as strings: {'; '.join(changed)}. Each is in the lossless syntax of its declared type "
@@ -402,7 +405,7 @@ def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 # --------------------------------------------------------------------------- rule 4: enums
 
-_ENUM_SPELLINGS: tuple[Callable[[str], str], ...] = (
+ENUM_SPELLINGS: tuple[Callable[[str], str], ...] = (
     str.upper,
     str.capitalize,
     lambda m: m.replace("_", "-"),
@@ -414,13 +417,13 @@ _ENUM_SPELLINGS: tuple[Callable[[str], str], ...] = (
 )
 
 
-def _string_enum(sub: dict[str, Any]) -> bool:
+def string_enum(sub: dict[str, Any]) -> bool:
     return isinstance(sub.get("enum"), list) and any(isinstance(m, str) for m in sub["enum"])
 
 
 def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 4: an enum member spelt with case, separator or whitespace noise matching it alone."""
-    cands = leaf_paths(tool_schema(tool), _string_enum)
+    cands = leaf_paths(tool_schema(tool), string_enum)
     if not cands:
         return None
     path, sub = cands[variant % len(cands)]
@@ -429,8 +432,8 @@ def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     members = sub["enum"]
     if not isinstance(member, str):
         return None  # D4.1: only string members take part
-    for k in range(len(_ENUM_SPELLINGS)):
-        spelled = _ENUM_SPELLINGS[(variant + k) % len(_ENUM_SPELLINGS)](member)
+    for k in range(len(ENUM_SPELLINGS)):
+        spelled = ENUM_SPELLINGS[(variant + k) % len(ENUM_SPELLINGS)](member)
         if spelled not in members and enum_matches(spelled, members) == [member]:
             break
     else:
@@ -439,8 +442,8 @@ def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     set_in(sent, path, spelled)
     text = render_call(ctx, tool_name(tool), sent, variant)
     why = (
-        f"{_where(path)} is {_q(spelled)}, not a member of {_q(members)}. Trimmed, case-folded and "
-        f"with - and space read as _ (rule 4) it equals exactly one member, {_q(member)} (D4.1)."
+        f"{dotted(path)} is {quote(spelled)}, not a member of {quote(members)}. Trimmed, case-folded and "
+        f"with - and space read as _ (rule 4) it equals exactly one member, {quote(member)} (D4.1)."
     )
     return draft("enum_violation", text, choose_tools(ctx, tool), call, "rule 4 / D4.1", why)
 
@@ -459,7 +462,7 @@ def _one_element_array(sub: dict[str, Any]) -> bool:
     )
 
 
-def _plain_scalar(sub: dict[str, Any]) -> bool:
+def plain_scalar(sub: dict[str, Any]) -> bool:
     return value_type(sub) in SCALARS and "null" not in sub.get("type", ())
 
 
@@ -468,7 +471,7 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     props = props_of(tool)
     to_array = variant % 2 == 0
     cands = [
-        p for p in props if (_one_element_array(p.schema) if to_array else _plain_scalar(p.schema))
+        p for p in props if (_one_element_array(p.schema) if to_array else plain_scalar(p.schema))
     ]
     if not cands:
         return None
@@ -478,16 +481,18 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     if to_array:
         call["arguments"][prop.name] = value = value[:1]
         sent_value: Any = value[0]
-        how = f"the scalar {_q(sent_value)} where an array is declared; the expected call wraps it as {_q(value)}"
+        how = f"the scalar {quote(sent_value)} where an array is declared; the expected call wraps it as {quote(value)}"
     else:
         sent_value = [value]
-        how = f"the one-element array {_q(sent_value)} where a {prop.type} is declared; the expected call unwraps it to {_q(value)}"
+        how = f"the one-element array {quote(sent_value)} where a {prop.type} is declared; the expected call unwraps it to {quote(value)}"
     if not is_valid(call["arguments"], tool_schema(tool)):
         return None
     sent = dict(call["arguments"])
     sent[prop.name] = sent_value
     text = render_call(ctx, tool_name(tool), sent, variant)
-    why = f"{_q(prop.name)} was written as {how} (rule 8 / D8.1: the one-element direction only)."
+    why = (
+        f"{quote(prop.name)} was written as {how} (rule 8 / D8.1: the one-element direction only)."
+    )
     return draft("array_vs_scalar", text, choose_tools(ctx, tool), call, "rule 8 / D8.1", why)
 
 
@@ -505,9 +510,12 @@ def args_as_string(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         )
     env = ("tool_calls", "bare", "function", "typed")[variant % 4]
     text = render(ctx, wrap(tool_name(tool), encoded, env, call_id(ctx.rng, env)))
+    keys = ", ".join(quote(k) for k in call["arguments"]) or "no properties"
     why = (
-        f"arguments arrived as a JSON string encoded {'twice' if times == 2 else 'once'}; rule 9 (D9.1) "
-        f"decodes it {'repeatedly ' if times == 2 else ''}until it is an object, which is the call as written."
+        f"The {env} envelope carries the arguments of {quote(tool_name(tool))} as a JSON string encoded "
+        f"{'twice' if times == 2 else 'once'}; rule 9 (D9.1) decodes it "
+        f"{'repeatedly ' if times == 2 else ''}until it is an object ({keys}), which is already the "
+        "valid call as written, so nothing else changes."
     )
     return draft("args_as_string", text, choose_tools(ctx, tool), call, "rule 9 / D9.1", why)
 
@@ -534,443 +542,14 @@ def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
             for _ in range(copies)
         ]
     text = render(ctx, body)
+    shape = (
+        f"{copies} tool_calls entries (their ids differ, which is not part of a call)"
+        if variant % 2
+        else f"a JSON array of {copies} {env} blocks"
+    )
     why = (
-        f"The same call to {_q(call['name'])} was emitted {copies} times with identical name and "
-        "arguments; every copy canonicalises to the same value, so rule 10 (D10.1) collapses them to one."
+        f"The same call to {quote(call['name'])} was emitted as {shape}, each with identical name and "
+        "arguments; every copy canonicalises to the same value, so rule 10 (D10.1) collapses them "
+        "to that one call. No single copy is the answer by position: it is the answer because all agree."
     )
     return draft("multiple_calls", text, choose_tools(ctx, tool), call, "rule 10 / D10.1", why)
-
-
-# --------------------------------------------------------------------------- rule 11: truncation
-
-_SENTINEL = "\x00ARGS\x00"
-CUT_KINDS = ("string", "number", "array_open", "nested", "between", "literal")
-#: The decision each kind of cut exercises.
-CUT_DECISIONS = {
-    "string": "D11.1",
-    "number": "D11.3",
-    "array_open": "D11.4",
-    "nested": "D11.2",
-    "between": "D11.1",
-    "literal": "D11.1",
-}
-
-
-@dataclass(frozen=True)
-class Span:
-    """Where one top-level argument sits in the serialised text."""
-
-    key: str
-    key_start: int
-    value_start: int
-    value_end: int
-
-
-def serialise_with_spans(
-    envelope_value: Any, arguments: dict[str, Any], style: Style
-) -> tuple[str, list[Span], int]:
-    """The text, each top-level argument's span, and where the arguments object ends."""
-    outer = dumps(envelope_value, style)
-    marker = dumps(_SENTINEL, style)
-    head, tail = outer.split(marker, 1)
-    parts, spans, pos = [], [], len(head) + 1
-    for i, (key, value) in enumerate(arguments.items()):
-        if i:
-            pos += len(style.item_sep)
-        k, v = dumps(key, style), dumps(value, style)
-        spans.append(
-            Span(
-                key,
-                pos,
-                pos + len(k) + len(style.key_sep),
-                pos + len(k) + len(style.key_sep) + len(v),
-            )
-        )
-        parts.append(k + style.key_sep + v)
-        pos = spans[-1].value_end
-    body = "{" + style.item_sep.join(parts) + "}"
-    return head + body + tail, spans, len(head) + len(body) - 1
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def completed(span: Span, value: Any, cut: int) -> bool:
-    """D11.1: the value's last character arrived; a number also needs the delimiter after it (D11.3)."""
-    return span.value_end < cut if _is_number(value) else span.value_end <= cut
-
-
-def _cuts(
-    kind: str, spans: list[Span], args: dict[str, Any], style: Style
-) -> list[tuple[Span, int]]:
-    """Every cut position of ``kind``, paired with the property it falls in or before."""
-    out: list[tuple[Span, int]] = []
-    for i, s in enumerate(spans):
-        v = args[s.key]
-        if kind == "string" and isinstance(v, str) and s.value_end - s.value_start >= 3:
-            out += [
-                (s, c) for c in range(s.value_start + 1, s.value_end)
-            ]  # before the closing quote
-        elif kind == "number" and _is_number(v):
-            out += [
-                (s, c) for c in range(s.value_start + 1, s.value_end + 1)
-            ]  # D11.3: no delimiter yet
-        elif kind == "array_open" and isinstance(v, list) and v:
-            first = len(dumps(v[0], style))
-            out += [(s, c) for c in range(s.value_start + 1, s.value_start + 1 + first)]  # D11.4
-        elif kind == "nested" and isinstance(v, (list, dict)) and v:
-            member = v[0] if isinstance(v, list) else next(iter(v.items()))
-            text = (
-                dumps(member, style)
-                if isinstance(v, list)
-                else dumps(member[0], style) + style.key_sep + dumps(member[1], style)
-            )
-            after = (
-                s.value_start + 1 + len(text)
-            )  # D11.2: one complete member, container still open
-            out += [(s, c) for c in (after, after + len(style.item_sep)) if c < s.value_end]
-        elif kind == "literal" and (isinstance(v, bool) or v is None):
-            out += [(s, c) for c in range(s.value_start + 1, s.value_end)]
-        elif kind == "between" and i:
-            out += [(s, c) for c in range(spans[i - 1].value_end, s.value_start + 1)]
-    return out
-
-
-def _drop_reason(span: Span, value: Any, cut: int) -> str:
-    if span.key_start >= cut or span.value_start >= cut:
-        return "its value was never started"
-    if _is_number(value):
-        return "a number at the cut could have had more digits (D11.3)"
-    if isinstance(value, str):
-        return "the string's closing quote never arrived (D11.1)"
-    if isinstance(value, (list, dict)):
-        return "its container was never closed, so it is dropped whole (D11.2, D11.4: no empty container invented)"
-    return "the literal was cut mid-way (D11.1)"
-
-
-def _usable_cut(
-    cut: int, spans: list[Span], args: dict[str, Any], props: dict[str, Prop], args_end: int
-) -> bool:
-    """A cut inside the arguments that keeps something and loses no required, defaultless property.
-
-    A required property with a default is never cut once its key has started: rule 6 would
-    fill the default while the text shows the model writing another value (``"units":
-    "fahr``), a label the rules do not settle. Such a property is lost only if never begun.
-    """
-    kept = {s.key for s in spans if completed(s, args[s.key], cut)}
-    lost = [k for k in args if k not in kept and props[k].required and not props[k].has_default]
-    begun = [
-        s.key for s in spans if s.key not in kept and props[s.key].required and s.key_start < cut
-    ]
-    return bool(kept) and not lost and not begun and cut <= args_end
-
-
-def truncated(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 11: the serialised call cut inside the arguments; keep only what was completed."""
-    rng = ctx.rng
-    kind = CUT_KINDS[variant % len(CUT_KINDS)]
-    props = {p.name: p for p in props_of(tool)}
-    call = valid_call(ctx, tool, fill=0.85)
-    args = call["arguments"]
-    # required properties without a default are written first: losing one would make the case
-    # unrecoverable (rule 11), which is the other category's job
-    order = [k for k in args if props[k].required and not props[k].has_default]
-    order += [k for k in args if k not in order]
-    args = {k: args[k] for k in order}
-    style = STYLES[rng.randrange(2)]
-    env = ("bare", "function", "typed", "tool_calls", "parameters", "input")[variant % 6]
-    text, spans, args_end = serialise_with_spans(
-        wrap(call["name"], _SENTINEL, env, call_id(rng, env)), args, style
-    )
-    cuts = _cuts(kind, spans, args, style)
-    rng.shuffle(cuts)
-    chosen = next((c for c in cuts[:40] if _usable_cut(c[1], spans, args, props, args_end)), None)
-    if chosen is None:
-        return None
-    span, cut = chosen
-    kept = {s.key: args[s.key] for s in spans if completed(s, args[s.key], cut)}
-    expected = dict(kept)
-    filled = {
-        k: copy.deepcopy(p.schema["default"])
-        for k, p in props.items()
-        if p.required and p.has_default and k not in kept
-    }
-    expected.update(filled)
-    notes = [
-        f"{_q(s.key)} kept (complete before the cut)"
-        if s.key in kept
-        else f"{_q(s.key)} dropped: {_drop_reason(s, args[s.key], cut)}"
-        for s in spans
-    ]
-    if filled:
-        notes.append(
-            "required default(s) filled by rule 6: "
-            + ", ".join(f"{_q(k)} = {_q(v)}" for k, v in filled.items())
-        )
-    why = (
-        f"The stream stopped at character {cut} of {len(text)} ({kind} cut, near {_q(span.key)}); "
-        f"the text ends {_q(text[max(0, cut - 24) : cut])}. Strict rule 11: "
-        + "; ".join(notes)
-        + "."
-    )
-    rule = f"rule 11 / {CUT_DECISIONS[kind]}"
-    return draft(
-        "truncated",
-        text[:cut],
-        choose_tools(ctx, tool),
-        {"name": call["name"], "arguments": expected},
-        rule,
-        why,
-    )
-
-
-# --------------------------------------------------------------------------- unrecoverable
-
-UNRECOVERABLE_KINDS = (
-    "missing_required",
-    "enum_no_match",
-    "lossy_coercion",
-    "ambiguous_name",
-    "conflicting_calls",
-    "multi_element_scalar",
-    "cut_in_name",
-    "prose",
-    "enum_two_members",
-)
-
-
-def _refuse(tools: list[Tool], text: str, rule: str, why: str) -> Draft:
-    return draft(
-        "unrecoverable",
-        text,
-        tools,
-        None,
-        rule,
-        why + " No correct call exists, so the only passing answer is a refusal (rule 2).",
-    )
-
-
-def _u_missing_required(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    cands = [p for p in props_of(tool) if p.required and not p.has_default]
-    if not cands:
-        return None
-    prop = cands[variant % len(cands)]
-    call = valid_call(ctx, tool)
-    sent = {k: v for k, v in call["arguments"].items() if k != prop.name}
-    why = f"Required property {_q(prop.name)} is missing and its schema declares no default; rule 6 allows no other source."
-    return _refuse(
-        choose_tools(ctx, tool), render_call(ctx, tool_name(tool), sent, variant), "rule 6", why
-    )
-
-
-def _misspellings(member: str) -> Iterator[str]:
-    """Close-looking strings that are not the member (rule 4: never the closest-looking one)."""
-    if len(member) > 3:
-        yield member[: len(member) // 2 + 1]
-        yield member[0] + member[2] + member[1] + member[3:]
-    yield member + "s"
-    yield member + "_" + "x"
-
-
-def _u_enum_no_match(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    cands = leaf_paths(tool_schema(tool), _string_enum)
-    if not cands:
-        return None
-    path, sub = cands[variant % len(cands)]
-    call = call_with_path(ctx, tool, path, sub)
-    member = get_in(call["arguments"], path)
-    if not isinstance(member, str):
-        return None
-    wrong = next((w for w in _misspellings(member) if not enum_matches(w, sub["enum"])), None)
-    if wrong is None:
-        return None
-    set_in(call["arguments"], path, wrong)
-    why = f"{_where(path)} is {_q(wrong)}, which matches no member of {_q(sub['enum'])} even after rule-4 normalisation; the closest-looking member ({_q(member)}) is never guessed."
-    return _refuse(
-        choose_tools(ctx, tool),
-        render_call(ctx, tool_name(tool), call["arguments"], variant),
-        "rule 4 / D4.1",
-        why,
-    )
-
-
-def _u_enum_two(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    for path, sub in leaf_paths(tool_schema(tool), _string_enum):
-        for member in sub["enum"]:
-            if not isinstance(member, str):
-                continue
-            for spell in _ENUM_SPELLINGS:
-                spelled = spell(member)
-                hits = enum_matches(spelled, sub["enum"])
-                if spelled not in sub["enum"] and len(hits) >= 2:
-                    call = call_with_path(ctx, tool, path, sub)
-                    set_in(call["arguments"], path, spelled)
-                    why = f"{_where(path)} is {_q(spelled)}, which after rule-4 normalisation equals two members, {_q(hits)}; D4.1 refuses an ambiguous value like one matching none."
-                    return _refuse(
-                        choose_tools(ctx, tool),
-                        render_call(ctx, tool_name(tool), call["arguments"], variant),
-                        "rule 4 / D4.1",
-                        why,
-                    )
-    return None
-
-
-_LOSSY: dict[str, tuple[Any, ...]] = {
-    "integer": ("4.5", "03", "+3", " 3", "1e3", "three", "3.0"),
-    "number": ("12,5", "twelve", "12.5 EUR", "1/2"),
-    "boolean": ("yes", "1", "on", "no", 1, 0, "Y"),
-}
-
-
-def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    cands = leaf_paths(tool_schema(tool), _coercible)
-    if not cands:
-        return None
-    path, sub = cands[variant % len(cands)]
-    kind = str(value_type(sub))
-    spelled = _LOSSY[kind][variant % len(_LOSSY[kind])]
-    if is_lossless(spelled, kind):
-        return None
-    call = call_with_path(ctx, tool, path, sub)
-    set_in(call["arguments"], path, spelled)
-    why = f"{_where(path)} is declared {kind} but was written {_q(spelled)}; that conversion would be a guess, not lossless and reversible (rule 5 / D5.1)."
-    return _refuse(
-        choose_tools(ctx, tool),
-        render_call(ctx, tool_name(tool), call["arguments"], variant),
-        "rule 5 / D5.1",
-        why,
-    )
-
-
-def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    key = normalise_tool_name(tool_name(tool))
-    twins = [t for t in ctx.catalog if t is not tool and normalise_tool_name(tool_name(t)) == key]
-    if not twins:
-        return None
-    tools = choose_tools(ctx, tool, must=(twins[0],))
-    names = [tool_name(t) for t in tools]
-    for k in range(len(_MANGLERS)):
-        mangled = _MANGLERS[(variant + k) % len(_MANGLERS)](key)
-        if mangled not in names and len(tool_name_matches(mangled, names)) >= 2:
-            break
-    else:
-        return None
-    call = valid_call(ctx, tool)
-    why = f"The text calls {_q(mangled)}, which normalises (rule 3) to {_q(key)}: both {_q(tool_name(tool))} and {_q(tool_name(twins[0]))} are declared and match, so the name resolves to no single tool."
-    return _refuse(
-        tools, render_call(ctx, mangled, call["arguments"], variant), "rule 3 / D3.1", why
-    )
-
-
-def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    first = valid_call(ctx, tool, fill=0.7)
-    for _ in range(10):
-        second = valid_call(ctx, tool, fill=0.7)
-        if json.dumps(second, sort_keys=True) != json.dumps(first, sort_keys=True):
-            break
-    else:
-        return None
-    body = {
-        "tool_calls": [
-            {"id": call_id(ctx.rng, "tool_calls"), "type": "function", "function": c}
-            for c in (first, second)
-        ]
-    }
-    diff = sorted(
-        k
-        for k in set(first["arguments"]) | set(second["arguments"])
-        if first["arguments"].get(k) != second["arguments"].get(k)
-    )
-    why = f"Two calls to {_q(tool_name(tool))} differ in {', '.join(_q(k) for k in diff)}; rule 10 (D10.1) collapses copies only when they are identical, and picking one would be a guess."
-    return _refuse(choose_tools(ctx, tool), render(ctx, body), "rule 10 / D10.1", why)
-
-
-def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    cands = [p for p in props_of(tool) if _plain_scalar(p.schema)]
-    if not cands:
-        return None
-    prop = cands[variant % len(cands)]
-    call = valid_call(ctx, tool, force=(prop.name,))
-    first = call["arguments"][prop.name]
-    other = next(
-        (
-            build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name)
-            for _ in range(6)
-        ),
-        first,
-    )
-    for _ in range(6):
-        if other != first:
-            break
-        other = build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name)
-    if other == first:
-        return None
-    call["arguments"][prop.name] = [first, other]
-    why = f"{_q(prop.name)} is a {prop.type} but two values were written, {_q([first, other])}; rule 8 (D8.1) repairs only the one-element direction, and choosing one would be a guess."
-    return _refuse(
-        choose_tools(ctx, tool),
-        render_call(ctx, tool_name(tool), call["arguments"], variant),
-        "rule 8 / D8.1",
-        why,
-    )
-
-
-def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    name = tool_name(tool)
-    if len(name) < 3:
-        return None
-    call = valid_call(ctx, tool)
-    env = ("bare", "function", "typed", "tool_calls")[variant % 4]
-    text = dumps(wrap(name, call["arguments"], env, call_id(ctx.rng, env)), STYLES[variant % 2])
-    at = text.index('"name"')
-    start = text.index('"', at + 6) + 1
-    cut = start + ctx.rng.randint(1, len(name) - 1)
-    why = f"The stream stopped inside the tool name, after {_q(text[start:cut])} of what may have been any tool (D11.5): no call was written."
-    return _refuse(choose_tools(ctx, tool), text[:cut], "rule 11 / D11.5", why)
-
-
-def _u_prose(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    prose = pool_list(ctx.pools, "prose")
-    if not prose:
-        return None
-    text = prose[variant % len(prose)]
-    why = "The model answered in prose and emitted no call at all; inventing one (even with empty arguments) is the failure rule 2 measures."
-    return _refuse(choose_tools(ctx, tool), text, "rule 2 / D2.1", why)
-
-
-_UNRECOVERABLE: dict[str, Maker] = {
-    "missing_required": _u_missing_required,
-    "enum_no_match": _u_enum_no_match,
-    "lossy_coercion": _u_lossy,
-    "ambiguous_name": _u_ambiguous_name,
-    "conflicting_calls": _u_conflicting,
-    "multi_element_scalar": _u_multi_element,
-    "cut_in_name": _u_cut_in_name,
-    "prose": _u_prose,
-    "enum_two_members": _u_enum_two,
-}
-
-
-def unrecoverable(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 2: a mix of texts with no correct call in them; the kind rotates with the index."""
-    return _UNRECOVERABLE[UNRECOVERABLE_KINDS[variant % len(UNRECOVERABLE_KINDS)]](
-        ctx, tool, variant
-    )
-
-
-#: The twelve categories (DESIGN.md order) and the rule that makes each.
-MAKERS: dict[str, Maker] = {
-    "wrong_tool_name": wrong_tool_name,
-    "missing_required_arg": missing_required_arg,
-    "extra_undeclared_arg": extra_undeclared_arg,
-    "type_coercion": type_coercion,
-    "enum_violation": enum_violation,
-    "nested_flattened": nested_flattened,
-    "array_vs_scalar": array_vs_scalar,
-    "args_as_string": args_as_string,
-    "multiple_calls": multiple_calls,
-    "hallucinated_tool": hallucinated_tool,
-    "truncated": truncated,
-    "unrecoverable": unrecoverable,
-}
