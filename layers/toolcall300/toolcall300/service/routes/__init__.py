@@ -11,4 +11,5 @@ OPENAPI_ROUTERS = [
     "toolcall300.service.routes.corpus",
     "toolcall300.service.routes.argcheck",
     "toolcall300.service.routes.dashboard",
+    "toolcall300.service.routes.runs",
 ]
