@@ -383,3 +383,29 @@ def test_argcheck_modules_never_log_or_print() -> None:
 )
 def test_decision_refusal_order(request_: dict[str, Any], code: str) -> None:
     assert check(request_)["refusal"]["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "valid"),
+    [
+        (r"^[a-z]+$", "abc\n", False),  # Python's $ would match before the final newline
+        (r"^[a-z]+$", "abc", True),
+        (r"^\d+$", "\u0663", False),  # an Arabic-Indic digit is no ECMA \d
+        (r"^\w+$", "é", False),
+        (r"^\s$", "\u00a0", True),  # ECMA \s is Unicode whitespace
+        (r"^\S$", "\u2028", False),
+        (r"^[\s]$", "\ufeff", True),
+        (r"^a.b$", "a\rb", False),  # ECMA . stops at every line terminator
+        (r"^a.b$", "a\u2028b", False),
+        (r"^a.b$", "a-b", True),
+        (r"^a[$]$", "a$", True),
+        (r"^a\$$", "a$", True),
+        (r"^[^$]+$", "ab", True),
+        (r"[]a]", "]", True),
+    ],
+)
+def test_schema_pattern_has_ecma_262_meaning(pattern: str, value: str, valid: bool) -> None:
+    # schema.py (changed for argcheck): a tool argument like "abc\n" must not pass ^[a-z]+$.
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}
+    verdict = check({"schema": schema, "arguments": {"s": value}})["verdict"]
+    assert verdict == ("VALID" if valid else "UNREPAIRABLE")

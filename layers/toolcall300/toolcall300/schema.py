@@ -189,9 +189,63 @@ def type_of(value: Any) -> str:
 _ECMA_ONLY = re.compile(r"\\[pP]\{")
 
 
+#: ECMA-262 whitespace (``\s``): Python's differs, and under ``re.ASCII`` is ASCII-only.
+_ECMA_SPACE = (
+    "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+)
+#: ECMA-262 ``.`` (no dotAll flag in JSON Schema) stops at every line terminator, not only ``\n``.
+_ECMA_DOT = "[^\\n\\r\\u2028\\u2029]"
+
+
+def ecma_to_python(pattern: str) -> str:
+    r"""Rewrite an ECMA-262 pattern so Python's ``re`` (with ``re.ASCII``) gives it ECMA meaning.
+
+    ``$`` is the end of the input (Python's also matches before a final newline, which would
+    let ``"abc\n"`` pass ``^[a-z]+$``); ``.`` excludes every line terminator; ``\s`` is
+    ECMA's Unicode whitespace. ``re.ASCII`` gives ``\d``, ``\w`` and ``\b`` their ASCII
+    meaning (Python's would accept an Arabic-Indic digit for ``\d``).
+
+    >>> ecma_to_python(r"^[a-z$]+\.$")
+    '^[a-z$]+\\.\\Z'
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt == "s":
+                out.append(_ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]")
+            elif nxt == "S" and not in_class:
+                out.append(f"[^{_ECMA_SPACE}]")
+            else:
+                out.append(c + nxt)
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or (out[-1] == "[" or out[-1] == "[^")
+            out.append(c)
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                continue
+            out.append(c)
+        elif c == "$":
+            out.append("\\Z")
+        elif c == ".":
+            out.append(_ECMA_DOT)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 @lru_cache(maxsize=512)
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return re.compile(ecma_to_python(pattern), re.ASCII)
 
 
 def string_length(value: str) -> int:
