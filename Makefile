@@ -6,7 +6,7 @@ SAMVENV := .sam-venv
 export PYTHONPATH :=
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help venv sam-venv demo test lint types check corpus-check bench serve build deploy e2e clean
+.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean
 
 help:
 	@echo "make demo    set up, check the corpus, score the naive control and toolshim"
@@ -14,6 +14,7 @@ help:
 	@echo "make check   test + corpus integrity re-check"
 	@echo "make serve   run the whole service locally (moto + gateway + worker)"
 	@echo "make bench   run the benchmarks (figures and ratios against peers)"
+	@echo "make kit     build the free CC0 kit into dist/ (score.py, generate.py, toolshim.py, sample30)"
 	@echo "make build   sam build          make deploy   sam deploy (mutates AWS; never in check)"
 
 venv: $(VENV)/.installed
@@ -51,6 +52,9 @@ check: test corpus-check
 
 bench: venv
 	$(BIN)/python bench/run_all.py
+
+kit:
+	$(PY) infra/build_kit.py --out dist/toolcall300-kit --zip
 
 serve: venv
 	$(BIN)/toolcall300 serve
