@@ -112,6 +112,11 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "decision": f"Request body at most {MAX_BODY_BYTES} bytes (CAP-EXCEEDED:body_bytes, 413). Arguments nest at most {MAX_DEPTH} levels, R5-unwrapped content included (arguments_too_deep). The schema document nests at most {MAX_SCHEMA_DEPTH} levels (schema_not_covered). Non-finite numbers and lone surrogates are not JSON: in the request body or the arguments object they are invalid_request_body; an arguments_text string holding a lone surrogate is arguments_text_invalid, and one whose \\u escapes decode to a lone surrogate (or whose numbers overflow a double) is invalid_json_text.",
     },
     {
+        "id": "D19-pattern-dialect",
+        "question": "Which regular-expression dialect does pattern use?",
+        "decision": "ECMA-262, as JSON Schema specifies, unanchored: $ is the end of the input (a trailing newline does not slip past ^[a-z]+$), . matches anything but a line terminator, \\d, \\w and \\b are ASCII, \\s is Unicode whitespace. A pattern the engine cannot evaluate with that meaning (\\p{...}) is not covered; one that does not compile is schema_invalid.",
+    },
+    {
         "id": "D18-verdict-fields",
         "question": "Which fields does each verdict carry?",
         "decision": "VALID: criteria_id, verdict, arguments (as submitted; for arguments_text, the parsed object). REPAIRED: criteria_id, verdict, arguments (repaired), diff. UNREPAIRABLE: criteria_id, verdict, defects. A refusal: {refusal: {code, message}}.",
