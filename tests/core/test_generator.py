@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +251,21 @@ def test_sample_is_stratified_and_deterministic() -> None:
     assert sample == make_sample(cases, 1)
     counts = {cat: sum(1 for c in sample if c["category"] == cat) for cat in CATEGORIES}
     assert len(sample) == 30 and set(counts.values()) == {2, 3}
+
+
+def test_rebuild_does_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
+    # set iteration order changes with PYTHONHASHSEED; the corpus must not
+    env = {**os.environ, "PYTHONHASHSEED": "4242"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "toolcall300",
+        "generate",
+        "--rebuild",
+        str(PRIVATE),
+        "--out",
+        str(tmp_path),
+    ]
+    subprocess.run(cmd, check=True, env=env, capture_output=True)
+    for name in (*FILES, MANIFEST):
+        assert (tmp_path / name).read_bytes() == (PRIVATE / name).read_bytes(), name
