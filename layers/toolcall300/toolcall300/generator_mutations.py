@@ -383,18 +383,18 @@ def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = call_with_path(ctx, tool, path, sub)
     if not is_valid(call["arguments"], tool_schema(tool)):
         return None
+    # every other case also spells a second, top-level property, if the call wrote one
+    second = [c for c in cands if c[0] != path and len(c[0]) == 1 and c[0][0] in call["arguments"]]
+    targets = [(path, sub)] + (second[:1] if variant % 2 else [])
     sent = copy.deepcopy(call["arguments"])
     changed = []
-    for p, s in [(path, sub)] + [
-        c for c in cands if c[0] != path and variant % 2 and len(c[0]) == 1
-    ][:1]:
-        try:
-            value = get_in(call["arguments"], p)
-        except (KeyError, TypeError):
-            continue
+    for where, schema in targets:
+        value = get_in(call["arguments"], where)
         spelled = _as_text(ctx.rng, value)
-        set_in(sent, p, spelled)
-        changed.append(f"{dotted(p)} = {quote(spelled)} -> {quote(value)} ({value_type(s)})")
+        set_in(sent, where, spelled)
+        changed.append(
+            f"{dotted(where)} = {quote(spelled)} -> {quote(value)} ({value_type(schema)})"
+        )
     text = render_call(ctx, tool_name(tool), sent, variant)
     why = (
         f"Written as strings: {'; '.join(changed)}. Each is in the lossless syntax of its declared type "

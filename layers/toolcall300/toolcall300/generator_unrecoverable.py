@@ -205,18 +205,11 @@ def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     prop = cands[variant % len(cands)]
     call = valid_call(ctx, tool, force=(prop.name,))
     first = call["arguments"][prop.name]
-    other = next(
-        (
-            build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name)
-            for _ in range(6)
-        ),
-        first,
+    others = (
+        build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name) for _ in range(6)
     )
-    for _ in range(6):
-        if other != first:
-            break
-        other = build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name)
-    if other == first:
+    other = next((v for v in others if v != first), None)
+    if other is None:
         return None
     call["arguments"][prop.name] = [first, other]
     why = f"{quote(prop.name)} is a {prop.type} but two values were written, {quote([first, other])}; rule 8 (D8.1) repairs only the one-element direction, and choosing one would be a guess."
