@@ -373,7 +373,8 @@ class _Repairer:
         conforms; otherwise it and every repair beneath it are withdrawn and the node is
         left as submitted ("the wrap never launders a bad value into a pass").
         """
-        found = _own_repair(value, schema, path)
+        # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
+        found = _own_repair(value, schema, path) if path else None
         if found is not None:
             rule, replacement = found
             mark = len(self.diff)

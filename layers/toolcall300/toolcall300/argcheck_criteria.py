@@ -89,7 +89,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D13-root",
         "question": "Can the root be repaired into an object?",
-        "decision": "No. The root must be an object as submitted (after R1/R2 for text). A string holding an object at the root is arguments_not_object, a refusal, never R5.",
+        "decision": "No. The root must be an object as submitted (after R1/R2 for text). A string holding an object at the root is arguments_not_object, a refusal, never R5; and the root object itself never receives an own repair (a root schema of type array does not wrap it by R7: it is type_mismatch at $).",
     },
     {
         "id": "D14-duplicate-keys",
