@@ -75,6 +75,23 @@ MAKERS: dict[str, Maker] = {
 }
 assert tuple(MAKERS) == CATEGORIES
 
+#: What each rule needs from a catalog, for the error when no tool offers it.
+NEEDS: dict[str, str] = {
+    "wrong_tool_name": "a name that stays unambiguous when mangled",
+    "missing_required_arg": "a required property with a default",
+    "extra_undeclared_arg": "additionalProperties: false at the top level",
+    "type_coercion": "an integer, number or boolean property",
+    "enum_violation": "a string enum property",
+    "nested_flattened": "a nested object whose keys no other property uses, under a closed or "
+    "required top level",
+    "array_vs_scalar": "an array of scalars or a scalar property",
+    "args_as_string": "any valid call",
+    "multiple_calls": "any valid call",
+    "hallucinated_tool": "room for a name that matches no declared tool",
+    "truncated": "calls with at least two properties to cut between (optional ones help)",
+    "unrecoverable": "any of the refusal mix's needs (required without default, enums, typed scalars)",
+}
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -114,9 +131,7 @@ def make_category(ctx: Ctx, category: str) -> list[Draft]:
                 out.append(made)
                 break
         else:
-            raise GenerationError(
-                f"{category}: the catalog offers no tool for case {i + 1} (see the rule's needs)"
-            )
+            raise GenerationError(f"{category}: no tool in the catalog offers {NEEDS[category]}")
     return out
 
 

@@ -32,7 +32,7 @@ from toolcall300.generator_values import (
     props_of,
 )
 from toolcall300.rules import enum_matches, normalise_tool_name, tool_name_matches
-from toolcall300.schema import is_valid
+from toolcall300.schema import format_path, is_valid, iter_errors
 
 Call = dict[str, Any]
 Path = tuple[str, ...]
@@ -79,8 +79,10 @@ def valid_call(ctx: Ctx, tool: Tool, force: tuple[str, ...] = (), fill: float = 
         call = build_call(ctx.rng, tool, ctx.pools, force, fill)
         if is_valid(call["arguments"], tool_schema(tool)):
             return call
+    errors = list(iter_errors(call["arguments"], tool_schema(tool)))
+    where = f"{format_path(errors[0].instance_path)}: {errors[0].message}" if errors else "?"
     raise GenerationError(
-        f"tool {tool_name(tool)}: the pools yield no valid call (check patterns and bounds)"
+        f"tool {tool_name(tool)}: the pools yield no valid call ({where}); add pool values that fit"
     )
 
 
