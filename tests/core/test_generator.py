@@ -269,3 +269,35 @@ def test_rebuild_does_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     for name in (*FILES, MANIFEST):
         assert (tmp_path / name).read_bytes() == (PRIVATE / name).read_bytes(), name
+
+
+def _rationale_rows() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (PRIVATE / "rationale.jsonl").read_text().splitlines()]
+
+
+def test_truncated_cases_cover_every_kind_of_cut() -> None:
+    # the strict reading is exercised at each point it decides something (D11.1-D11.4)
+    text = "\n".join(r["rationale"] for r in _rationale_rows())
+    for kind in ("string", "number", "array_open", "nested", "between", "literal"):
+        assert text.count(f"({kind} cut, near") >= 3, kind
+    rules = {r["rule"] for r in _rationale_rows()}
+    assert {"rule 11 / D11.1", "rule 11 / D11.2", "rule 11 / D11.3", "rule 11 / D11.4"} <= rules
+
+
+def test_unrecoverable_cases_are_a_mix() -> None:
+    cases = {
+        c["id"]: c for c in (json.loads(x) for x in (PRIVATE / FILES[0]).read_text().splitlines())
+    }
+    rules = [r["rule"] for r in _rationale_rows() if cases[r["id"]]["category"] == "unrecoverable"]
+    assert len(set(rules)) >= 7, rules
+    texts = [c["text"] for c in cases.values() if c["category"] == "unrecoverable"]
+    assert any(not t.lstrip().startswith(("{", "[")) for t in texts)  # prose with no call
+
+
+def test_a_catalog_lacking_what_a_rule_needs_is_refused_with_the_need(tmp_path: Path) -> None:
+    flat = [t for t in FOREIGN if t["function"]["name"] != "water_plants"]
+    (tmp_path / "flat.json").write_text(json.dumps(flat))
+    code, _, err = cli("--out", str(tmp_path / "out"), "--tools", str(tmp_path / "flat.json"))
+    assert code == 1
+    assert "nested_flattened: no tool in the catalog offers a nested object" in err
+    assert not (tmp_path / "out").exists()
