@@ -298,3 +298,42 @@ def test_a_killed_worker_lease_is_taken_over_by_the_pool() -> None:
         pool.stop()
     final = runs.load(d.store, run.run_id)
     assert final is not None and final.status == "scored" and final.attempts == 2
+
+
+DYING_WORKER = """
+import sys
+import runs_fakes as fakes
+from toolcall300.service import harness, sandbox
+with sandbox.scratch_dir() as scratch:
+    prepared = sandbox.prepare(fakes.py(sys.argv[1]), scratch)
+    harness.run_job(prepared.argv, harness.job_inputs(fakes.small_corpus(2)),
+                    limits=harness.Limits(per_case_timeout=600, total_timeout=600),
+                    popen_kwargs=prepared.popen_kwargs)
+"""
+
+
+def test_a_killed_worker_takes_its_adapter_with_it() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    token = "tc300-stubborn-" + os.urandom(4).hex()
+    # an adapter that ignores the end of its input and its parent's death
+    stubborn = f"import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n'{token}'\ntime.sleep(600)\n"
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    worker_proc = subprocess.Popen(
+        [sys.executable, "-c", DYING_WORKER, stubborn], env={**os.environ, "PYTHONPATH": tests_dir}
+    )
+    deadline = time.monotonic() + 15
+    while not set(_pids_with(token)) - {worker_proc.pid} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(_pids_with(token)) - {worker_proc.pid}, "the adapter never started"
+    worker_proc.kill()
+    worker_proc.wait()
+    deadline = time.monotonic() + 5
+    while _pids_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _pids_with(token)
+    for pid in left:  # clean up before failing, so a failure leaves nothing running
+        os.kill(pid, 9)
+    assert left == []

@@ -14,15 +14,17 @@ hosted path runs adapters in Batch containers in subnets with no route out.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -128,8 +130,31 @@ def _preexec(limits: Limits, drop_uid: bool) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if drop_uid:
             _drop_to_nobody()  # RLIMIT_NPROC is ignored for root, so drop last
+        _die_with_parent()  # after the uid change, which would clear it
 
     return apply
+
+
+_PR_SET_PDEATHSIG = 1
+_LIBC: Any = None
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL the adapter if the worker dies (a killed worker leaves no
+    adapter behind; with ``--kill-child`` its whole pid namespace follows). Best effort."""
+    with suppress(AttributeError, OSError):
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _load_libc() -> Any:
+    """libc, loaded before any fork (a child between fork and exec should not load libraries)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()
 
 
 def _toolcall300_shim(bin_dir: Path, python: str) -> None:
