@@ -293,7 +293,7 @@ def test_check_body_never_raises_on_arbitrary_bytes(body: bytes) -> None:
 @SETTINGS
 @given(JSON, JSON)
 def test_arbitrary_schemas_never_raise(schema: Any, arguments: Any) -> None:
-    for sch in (schema, {"type": ["array", "object", "string"], "items": schema}):
+    for sch in (schema, {"type": "array", "items": schema}):
         response = check({"schema": sch, "arguments": arguments})
         if "arguments" in response:  # D13: whatever the schema, the arguments stay an object
             assert isinstance(response["arguments"], dict)
