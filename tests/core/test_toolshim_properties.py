@@ -268,3 +268,125 @@ def test_the_same_input_gets_the_same_answer(text: str) -> None:
     assert json.dumps(first, sort_keys=True, default=str) == json.dumps(
         second, sort_keys=True, default=str
     )
+
+
+# ---------------------------------------------------------------------------- repairable damage
+
+
+def _scalar_keys(schema: dict[str, Any], args: dict[str, Any], kinds: tuple[str, ...]) -> list[str]:
+    return [
+        k
+        for k in args
+        if schema["properties"][k].get("type") in kinds and "enum" not in schema["properties"][k]
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool_and_call(), st.data())
+def test_stringified_numbers_and_booleans_come_back(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
+) -> None:
+    # Rule 5: "3" -> 3, "12.5" -> 12.5, "True" -> true.
+    tools, call = case
+    schema = tools[0]["function"]["parameters"]
+    keys = _scalar_keys(schema, call["arguments"], ("integer", "number", "boolean"))
+    if not keys:
+        return
+    key = data.draw(st.sampled_from(keys))
+    value = call["arguments"][key]
+    written = (
+        (("True" if value else "False") if data.draw(st.booleans()) else json.dumps(value))
+        if isinstance(value, bool)
+        else json.dumps(value)
+    )
+    damaged = {**call, "arguments": {**call["arguments"], key: written}}
+    assert normalise(json.dumps(damaged), tools) == call
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool_and_call(), st.data())
+def test_one_element_direction_comes_back(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
+) -> None:
+    # Rule 8, D8.1: a scalar wrapped in [x], or a one-element array written as its element.
+    tools, call = case
+    schema = tools[0]["function"]["parameters"]
+    args = call["arguments"]
+    scalars = [
+        k
+        for k in args
+        if schema["properties"][k].get("type") in ("string", "integer", "number", "boolean")
+    ]
+    singles = [
+        k for k in args if schema["properties"][k].get("type") == "array" and len(args[k]) == 1
+    ]
+    if not scalars + singles:
+        return
+    key = data.draw(st.sampled_from(scalars + singles))
+    written = [args[key]] if key in scalars else args[key][0]
+    assert normalise(json.dumps({**call, "arguments": {**args, key: written}}), tools) == call
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool_and_call(), JSON_VALUES, st.sampled_from(["QQ", "Extra_Key", "x-y"]))
+def test_undeclared_keys_are_dropped(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], junk: Any, key: str
+) -> None:
+    # Rule 7, D7.2 (the keys cannot collide with generated property names, which are lower-case).
+    tools, call = case
+    damaged = {**call, "arguments": {**call["arguments"], key: junk}}
+    assert normalise(json.dumps(damaged), tools) == call
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tool_and_call(),
+    st.sampled_from(["functions.{}", "  {}  ", "{}()", "ns::{}", "{}"]),
+    st.booleans(),
+)
+def test_name_noise_resolves_to_the_tool(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], form: str, upper: bool
+) -> None:
+    # Rule 3, D3.1.
+    tools, call = case
+    name = form.format(call["name"].upper() if upper else call["name"].replace("_", "-"))
+    assert normalise(json.dumps({**call, "name": name}), tools) == call
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool_and_call(), st.data())
+def test_a_lost_required_property_with_a_default_is_filled(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
+) -> None:
+    # Rule 6: from the schema's own default, and only for required properties (D6.1).
+    tools, call = case
+    schema = tools[0]["function"]["parameters"]
+    filled = [k for k in schema.get("required", []) if "default" in schema["properties"][k]]
+    if not filled:
+        return
+    key = data.draw(st.sampled_from(filled))
+    damaged = {k: v for k, v in call["arguments"].items() if k != key}
+    expected = {**damaged, key: schema["properties"][key]["default"]}
+    result = normalise(json.dumps({**call, "arguments": damaged}), tools)
+    assert result is not None and canonical(result["arguments"]) == canonical(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tool_and_call(), st.data())
+def test_a_required_property_without_default_lost_is_refused(
+    case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
+) -> None:
+    # Rule 6: no default, refuse.
+    tools, call = case
+    schema = tools[0]["function"]["parameters"]
+    bare = [k for k in schema.get("required", []) if "default" not in schema["properties"][k]]
+    if not bare:
+        return
+    key = data.draw(st.sampled_from(bare))
+    damaged = {k: v for k, v in call["arguments"].items() if k != key}
+    explained = normalise_explained(json.dumps({**call, "arguments": damaged}), tools)
+    assert (
+        explained.call is None
+        and explained.refusal is not None
+        and explained.refusal.value == "missing_required"
+    )
