@@ -400,3 +400,17 @@ def test_text_contrast_meets_wcag_aa_on_every_view(
         watched_page.get_by_role("heading", name=f"Run run_{n:026d}").wait_for()
         assert low_contrast(watched_page) == []
         watched_page.get_by_role("link", name="All runs").click()
+
+
+def test_a_key_refused_mid_session_signs_out_with_the_reason(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    run_id = contract_api.runs[2]["run_id"]
+    contract_api.faults[f"/runs/{run_id}"] = 401  # e.g. the licence was revoked meanwhile
+    watched_page.get_by_role("link", name=run_id).first.click()
+    watched_page.get_by_role("heading", name="Sign in").wait_for()
+    assert "Sign in again" in watched_page.locator("#signin-error").text_content()
+    assert watched_page.evaluate("sessionStorage.length") == 0
+    assert not watched_page.locator("#account").is_visible()

@@ -254,6 +254,19 @@ def test_scored_history_is_oldest_first_and_scored_only(helpers_page: Any) -> No
     assert got == ["a", "c"]
 
 
+def test_scored_history_keeps_the_api_order_of_runs_created_in_the_same_second(
+    helpers_page: Any,
+) -> None:
+    same = "2026-11-30T15:00:00Z"
+    newest_first = [
+        {"run_id": r, "status": "scored", "created_at": same, "summary": {}} for r in "zyx"
+    ]
+    got = helpers_page.evaluate(
+        "(r) => TC300Dashboard.scoredHistory(r, '').map(x => x.run_id)", newest_first
+    )
+    assert got == ["x", "y", "z"]
+
+
 def test_contract_api_fixture_is_contract_shaped() -> None:
     """The canned API used by the browser tests answers the contract's listing keys only."""
     api = ContractApi()

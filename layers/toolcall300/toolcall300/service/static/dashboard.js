@@ -86,11 +86,13 @@
     return names;
   }
 
-  /** Scored runs measured against `baseline` (all runs when it is ""), oldest first. */
+  /** Scored runs measured against `baseline` (all runs when it is ""), oldest first. The API
+      lists newest first and breaks created_at ties (whole seconds) by its own order, so the
+      list is reversed before a stable sort: runs created in the same second keep that order. */
   function scoredHistory(runs, baseline) {
     return (runs || []).filter(function (run) {
       return run.status === "scored" && run.summary && (!baseline || runBaseline(run) === baseline);
-    }).slice().sort(function (a, b) {
+    }).reverse().sort(function (a, b) {
       return String(a.created_at).localeCompare(String(b.created_at));
     });
   }
