@@ -64,6 +64,7 @@ def fetch_verified(
             raise PinMismatch(
                 f"{name}: sha256 {digest.hexdigest()[:16]}... does not match the pin {sha256[:16]}..."
             )
+        tmp.chmod(0o644)  # mkstemp makes it private; the corpus is an ordinary data file
         tmp.replace(dest)
     finally:
         tmp.unlink(missing_ok=True)
