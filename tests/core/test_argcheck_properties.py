@@ -325,3 +325,54 @@ def test_unique_items_on_a_body_sized_array_is_linear() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}}}
     response = check({"schema": schema, "arguments": {"a": items}})
     assert response["defects"][0]["code"] == "items_not_unique"
+
+
+RICH_LEAVES = st.one_of(
+    LEAVES,
+    st.lists(
+        st.sampled_from(["integer", "string", "boolean", "array", "object", "null"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ).map(lambda ts: {"type": ts}),
+    st.just({"type": "integer", "minimum": 0, "maximum": 5}),
+    st.just({"type": "string", "minLength": 1, "maxLength": 3, "pattern": "^[a-c]+$"}),
+    st.just({"const": "x"}),
+    st.just({"type": "array", "items": {"type": "integer"}, "uniqueItems": True, "minItems": 1}),
+)
+RICH = _object(
+    st.recursive(
+        RICH_LEAVES,
+        lambda c: st.one_of(_object(c), c.map(lambda items: {"type": "array", "items": items})),
+        max_leaves=8,
+    )
+)
+
+
+def _resolve(blob: Any, parts: list[Any]) -> bool:
+    for part in parts:
+        in_object = isinstance(blob, dict) and isinstance(part, str) and part in blob
+        in_array = isinstance(blob, list) and isinstance(part, int) and 0 <= part < len(blob)
+        if not (in_object or in_array):
+            return False
+        blob = blob[part]
+    return True
+
+
+@SETTINGS
+@given(RICH, st.dictionaries(KEYS, JSON, max_size=4))
+def test_every_defect_path_names_a_location_in_the_submitted_blob(
+    schema: dict[str, Any], args: Any
+) -> None:
+    from toolcall300.argcheck import _parse_path
+
+    response = check({"schema": schema, "arguments": args})
+    for defect in response.get("defects", []):
+        parts = _parse_path(defect["path"])
+        if defect["code"] == "missing_required":
+            assert _resolve(args, parts[:-1]) and not _resolve(args, parts)
+        else:
+            assert _resolve(args, parts), defect
+    if response.get("verdict") == "REPAIRED":
+        assert canonical(apply_diff(args, response["diff"])) == canonical(response["arguments"])
+        assert check({"schema": schema, "arguments": response["arguments"]})["verdict"] == "VALID"
