@@ -173,14 +173,19 @@ def make_sample(cases: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
 def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None) -> dict[str, Any]:
     """Version, seed, input pins, file pins and how many assertions the build ran."""
     return {
-        "corpus_version": CORPUS_VERSION,
+        "version": CORPUS_VERSION,
         "generator_version": __version__,
         "spec_version": SPEC_VERSION,
         "seed": inputs.seed,
         "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
         "pools": {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)},
         "files": {
-            f: {"sha256": sha256_hex(files[f]), "count": files[f].count(b"\n")} for f in FILES
+            f: {
+                "sha256": sha256_hex(files[f]),
+                "bytes": len(files[f]),
+                "count": files[f].count(b"\n"),
+            }
+            for f in FILES
         },
         "assertions": report.assertions if report else None,
         "checks": list(CHECKS),

@@ -898,6 +898,7 @@ def _manifest(corpus: Corpus) -> Iterator[Result]:
                 None,
                 f"{fname} sha256 does not match its pin",
             )
+            yield _ok(len(data) == pin.get("bytes"), None, f"{fname} size does not match its pin")
             lines = data.count(b"\n")
             yield _ok(
                 lines == pin.get("count"),
