@@ -281,7 +281,7 @@ def _scalar_keys(schema: dict[str, Any], args: dict[str, Any], kinds: tuple[str,
     ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tool_and_call(), st.data())
 def test_stringified_numbers_and_booleans_come_back(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -303,7 +303,7 @@ def test_stringified_numbers_and_booleans_come_back(
     assert normalise(json.dumps(damaged), tools) == call
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tool_and_call(), st.data())
 def test_one_element_direction_comes_back(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -327,7 +327,7 @@ def test_one_element_direction_comes_back(
     assert normalise(json.dumps({**call, "arguments": {**args, key: written}}), tools) == call
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tool_and_call(), JSON_VALUES, st.sampled_from(["QQ", "Extra_Key", "x-y"]))
 def test_undeclared_keys_are_dropped(
     case: tuple[list[dict[str, Any]], dict[str, Any]], junk: Any, key: str
@@ -338,7 +338,7 @@ def test_undeclared_keys_are_dropped(
     assert normalise(json.dumps(damaged), tools) == call
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     tool_and_call(),
     st.sampled_from(["functions.{}", "  {}  ", "{}()", "ns::{}", "{}"]),
@@ -353,7 +353,7 @@ def test_name_noise_resolves_to_the_tool(
     assert normalise(json.dumps({**call, "name": name}), tools) == call
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tool_and_call(), st.data())
 def test_a_lost_required_property_with_a_default_is_filled(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -371,7 +371,7 @@ def test_a_lost_required_property_with_a_default_is_filled(
     assert result is not None and canonical(result["arguments"]) == canonical(expected)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tool_and_call(), st.data())
 def test_a_required_property_without_default_lost_is_refused(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject

@@ -55,7 +55,7 @@ def agrees(partial: Any, original: Any) -> bool:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(JSON_VALUES, st.sampled_from([None, 1]))
 def test_every_prefix_of_valid_json_reads_and_agrees_with_the_whole(
     value: Any, indent: int | None
