@@ -1,0 +1,53 @@
+"""The local stack's shell: CLI flags, the background-service registry, orderly stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall300.cliutil import UsageError
+from toolcall300.service import localstack
+from toolcall300.service.localstack import LocalStack, LocalStackContext, register_background
+
+
+def test_serve_flags() -> None:
+    args = localstack.parse_args([])
+    assert (args.host, args.port, args.corpus) == ("127.0.0.1", 8300, None)
+    assert localstack.parse_args(["--port", "0", "--corpus", "c"]).corpus == Path("c")
+    with pytest.raises(UsageError):
+        localstack.parse_args(["--port", "eighty"])
+
+
+def test_register_background_is_idempotent_and_usable_as_a_decorator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(localstack, "_BACKGROUND", [])
+
+    @register_background
+    def start(context: LocalStackContext) -> Any:
+        return lambda: None
+
+    register_background(start)
+    assert [start] == localstack._BACKGROUND
+
+
+def test_stop_runs_every_stop_in_reverse_even_if_one_fails() -> None:
+    calls: list[str] = []
+
+    def failing() -> None:
+        calls.append("b")
+        raise RuntimeError("boom")
+
+    context = LocalStackContext(Path("."), "http://x", "http://y", {}, {}, {})
+    stack = LocalStack(
+        "http://x", context, [lambda: calls.append("a"), failing, lambda: calls.append("c")]
+    )
+    stack.stop()
+    stack.stop()  # a second stop is a no-op
+    assert calls == ["c", "b", "a"]
+
+
+def test_repo_root_has_the_template() -> None:
+    assert (localstack.repo_root() / "template.yaml").exists()
