@@ -145,3 +145,20 @@ def test_stream_as_a_long_lived_process_answers_line_by_line() -> None:
         proc.stdin.close()
         proc.wait(timeout=30)
     assert proc.returncode == 0
+
+
+def test_stream_survives_bytes_that_are_not_utf8() -> None:
+    env = {"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "LANG": "C"}
+    good = json.dumps({"id": "ok", "text": GOOD, "tools": TOOLS}).encode()
+    bad = b'{"id": "bad", "text": "\xff\xfe", "tools": []}'
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall300", "toolshim", "--stream"],
+        input=bad + b"\n" + good + b"\n",
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [a["id"] for a in answers] == ["bad", "ok"]
+    assert answers[0]["call"] is None and answers[1]["call"]["name"] == "get_weather"

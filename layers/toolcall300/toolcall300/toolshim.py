@@ -17,6 +17,7 @@ guesses: every branch that could guess refuses instead. The module ends with its
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from typing import Any, TextIO
@@ -345,7 +346,13 @@ def run(
     args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO | None = None
 ) -> int:
     """Serve one request, or a stream of them with ``--stream``."""
-    source = sys.stdin if stdin is None else stdin
+    # UTF-8 whatever the locale, and a stray invalid byte becomes U+FFFD instead of killing
+    # a long-lived --stream process (every later id would go unanswered).
+    source = (
+        stdin
+        if stdin is not None
+        else io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    )
     if args.stream:
         return _run_stream(source, stdout, stderr, args.explain)
     try:
