@@ -9,6 +9,15 @@ truncated arguments (rule 11, strict reading) and string-encoded ones (rule 9), 
 them against the schema (rules 4-8, ``toolshim_repair``) and pass them through a final
 gate, ``schema.is_valid``; then collapse several calls only when they agree (rule 10).
 
+Where spec.py is silent it decides, once: whitespace after a number is a delimiter (D11.1);
+arguments streamed as a JSON string and cut inside it are read as the cut stream of the
+arguments (rules 9 and 11), while a complete string holding cut JSON is refused; a complete
+call with no arguments key has ``{}``, a cut one is refused; an object schema without
+``properties`` is free-form (its keys are kept unless ``additionalProperties`` is false); a
+tool without ``parameters`` takes no arguments; rule 8 wraps any non-null value, objects
+included; ``null`` is never coerced; a multi-call text with one cut or refusable copy is
+refused as a whole (D10.1).
+
 It is not a prose or Markdown extractor (text that is not JSON is refused) and it never
 guesses: every branch that could guess refuses instead. The module ends with its CLI shell,
 ``toolcall300 toolshim``, the only part that does I/O.
