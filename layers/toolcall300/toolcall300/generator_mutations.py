@@ -189,6 +189,39 @@ MANGLERS: tuple[Callable[[str], str], ...] = (
     lambda n: f"tools/{n.replace('_', ' ')}",
     lambda n: f"{n.title()}()",
 )
+#: What each mangler adds, in the same order, for the rationale (rule 3 / D3.1).
+MANGLER_NOISE = (
+    "a `functions.` namespace prefix",
+    "upper case",
+    "`-` in place of `_`",
+    "surrounding spaces and a trailing ()",
+    "a `default_api:` namespace prefix",
+    "capitalised words separated by spaces",
+    "a `tools/` prefix and spaces for `_`",
+    "title case and a trailing ()",
+)
+
+
+def _squash(name: str) -> str:
+    return "".join(ch for ch in normalise_tool_name(name) if ch != "_")
+
+
+def hallucination_note(name: str, declared: list[str]) -> str:
+    """Why a hallucinated name matches nothing, naming the declared tool it resembles if any."""
+    squashed = [d for d in declared if _squash(d) == _squash(name)]
+    if squashed:
+        return (
+            f"it differs from the declared {quote(squashed[0])} only by separators it dropped; "
+            "separators are interchangeable, not removable (D3.2)"
+        )
+    key = normalise_tool_name(name)
+    near = [d for d in declared if normalise_tool_name(d) in key or key in normalise_tool_name(d)]
+    if near:
+        return (
+            f"it contains or is contained in the declared {quote(near[0])}, but rule 3 matches "
+            "whole normalised names only, never the closest one"
+        )
+    return "no declared tool has that name in any spelling"
 
 
 def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
@@ -197,7 +230,8 @@ def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     tools = choose_tools(ctx, tool)
     names = [tool_name(t) for t in tools]
     for k in range(len(MANGLERS)):
-        mangled = MANGLERS[(variant + k) % len(MANGLERS)](name)
+        index = (variant + k) % len(MANGLERS)
+        mangled = MANGLERS[index](name)
         if mangled != name and tool_name_matches(mangled, names) == [name]:
             break
     else:
@@ -205,10 +239,10 @@ def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = valid_call(ctx, tool)
     text = render_call(ctx, mangled, call["arguments"], variant)
     why = (
-        f"The text calls {quote(mangled)}. Under rule 3 (D3.1: trim, drop a trailing (), drop the "
-        f"namespace prefix, case-fold, unify - _ and space) it normalises to "
-        f"{quote(normalise_tool_name(mangled))}, which exactly one of the {len(tools)} declared tools, "
-        f"{quote(name)}, matches. The arguments were written valid and stay as written."
+        f"The text calls {quote(mangled)}: {quote(name)} with {MANGLER_NOISE[index]}. Under rule 3 "
+        f"(D3.1: trim, drop a trailing (), drop the namespace prefix, case-fold, unify - _ and space) "
+        f"it normalises to {quote(normalise_tool_name(mangled))}, which exactly one of the "
+        f"{len(tools)} declared tools matches. The arguments were written valid and stay as written."
     )
     return draft("wrong_tool_name", text, tools, call, "rule 3 / D3.1", why)
 
@@ -217,14 +251,17 @@ def hallucinated_tool(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rules 2 and 3: a call to a name no declared tool matches; the only answer is a refusal."""
     rng = ctx.rng
     pool = pool_list(ctx.pools, "hallucinated_tools")
-    absent = (
-        variant % 3 == 2
-    )  # every third case calls a real catalog tool this case does not declare
+    # every third case calls a real catalog tool this case does not declare
+    absent = variant % 3 == 2
     name = tool_name(tool) if absent or not pool else _pick(rng, pool)
     key = normalise_tool_name(name)
     others = [t for t in ctx.catalog if normalise_tool_name(tool_name(t)) != key]
     anchor = _pick(rng, others) if absent and others else tool
-    tools = choose_tools(ctx, anchor, avoid=(key,))
+    # a declared look-alike ("get_weather" for "getweather") makes the refusal a real test
+    lookalikes = tuple(
+        t for t in others if hallucination_note(name, [tool_name(t)]).startswith("it ")
+    )
+    tools = choose_tools(ctx, anchor, must=lookalikes[:1], avoid=(key,))
     if tool_name_matches(name, [tool_name(t) for t in tools]) or name in [
         tool_name(t) for t in tools
     ]:
@@ -236,10 +273,11 @@ def hallucinated_tool(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
         if absent and name == tool_name(tool)
         else f"{quote(name)} was never declared"
     )
+    declared = [tool_name(t) for t in tools]
     why = (
-        f"{story}; after rule-3 normalisation ({quote(normalise_tool_name(name))}) it matches none of "
-        f"the {len(tools)} declared tools (D3.2: separators are not removable, camelCase is not split). "
-        "Well-formed arguments do not make the call real: rule 2 / D2.1 expects a refusal."
+        f"{story}. After rule-3 normalisation ({quote(key)}) it matches none of the "
+        f"{len(tools)} declared tools: {hallucination_note(name, declared)}. Well-formed arguments "
+        "do not make the call real: rule 2 / D2.1 expects a refusal."
     )
     return draft("hallucinated_tool", text, tools, None, "rule 2 / D2.1, rule 3 / D3.2", why)
 
