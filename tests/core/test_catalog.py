@@ -144,3 +144,14 @@ def test_generation_needs_typed_properties_and_declared_required() -> None:
     problems = generation_problems(tools)
     assert any("exactly one non-null type" in p for p in problems)
     assert any("'w'" in p and "not declared" in p for p in problems)
+
+
+def test_confirmation_tools_declare_the_manifest_flag() -> None:
+    gated = {**tool(), "x-requires-confirmation": True}
+    assert catalog_problems([gated]) == []  # no manifest, nothing to check against
+    problems = catalog_problems([gated], confirmation_parameter="confirm")
+    assert problems and "boolean 'confirm' parameter" in problems[0]
+    gated["function"]["parameters"]["properties"]["confirm"] = {"type": "boolean"}
+    assert catalog_problems([gated], confirmation_parameter="confirm") == []
+    private = json.loads(CATALOGS[0].read_text())
+    assert catalog_problems(private, confirmation_parameter="confirm") == []

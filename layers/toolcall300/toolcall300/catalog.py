@@ -107,8 +107,25 @@ def _default_problems(where: str, schema: dict[str, Any], path: tuple[str, ...])
         yield from _default_problems(where, items, (*path, "[]"))
 
 
-def catalog_problems(raw: Any) -> list[str]:
+def _confirmation_problems(i: int, entry: Any, parameter: str) -> Iterator[str]:
+    """Seed 003: a tool marked x-requires-confirmation declares the manifest's confirmation flag."""
+    fn = entry.get("function") if isinstance(entry, dict) else None
+    if not isinstance(fn, dict) or not (
+        entry.get("x-requires-confirmation") or fn.get("x-requires-confirmation")
+    ):
+        return
+    params = fn.get("parameters")
+    props = params.get("properties", {}) if isinstance(params, dict) else {}
+    sub = props.get(parameter) if isinstance(props, dict) else None
+    if not isinstance(sub, dict) or sub.get("type") != "boolean":
+        yield f"tools[{i}] ({fn.get('name')}): x-requires-confirmation needs a boolean {parameter!r} parameter"
+
+
+def catalog_problems(raw: Any, confirmation_parameter: str | None = None) -> list[str]:
     """Every contract rule ``raw`` breaks, one line each; empty means a valid catalog.
+
+    ``confirmation_parameter`` is the pack manifest's confirmation flag, when there is a
+    manifest: tools marked ``x-requires-confirmation`` must then declare it as a boolean.
 
     >>> catalog_problems([{"function": {"name": "f", "parameters": {"anyOf": []}}}])
     ["tools[0] (f): unsupported keyword 'anyOf' at parameters/anyOf: keyword 'anyOf' is not covered"]
@@ -118,6 +135,12 @@ def catalog_problems(raw: Any) -> list[str]:
     if not raw:
         return ["catalog: declares no tools"]
     out = [p for i, entry in enumerate(raw) for p in _entry_problems(i, entry)]
+    if confirmation_parameter:
+        out += [
+            p
+            for i, e in enumerate(raw)
+            for p in _confirmation_problems(i, e, confirmation_parameter)
+        ]
     seen: dict[str, int] = {}
     for i, entry in enumerate(raw):
         fn = entry.get("function") if isinstance(entry, dict) else None
