@@ -386,10 +386,29 @@ def _refusals(corpus: Corpus) -> Iterator[Result]:
     yield _ok(count == 2 * PER_CATEGORY, None, f"{count} refusal cases, not 50")
 
 
+def _named(entry: Any) -> bool:
+    fn = entry.get("function") if isinstance(entry, dict) else None
+    return isinstance(fn, dict) and isinstance(fn.get("name"), str)
+
+
 @check("tools_catalog", "each case's tools are a valid tools.json catalog with no x-* fields")
 def _tools_catalog(corpus: Corpus) -> Iterator[Result]:
+    seen: dict[str, list[str]] = {}  # the same declaration recurs across cases: check it once
+
+    def problems_of(tools: Any) -> list[str]:
+        if not isinstance(tools, list) or not tools:
+            return catalog_problems(tools)
+        out = catalog_problems([{"function": {"name": tool_name(t)}} for t in tools if _named(t)])
+        out = [p for p in out if "duplicate name" in p]
+        for entry in tools:
+            key = canonical(entry)
+            if key not in seen:
+                seen[key] = catalog_problems([entry])
+            out += seen[key]
+        return out
+
     for c in corpus.cases:
-        problems = catalog_problems(c.get("tools"))
+        problems = problems_of(c.get("tools"))
         yield _ok(not problems, c, "; ".join(problems[:2]))
         leaked = [
             k

@@ -113,7 +113,7 @@ def choose_tools(
     picked = chosen + near[:2]
     picked += rest[: max(0, size - len(picked))]
     rng.shuffle(picked)
-    return copy.deepcopy(picked)
+    return picked  # shared with the catalog: no rule ever mutates a tool
 
 
 def render(ctx: Ctx, value: Any, indent_ok: bool = True) -> str:
