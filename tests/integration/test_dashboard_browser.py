@@ -414,3 +414,17 @@ def test_a_key_refused_mid_session_signs_out_with_the_reason(
     assert "Sign in again" in watched_page.locator("#signin-error").text_content()
     assert watched_page.evaluate("sessionStorage.length") == 0
     assert not watched_page.locator("#account").is_visible()
+
+
+def test_reload_while_the_service_fails_offers_retry_and_sign_out(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    contract_api.faults["/licence"] = 503
+    watched_page.reload()
+    watched_page.get_by_role("heading", name="Something went wrong").wait_for()
+    assert watched_page.get_by_role("button", name="Sign out").is_visible()
+    del contract_api.faults["/licence"]
+    watched_page.get_by_role("button", name="Try again").click()
+    watched_page.get_by_role("heading", name="Team acme").wait_for()

@@ -476,12 +476,14 @@
   /** What a failed call means for the page: a bad key signs out, anything else is a problem. */
   function fail(err) {
     setLoading("");
+    if (!state.key) { return; }  // an answer that arrived after signing out
     if (err instanceof ApiError && err.status === 401) {
       signOut("");
       $("signin-error").textContent = "Your key was not accepted: " + err.message + " Sign in again.";
       return;
     }
     show("problem");
+    $("account").hidden = false;  // signing out stays in reach from the error state
     var text = err instanceof ApiError ? err.message : "Unexpected error: " + String(err);
     if (err instanceof ApiError && err.status === 403) { text = "This licence cannot open the team dashboard: " + err.message; }
     $("problem-text").textContent = text;
@@ -839,7 +841,17 @@
 
   function reload() {
     if (!state.key) { showSignIn(""); return; }
+    if (!state.team) { resume(); return; }
     loadTeam().then(route).catch(fail);
+  }
+
+  /** With a key from this tab's session: find its team again, then load. */
+  function resume() {
+    setLoading("Checking your key…");
+    api("licence", state.key).then(function (licence) {
+      state.team = licence.team;
+      return enter();
+    }).catch(fail);
   }
 
   function start() {
@@ -863,11 +875,7 @@
     var key = readKey();
     if (!key) { showSignIn("", true); return; }
     state.key = key;
-    setLoading("Checking your key…");
-    api("licence", key).then(function (licence) {
-      state.team = licence.team;
-      return enter();
-    }).catch(fail);
+    resume();
   }
 
   // Pure helpers, exposed for the browser tests (no state, no DOM).
