@@ -27,7 +27,7 @@ from toolcall300.rules import (
     resolve_tool_name,
     tool_name_matches,
 )
-from toolcall300.schema import declared_types, is_number, is_valid, json_type_matches
+from toolcall300.schema import declared_types, format_path, is_number, is_valid, json_type_matches
 
 CATEGORIES = (
     "wrong_tool_name",
@@ -449,17 +449,20 @@ def _expected_valid(corpus: Corpus) -> Iterator[Result]:
         )
 
 
-def _undeclared_paths(value: Any, schema: dict[str, Any], path: str = "$") -> Iterator[str]:
+def undeclared_keys(
+    value: Any, schema: dict[str, Any], path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[str | int, ...]]:
+    """Paths of object keys the schema does not declare, at every level."""
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key, sub in value.items():
             if key not in props:
-                yield f"{path}.{key}"
+                yield (*path, key)
             else:
-                yield from _undeclared_paths(sub, props[key], f"{path}.{key}")
+                yield from undeclared_keys(sub, props[key], (*path, key))
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            yield from _undeclared_paths(item, schema["items"], f"{path}[{i}]")
+            yield from undeclared_keys(item, schema["items"], (*path, i))
 
 
 @check(
@@ -470,7 +473,7 @@ def _expected_declared_only(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
         tool = tool_of(c, c["expected"]["name"])
         extra = (
-            list(_undeclared_paths(c["expected"]["arguments"], tool_schema(tool)))
+            [format_path(p) for p in undeclared_keys(c["expected"]["arguments"], tool_schema(tool))]
             if tool
             else ["<no tool>"]
         )
@@ -738,7 +741,7 @@ def _flattened(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "undeclared_not_nested",
-    "no undeclared key in a text is also the name of a nested property (D7.3); extra_undeclared_arg drops to the expected call",
+    "no undeclared key, at any level, names a property of the tool (D7.3); extra_undeclared_arg drops to the expected call (D7.2)",
 )
 def _undeclared(corpus: Corpus) -> Iterator[Result]:
     for c in _value_cases(corpus):
@@ -749,17 +752,28 @@ def _undeclared(corpus: Corpus) -> Iterator[Result]:
         if not call or not tool:
             continue
         schema = tool_schema(tool)
-        extra = [k for k in call["arguments"] if k not in schema.get("properties", {})]
-        clash = [k for k in extra if k in nested_names(schema) or "." in k]
-        yield _ok(not clash, c, f"undeclared {clash} also names a nested property")
+        extra = list(undeclared_keys(call["arguments"], schema))
+        names = property_names(schema)
+        clash = [format_path(p) for p in extra if p[-1] in names or "." in str(p[-1])]
+        yield _ok(not clash, c, f"undeclared {clash} also names a property (or a dotted path)")
         if c["category"] == "extra_undeclared_arg":
             yield _ok(bool(extra), c, "no undeclared key")
-            kept = {k: v for k, v in call["arguments"].items() if k not in extra}
+            kept = strip_undeclared(call["arguments"], schema)
             yield _ok(
                 canonical(kept) == canonical(c["expected"]["arguments"]),
                 c,
                 "dropping the undeclared keys does not give the expected call",
             )
+
+
+def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
+    """D7.2: the value with undeclared object keys removed at every level."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: strip_undeclared(v, props[k]) for k, v in value.items() if k in props}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [strip_undeclared(v, schema["items"]) for v in value]
+    return value
 
 
 @check(

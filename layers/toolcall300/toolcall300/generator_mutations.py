@@ -320,7 +320,7 @@ def property_names(schema: dict[str, Any], depth: int = 0) -> set[str]:
 
 
 def extra_undeclared_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 7 / D7.2: one or two undeclared keys (never a nested property's name) are added."""
+    """Rule 7 / D7.2: undeclared keys (never any property's name) added at the top or one level down."""
     schema = tool_schema(tool)
     if schema.get("additionalProperties") is not False:
         return None  # with additionalProperties open the extra key would be valid as sent
@@ -331,18 +331,40 @@ def extra_undeclared_arg(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     values = pool_list(ctx.pools, "undeclared_values")
     if not keys:
         return None
-    call = valid_call(ctx, tool)
-    extra = {
-        k: _pick(ctx.rng, values) for k in ctx.rng.sample(keys, min(len(keys), 1 + variant % 2))
-    }
-    items = list(call["arguments"].items())
+    props = schema.get("properties", {})
+    closed = [
+        k
+        for k, v in props.items()
+        if value_type(v) == "object" and v.get("additionalProperties") is False
+    ]
+    # every third case puts the extra key inside a closed nested object (D7.2: every level)
+    inside = variant % 3 == 2
+    if inside and not closed:
+        return None
+    parent = closed[variant % len(closed)] if inside else None
+    call = valid_call(ctx, tool, force=(parent,) if parent else ())
+    if parent and not call["arguments"][parent]:
+        return (
+            None  # an object holding only the undeclared key would be left empty: avoid that label
+        )
+    count = 1 if parent else 1 + variant % 2
+    extra = {k: _pick(ctx.rng, values) for k in ctx.rng.sample(keys, min(len(keys), count))}
+    target = dict(call["arguments"][parent]) if parent else dict(call["arguments"])
+    items = list(target.items())
     for key, value in extra.items():
         items.insert(ctx.rng.randint(0, len(items)), (key, value))
-    text = render_call(ctx, tool_name(tool), dict(items), variant)
+    sent = dict(call["arguments"])
+    if parent:
+        sent[parent] = dict(items)
+    else:
+        sent = dict(items)
+    text = render_call(ctx, tool_name(tool), sent, variant)
+    where = f"inside {quote(parent)}" if parent else "at the top level"
     why = (
-        f"{', '.join(quote(k) for k in extra)} {'is' if len(extra) == 1 else 'are'} not declared by "
-        f"{quote(tool_name(tool))} and not the name of any nested property, so rule 7 (D7.2) drops "
-        f"{'it' if len(extra) == 1 else 'them'}; every declared property stays as written."
+        f"{', '.join(quote(k) for k in extra)} {'is' if len(extra) == 1 else 'are'} written {where} "
+        f"but not declared there, and no property of {quote(tool_name(tool))} at any depth has that "
+        f"name, so rule 7 (D7.2: at every level) drops {'it' if len(extra) == 1 else 'them'}; every "
+        "declared property stays as written."
     )
     return draft("extra_undeclared_arg", text, choose_tools(ctx, tool), call, "rule 7 / D7.2", why)
 
