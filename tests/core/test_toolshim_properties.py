@@ -127,7 +127,11 @@ ENVELOPES = st.sampled_from(
 )
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=10),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
     ),
