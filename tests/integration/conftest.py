@@ -27,7 +27,16 @@ from typing import Any
 import pytest
 
 CASES = [
-    {"id": f"tc300-{i:04d}", "category": "truncated", "text": "{", "tools": []} for i in range(1, 6)
+    {
+        "id": f"tc300-{i:04d}",
+        "category": "truncated",
+        "text": "{",
+        "tools": [],
+        # a full case (DESIGN.md), so hosted runs on this stack can be scored
+        "expected_kind": "unrecoverable",
+        "expected": None,
+    }
+    for i in range(1, 6)
 ]
 RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 6)]
 

@@ -1,73 +1,89 @@
-"""Hosted runs end to end on a real local stack: HTTP gateway, moto server, worker pool, sandbox.
+"""Hosted runs end to end on the shared local stack: HTTP gateway, moto server, worker pool, sandbox.
 
-One stack for the module, started on a small corpus (8 cases) so every run takes well under a
-second of adapter time. Licences are bought the way a customer would (signed test Stripe
-events through ``dev purchase``).
+Uses the session ``local_stack`` (tests/integration/conftest.py) and whatever small corpus it
+serves: every expected summary is computed here by scoring, in-process with the CLI's scorer,
+the answers the test adapter is known to give, so the hosted report is checked number for
+number. Each test buys its own team licence, so baselines never cross tests.
 """
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import io
 import json
-import os
+import shlex
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 import runs_fakes as fakes
 
-from toolcall300.service import callback, ci_client, devtools, worker
+from toolcall300 import scorer
+from toolcall300.service import callback, ci_client, worker
 from toolcall300.service.httpclient import ApiError, request_json
-from toolcall300.service.localstack import DEV_WEBHOOK_SECRET, LocalStack, start_local_stack
+from toolcall300.service.localstack import LocalStack
+from toolcall300.service.runs_config import summary_of
 
-CASES = fakes.small_corpus(8)
 REFERENCE = ["toolcall300", "toolshim", "--stream"]
+INVENTED = {"name": "invented_tool", "arguments": {}}
+#: Answers the same call for every case: invents calls where none exist.
+INVENT = fakes.py(
+    "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+    f"    print(json.dumps({{'id':item['id'],'call':{INVENTED!r}}}),flush=True)\n"
+)
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    corpus_dir: Path = tmp_path_factory.mktemp("corpus")
-    data = fakes.corpus_bytes(CASES)
-    (corpus_dir / "toolcall300.jsonl").write_bytes(data)
-    manifest = {
-        "version": "test",
-        "files": [
-            {
-                "name": "toolcall300.jsonl",
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "bytes": len(data),
-            }
-        ],
-    }
-    (corpus_dir / "manifest.json").write_text(json.dumps(manifest))
-    saved = {k: os.environ.get(k) for k in ("TOOLCALL300_LEASE_S", "TOOLCALL300_WORKERS")}
-    os.environ.update({"TOOLCALL300_LEASE_S": "3", "TOOLCALL300_WORKERS": "3"})
-    started = start_local_stack(corpus_dir=corpus_dir)
+def echo_answer(case: dict[str, Any]) -> Any:
+    """What ``fakes.ECHO`` answers for ``case``."""
     try:
-        yield started
-    finally:
-        started.stop()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def buy(stack: LocalStack, tier: str, team: str | None) -> str:
-    return str(devtools.purchase(stack.url, tier=tier, team=team, secret=DEV_WEBHOOK_SECRET)["key"])
+        return json.loads(case["text"])
+    except ValueError:
+        return None
 
 
 @pytest.fixture(scope="module")
-def acme(stack: LocalStack) -> str:
-    return buy(stack, "team", "acme")
+def stack(local_stack: LocalStack) -> LocalStack:
+    return local_stack
+
+
+@pytest.fixture(scope="module")
+def cases(stack: LocalStack) -> list[dict[str, Any]]:
+    """The corpus the stack's worker scores against, read from its corpus bucket."""
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=stack.context.aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    data = s3.get_object(Bucket=stack.context.names["CorpusBucket"], Key="toolcall300.jsonl")[
+        "Body"
+    ].read()
+    return scorer.parse_corpus(data)
+
+
+def expected(
+    cases: list[dict[str, Any]], answer: Callable[[dict[str, Any]], Any]
+) -> dict[str, Any]:
+    return summary_of(scorer.score_cases(cases, {c["id"]: answer(c) for c in cases}))
+
+
+@pytest.fixture(scope="module")
+def buy(buy_licence: Callable[..., str]) -> Callable[[str, str | None], str]:
+    def purchase(tier: str, team: str | None) -> str:
+        return buy_licence(tier, team)
+
+    return purchase
+
+
+@pytest.fixture(scope="module")
+def acme(buy: Callable[[str, str | None], str]) -> str:
+    return buy("team", "runs-acme")
 
 
 def auth(key: str, **extra: str) -> dict[str, str]:
@@ -89,7 +105,8 @@ def post_run(
     status, _, answer = request_json(
         "POST", f"{stack.url}/runs", headers=headers, body=json.dumps(body).encode()
     )
-    assert status == 202 and answer["status"] == "queued"
+    assert status == 202
+    assert answer["status"] == "queued" or idem  # a repeated key returns the run as it is now
     return dict(answer)
 
 
@@ -103,72 +120,59 @@ def wait(stack: LocalStack, key: str, run_id: str, timeout: float = 60) -> dict[
     raise AssertionError(f"run {run_id} did not finish")
 
 
-def test_a_run_is_scored_and_its_report_is_stored(stack: LocalStack, acme: str) -> None:
-    team = buy(stack, "team", "solo-team")
+def test_a_run_is_scored_and_its_report_is_stored(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    team = buy("team", "runs-solo")
     run = wait(stack, team, post_run(stack, team, fakes.ECHO)["run_id"])
     assert run["status"] == "scored" and run["verdict"] == "baseline_set"
-    assert run["summary"]["exact"] == len(CASES) and run["comparison"] is None
-    assert run["sandbox"]["network_isolated"] in (True, False)
+    assert run["summary"] == expected(cases, echo_answer) and run["comparison"] is None
+    assert isinstance(run["sandbox"]["network_isolated"], bool)
     assert run["started_at"] and run["finished_at"] and run["created_at"]
     _, headers, report = request_json("GET", f"{stack.url}{run['report_url']}", headers=auth(team))
     assert "attachment" in {k.lower(): v for k, v in headers.items()}["content-disposition"]
-    assert report["corpus_sha256"] == hashlib.sha256(fakes.corpus_bytes(CASES)).hexdigest()
+    assert report["corpus_sha256"] == report["score"]["corpus_sha256"] != ""
     assert report["adapter"] == {"kind": "command", "command": fakes.ECHO}
-    assert report["score"]["exact"] == len(CASES) and report["scorer_version"]
+    assert report["scorer_version"] and report["baseline_run_id"] is None
+    assert summary_of(report["score"]) == run["summary"]
     _, _, baselines = request_json(
-        "GET", f"{stack.url}/teams/solo-team/baselines", headers=auth(team)
+        "GET", f"{stack.url}/teams/runs-solo/baselines", headers=auth(team)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run["run_id"]]
-    _, _, listing = request_json("GET", f"{stack.url}/teams/solo-team/runs", headers=auth(team))
+    _, _, listing = request_json("GET", f"{stack.url}/teams/runs-solo/runs", headers=auth(team))
     assert [r["run_id"] for r in listing["runs"]] == [run["run_id"]]
 
 
-def test_the_reference_normaliser_runs_in_the_sandbox(stack: LocalStack, acme: str) -> None:
-    team = buy(stack, "team", "ref-team")
+def test_the_reference_normaliser_runs_in_the_sandbox(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    team = buy("team", "runs-ref")
     run = wait(stack, team, post_run(stack, team, REFERENCE)["run_id"])
     assert run["status"] == "scored", run["failure"]
-    assert run["summary"]["exact"] == len(CASES)  # every text is already the exact call
+    assert run["summary"]["cases"] == len(cases)
 
 
-def test_ci_client_gates_on_the_team_baseline(stack: LocalStack) -> None:
-    key = buy(stack, "team", "gate-team")
-    env = {"TOOLCALL300_LICENCE": key}
+def test_ci_client_gates_on_the_team_baseline(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    good, bad = expected(cases, echo_answer), expected(cases, lambda _c: INVENTED)
+    assert bad["invented_calls"] > good["invented_calls"], "the corpus needs a refusal case"
+    env = {"TOOLCALL300_LICENCE": buy("team", "runs-gate")}
 
     def ci(cmd: list[str], ref: str, commit: str) -> tuple[int, str]:
         out, err = io.StringIO(), io.StringIO()
-        args = ci_client.parse_args(
-            [
-                "--api",
-                stack.url,
-                "--adapter-cmd",
-                " ".join(map(_quote, cmd)),
-                "--ref",
-                ref,
-                "--commit",
-                commit,
-                "--wait",
-                "--poll",
-                "0.1",
-                "--timeout",
-                "60",
-            ]
-        )
-        return ci_client.run(args, out, err, env=env), out.getvalue()
+        argv = ["--api", stack.url, "--adapter-cmd", shlex.join(cmd), "--ref", ref]
+        argv += ["--commit", commit, "--wait", "--poll", "0.1", "--timeout", "60"]
+        return ci_client.run(ci_client.parse_args(argv), out, err, env=env), out.getvalue()
 
     code, text = ci(fakes.ECHO, "refs/heads/main", "aaaaaaa")
     assert code == 0 and "baseline_set" in text
-    code, text = ci(fakes.WORSE, "refs/heads/feature-x", "bbbbbbb")
-    assert code == 2 and "REGRESSION" in text and "broken:" in text
+    code, text = ci(INVENT, "refs/heads/feature-x", "bbbbbbb")
+    assert code == 2 and "REGRESSION: invented_calls rose" in text
     code, text = ci(fakes.ECHO, "refs/heads/feature-y", "ccccccc")
-    assert code == 0 and "pass" in text
+    assert code == 0 and "verdict  pass" in text
     code, _ = ci(fakes.MISSING, "refs/heads/feature-z", "ddddddd")
     assert code == 1
-
-
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
 
 
 def test_idempotency_key_returns_the_same_run(stack: LocalStack, acme: str) -> None:
@@ -180,43 +184,45 @@ def test_idempotency_key_returns_the_same_run(stack: LocalStack, acme: str) -> N
     assert err.value.status == 409
 
 
-def test_access_rules(stack: LocalStack, acme: str) -> None:
+def test_access_rules(stack: LocalStack, acme: str, buy: Any) -> None:
     run_id = post_run(stack, acme, fakes.ECHO, ref="refs/heads/access")["run_id"]
-    rival = buy(stack, "team", "rival")
-    single = buy(stack, "single", None)
-    with pytest.raises(ApiError) as err:
-        request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(rival))
-    assert err.value.status == 404
-    with pytest.raises(ApiError) as err:
-        request_json("GET", f"{stack.url}/teams/acme/baselines", headers=auth(rival))
-    assert err.value.status == 403
-    with pytest.raises(ApiError) as err:
-        post_run(stack, single, fakes.ECHO)
-    assert err.value.status == 403
-    with pytest.raises(ApiError) as err:
-        request_json("GET", f"{stack.url}/runs/{run_id}")
-    assert err.value.status == 401
+    rival, single = buy("team", "runs-rival"), buy("single", None)
+
+    def status_of(method: str, path: str, key: str | None, body: bytes | None = None) -> int:
+        try:
+            return request_json(
+                method, f"{stack.url}{path}", headers=auth(key) if key else {}, body=body
+            )[0]
+        except ApiError as exc:
+            return exc.status
+
+    assert status_of("GET", f"/runs/{run_id}", rival) == 404  # not 403: ids do not leak
+    assert status_of("GET", f"/runs/{run_id}/report", rival) == 404
+    assert status_of("GET", "/teams/runs-acme/baselines", rival) == 403
+    assert status_of("GET", "/teams/runs-acme/runs", rival) == 403
+    assert status_of("GET", f"/runs/{run_id}", None) == 401
+    command = json.dumps({"adapter_cmd": fakes.ECHO, "ref": "main", "commit": "abc1234"}).encode()
+    assert status_of("POST", "/runs", single, command) == 403
     image = {"image": "r/a@sha256:" + "a" * 64, "ref": "main", "commit": "abc1234"}
-    with pytest.raises(ApiError) as err:
-        request_json(
-            "POST", f"{stack.url}/runs", headers=auth(acme), body=json.dumps(image).encode()
-        )
-    assert err.value.status == 400
-    with pytest.raises(ApiError) as err:
-        request_json("POST", f"{stack.url}/runs", headers=auth(acme), body=b"{not json")
-    assert err.value.status == 400
+    assert status_of("POST", "/runs", acme, json.dumps(image).encode()) == 400
+    assert status_of("POST", "/runs", acme, b"{not json") == 400
+    assert status_of("GET", "/runs/run_nope", acme) == 404
 
 
-def test_ten_runs_at_once_all_finish_with_correct_reports(stack: LocalStack) -> None:
-    key = buy(stack, "team", "busy-team")
-    submitted: list[tuple[str, int]] = []
+def test_ten_runs_at_once_all_finish_with_correct_reports(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    key = buy("team", "runs-busy")
+    want = {True: expected(cases, echo_answer), False: expected(cases, lambda _c: INVENTED)}
+    submitted: list[tuple[str, bool]] = []
     lock = threading.Lock()
 
     def one(i: int) -> None:
-        command = fakes.ECHO if i % 2 else fakes.WORSE
-        answer = post_run(stack, key, command, ref=f"refs/heads/f{i}", commit=f"{i:07x}")
+        answer = post_run(
+            stack, key, fakes.ECHO if i % 2 else INVENT, ref=f"refs/heads/f{i}", commit=f"{i:07x}"
+        )
         with lock:
-            submitted.append((answer["run_id"], len(CASES) if i % 2 else 4))
+            submitted.append((answer["run_id"], bool(i % 2)))
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
     for t in threads:
@@ -224,26 +230,22 @@ def test_ten_runs_at_once_all_finish_with_correct_reports(stack: LocalStack) -> 
     for t in threads:
         t.join()
     assert len({run_id for run_id, _ in submitted}) == 10
-    for run_id, exact in submitted:
+    for run_id, echoes in submitted:
         run = wait(stack, key, run_id, timeout=120)
         assert run["status"] == "scored", run["failure"]
-        assert run["summary"]["exact"] == exact
+        assert run["summary"] == want[echoes]
         _, _, report = request_json("GET", f"{stack.url}/runs/{run_id}/report", headers=auth(key))
-        assert report["run_id"] == run_id and report["score"]["exact"] == exact
+        assert report["run_id"] == run_id and summary_of(report["score"]) == want[echoes]
 
 
-def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack) -> None:
-    key = buy(stack, "team", "hook-team")
+def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack, buy: Any) -> None:
+    key = buy("team", "runs-hook")
     received: list[tuple[bytes, str | None]] = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            received.append(
-                (
-                    self.rfile.read(int(self.headers["Content-Length"])),
-                    self.headers.get(callback.HEADER),
-                )
-            )
+            length = int(self.headers["Content-Length"])
+            received.append((self.rfile.read(length), self.headers.get(callback.HEADER)))
             self.send_response(200)
             self.end_headers()
 
@@ -256,8 +258,9 @@ def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack) -> No
         url = f"http://127.0.0.1:{server.server_address[1]}/hook"
         run_id = post_run(stack, key, fakes.ECHO, callback_url=url)["run_id"]
         wait(stack, key, run_id)
-        deadline = time.monotonic() + 10
-        while not received and time.monotonic() < deadline:
+        for _ in range(200):
+            if received:
+                break
             time.sleep(0.05)
     finally:
         server.shutdown()
@@ -265,9 +268,7 @@ def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack) -> No
     body, header = received[0]
     callback.verify_callback(body, header, callback.callback_secret(key))
     doc = json.loads(body)
-    assert (
-        doc["run_id"] == run_id and doc["verdict"] == "baseline_set" and doc["status"] == "scored"
-    )
+    assert (doc["run_id"], doc["verdict"], doc["status"]) == (run_id, "baseline_set", "scored")
 
 
 DOOMED_WORKER = """
@@ -287,33 +288,34 @@ SLOW_ECHO = fakes.py(
 )
 
 
-def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(stack: LocalStack) -> None:
-    key = buy(stack, "team", "kill-team")
+def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    key = buy("team", "runs-kill")
     pool: worker.WorkerPool = stack.context.extra["run_workers"]
     pool.stop()  # Given the stack's own workers paused, so the doomed worker takes the run
     try:
         run_id = post_run(stack, key, SLOW_ECHO)["run_id"]
         doomed = subprocess.Popen([sys.executable, "-c", DOOMED_WORKER, run_id])
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        for _ in range(600):
             _, _, run = request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(key))
             if run["status"] == "running":
                 break
             time.sleep(0.05)
-        time.sleep(1.0)  # mid-run: a few of the 8 slow answers are in
+        time.sleep(1.0)  # mid-run: some of the slow answers are in
         doomed.kill()  # When the worker dies without a word
         doomed.wait()
         _, _, run = request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(key))
         assert run["status"] == "running" and run["attempts"] == 1
     finally:
-        fresh = worker.WorkerPool(pool.deps, size=2, poll_s=0.1, sweep_s=0.5).start()
+        fresh = worker.WorkerPool(pool.deps, size=pool.size, poll_s=0.1, sweep_s=0.5).start()
         stack.context.extra["run_workers"] = fresh
         stack._stops.append(fresh.stop)
     # Then the sweeper re-queues it once the lease expires and a live worker finishes it once
     run = wait(stack, key, run_id, timeout=60)
     assert run["status"] == "scored" and run["attempts"] == 2
-    assert run["summary"]["exact"] == len(CASES)
+    assert run["summary"] == expected(cases, echo_answer)
     _, _, baselines = request_json(
-        "GET", f"{stack.url}/teams/kill-team/baselines", headers=auth(key)
+        "GET", f"{stack.url}/teams/runs-kill/baselines", headers=auth(key)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run_id]
