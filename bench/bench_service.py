@@ -16,6 +16,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,15 @@ BODY = json.dumps(
     {"schema": {"type": "object", "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}},
      "arguments": {"n": "42", "tags": "one"}}
 ).encode()  # fmt: skip
+
+
+#: The peer for cold imports: what any Powertools HTTP handler pays before our own code.
+FRAMEWORK_FLOOR = """
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+app = APIGatewayHttpResolver(enable_validation=True)
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+"""
 
 
 def cold_import_seconds(module_path: Path | None, repeat: int) -> float:
@@ -70,10 +80,17 @@ def main() -> int:
 
     bare = cold_import_seconds(None, args.repeat)
     print(f"cold start, bare python -c pass: median {bare * 1000:.0f} ms (peer)")
+    floor_module = Path(tempfile.mkdtemp()) / "floor.py"
+    floor_module.write_text(FRAMEWORK_FLOOR)
+    floor = cold_import_seconds(floor_module, args.repeat)
+    print(
+        f"cold import, Powertools resolver + Logger/Tracer/Metrics only: median {floor * 1000:.0f} ms (peer)"
+    )
     for name in FUNCTIONS:
         t = cold_import_seconds(ROOT / "functions" / name / "app.py", args.repeat)
         print(
-            f"cold import functions/{name}/app.py: median {t * 1000:.0f} ms ({t / bare:.1f}x bare start)"
+            f"cold import functions/{name}/app.py: median {t * 1000:.0f} ms "
+            f"({t / bare:.1f}x bare start, {t / floor:.2f}x the framework floor)"
         )
 
     import requests
@@ -100,6 +117,15 @@ def main() -> int:
         def post_check() -> None:
             assert session.post(f"{stack.url}/check", data=BODY, headers=auth).status_code == 200
 
+        from toolcall300.service import ports
+        from toolcall300.service.licences import hash_key
+
+        store = ports.licence_store()
+        moto_peer = timed(lambda: store.find_by_key_hash(hash_key(key)), args.n)
+        p50_moto, p99_moto = percentiles(moto_peer)
+        print(
+            f"one licence lookup straight to moto (GSI query): p50 {p50_moto * 1e3:.2f} ms, p99 {p99_moto * 1e3:.2f} ms (peer)"
+        )
         peer = timed(lambda: argcheck.check_body(BODY), args.n)
         p50_peer, p99_peer = percentiles(peer)
         print(

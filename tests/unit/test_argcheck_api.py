@@ -176,3 +176,18 @@ def test_too_soon_waits_the_rest_of_the_interval(gap_ms: int) -> None:
 def test_client_ids_do_not_contain_the_address() -> None:
     assert "198.51.100.7" not in usage.client_id("198.51.100.7")
     assert usage.client_id("a") != usage.client_id("b")
+
+
+def test_dynamodb_counter_enforces_interval_and_allowance(aws: Any) -> None:
+    # The adapter's conditional update, not the fake: 3 a day, 5 s apart, 402 once spent.
+    store = UsageTable(aws.names["UsageTable"])
+    t0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+    usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0)
+    with pytest.raises(TooManyRequests):
+        usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0 + timedelta(seconds=4))
+    usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0 + timedelta(seconds=5))
+    usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0 + timedelta(seconds=10))
+    with pytest.raises(PaymentRequired):
+        usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0 + timedelta(seconds=60))
+    [item] = store.table.scan()["Items"]
+    assert int(item["used"]) == 3 and int(item["expires_at"]) > t0.timestamp() + 86400
