@@ -60,6 +60,8 @@ def _value(value: Any, schema: Any, path: Path, log: list[Repair]) -> Any:
 
 
 def _matches(value: Any, types: tuple[str, ...]) -> bool:
+    if len(types) == 1:  # the common case, without a generator
+        return json_type_matches(value, types[0])
     return any(json_type_matches(value, t) for t in types)
 
 
@@ -127,8 +129,8 @@ def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -
 
 def _enum(value: Any, members: list[Any], path: Path, log: list[Repair]) -> Any:
     """Rule 4: the one member equal after trimming, case-folding and separator folding."""
-    if any(json_equal(value, m) for m in members):
-        return value
+    if (isinstance(value, str) and value in members) or any(json_equal(value, m) for m in members):
+        return value  # already a member (a string equals only an equal string)
     hits = enum_matches(value, members)
     if len(hits) == 1:
         log.append(Repair(format_path(path), "4", "match_enum", value, hits[0]))
