@@ -43,10 +43,12 @@ FAKE_ENV = {
 }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def aws_session(template: dict[str, Any]) -> Iterator[Any]:
-    """One ``mock_aws`` and one provisioning per session (creating clients and tables is the
-    slow part); ``aws`` empties the data between tests."""
+    """One ``mock_aws`` and one provisioning per test module (creating clients and tables is
+    the slow part); ``aws`` empties the data between tests. Module scope, not session: the mock
+    patches botocore process-wide and the environment is process-wide, so both must be gone
+    before another module's (or the integration suite's real-HTTP) tests run."""
     from moto import mock_aws
 
     from toolcall300.service import ports
