@@ -9,7 +9,7 @@ export SAM_CLI_TELEMETRY := 0
 .PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean
 
 help:
-	@echo "make demo    set up, check the corpus, score the naive control and toolshim"
+	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
 	@echo "make test    set up, then lint, type-check and run every test tier"
 	@echo "make check   test + corpus integrity re-check"
 	@echo "make serve   run the whole service locally (moto + gateway + worker)"
@@ -31,9 +31,7 @@ $(SAMVENV)/.installed:
 	touch $@
 
 demo: venv
-	$(BIN)/toolcall300 generate --check-only --out corpus_private
-	$(BIN)/toolcall300 score --corpus corpus_private/toolcall300.jsonl --adapter naive
-	$(BIN)/toolcall300 score --corpus corpus_private/toolcall300.jsonl --adapter toolshim --show-failures
+	$(BIN)/python infra/demo_journey.py
 
 lint: venv
 	$(BIN)/ruff check .

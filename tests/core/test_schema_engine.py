@@ -176,3 +176,27 @@ VALUES = st.recursive(
 @given(SCHEMAS, VALUES)
 def test_is_valid_means_no_errors(schema: dict[str, Any], value: Any) -> None:
     assert is_valid(value, schema) == (list(iter_errors(value, schema)) == [])
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["(a+)+$", "(a*)*b", "(x+x+)+y", "(a|aa)*$", "(\\w+\\s?)+$", "(a)\\1", "^([a-z]{1,100})+$"],
+)
+def test_patterns_that_can_backtrack_exponentially_are_not_covered(pattern: str) -> None:
+    (problem,) = schema_problems({"type": "string", "pattern": pattern})
+    assert problem.kind == "not_covered" and "pattern is not covered" in problem.message
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "^[A-Z]{3}$",
+        "^\\d{4}-\\d{2}-\\d{2}$",
+        "(\\d{1,3}\\.){3}\\d{1,3}",
+        "^(foo|bar)$",
+        "^[a-z_]+$",
+        "^(?:ab)?c*$",
+    ],
+)
+def test_ordinary_patterns_stay_covered(pattern: str) -> None:
+    assert schema_problems({"type": "string", "pattern": pattern}) == []

@@ -114,7 +114,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D19-pattern-dialect",
         "question": "Which regular-expression dialect does pattern use?",
-        "decision": "ECMA-262, as JSON Schema specifies, unanchored: $ is the end of the input (a trailing newline does not slip past ^[a-z]+$), . matches anything but a line terminator, \\d, \\w and \\b are ASCII, \\s is Unicode whitespace. A pattern the engine cannot evaluate with that meaning (\\p{...}) is not covered; one that does not compile is schema_invalid.",
+        "decision": "ECMA-262, as JSON Schema specifies, unanchored: $ is the end of the input (a trailing newline does not slip past ^[a-z]+$), . matches anything but a line terminator, \\d, \\w and \\b are ASCII, \\s is Unicode whitespace. A pattern the engine cannot evaluate with that meaning (\\p{...}) is not covered; one that does not compile is schema_invalid. A pattern whose matching could backtrack for exponential time is not covered either, so no submitted schema can stall a check: nested unbounded repetition such as (a+)+ (an upper bound above 16 counts as unbounded), alternation under unbounded repetition such as (a|ab)*, and backreferences. This is deliberately conservative (^[a-z]+(-[a-z]+)*$ is refused too, as not covered, with the reason in the message).",
     },
     {
         "id": "D18-verdict-fields",

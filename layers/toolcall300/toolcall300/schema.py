@@ -16,6 +16,7 @@ It is not a general JSON Schema validator: no ``$ref``, no combinators, no boole
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -241,6 +242,65 @@ def ecma_to_python(pattern: str) -> str:
             out.append(c)
         i += 1
     return "".join(out)
+
+
+#: A repetition whose upper bound exceeds this counts as unbounded for the hazard check.
+_UNBOUNDED_AFTER = 16
+
+
+def _repeat_hazard(items: Any, inside_repeat: bool) -> str | None:
+    """Walk a parsed pattern; report nested unbounded repetition or alternation under one."""
+    sre = importlib.import_module("re._constants")  # the parser's own opcodes (3.11+)
+
+    for op, arg in items:
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
+            _lo, hi, body = arg
+            unbounded = hi is sre.MAXREPEAT or hi > _UNBOUNDED_AFTER
+            if unbounded and inside_repeat:
+                return "nested unbounded repetition such as (a+)+ backtracks exponentially"
+            found = _repeat_hazard(body, inside_repeat or unbounded)
+            if found:
+                return found
+        elif op is sre.SUBPATTERN:
+            found = _repeat_hazard(arg[-1], inside_repeat)
+            if found:
+                return found
+        elif op is sre.BRANCH:
+            if inside_repeat:
+                return "alternation inside unbounded repetition such as (a|ab)* can backtrack exponentially"
+            for branch in arg[1]:
+                found = _repeat_hazard(branch, inside_repeat)
+                if found:
+                    return found
+        elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+            return "backreferences are not covered"
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            found = _repeat_hazard(arg[1], inside_repeat)
+            if found:
+                return found
+    return None
+
+
+def backtracking_hazard(pattern: str) -> str | None:
+    """Why ``pattern`` could make a match run for exponential time, or ``None``.
+
+    Python's ``re`` has no time limit, and a schema is caller-supplied (``POST /check``), so
+    patterns whose backtracking can explode are refused as not covered rather than run:
+    nested unbounded repetition (star height above one), alternation under unbounded
+    repetition, and backreferences. This is deliberately conservative: ``^[a-z]+(-[a-z]+)*$``
+    is refused too, with a message that says why.
+
+    >>> backtracking_hazard("^[A-Z]{3}-\\d+$") is None
+    True
+    >>> backtracking_hazard("(a+)+$")
+    'nested unbounded repetition such as (a+)+ backtracks exponentially'
+    """
+    sre_parse = importlib.import_module("re._parser")  # untyped in typeshed; stable in 3.11+
+    try:
+        parsed = sre_parse.parse(ecma_to_python(pattern), re.ASCII)
+    except re.error:
+        return None  # reported as invalid by the caller
+    return _repeat_hazard(list(parsed), inside_repeat=False)
 
 
 @lru_cache(maxsize=512)
@@ -584,6 +644,10 @@ def schema_problems(schema: Any, path: Path = ()) -> list[SchemaProblem]:
                     _compiled(v)
                 except re.error as exc:
                     bad("invalid", p, f"pattern does not compile: {exc}")
+                else:
+                    hazard = backtracking_hazard(v)
+                    if hazard:
+                        bad("not_covered", p, f"pattern is not covered: {hazard}")
         elif kw == "uniqueItems":
             if not isinstance(v, bool):
                 bad("invalid", p, "uniqueItems must be a boolean")

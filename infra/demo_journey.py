@@ -1,0 +1,154 @@
+"""The main job on the embedded local default, as a user would run it, one CLI after another.
+
+`make demo` runs this: check the corpus, score the naive control and the reference normaliser,
+then start the local stack (moto as the AWS endpoint, the local gateway, the sandboxed worker),
+buy a test team licence with a signed Stripe event, download the licensed corpus and verify
+its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
+adapter that refuses everything (a regression: exit 2). Every step is the public command; the
+script only strings them together and stops the stack at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TOOL = str(BIN / "toolcall300")
+# Adapter commands run inside the sandbox as uid 65534: bare names, resolved on its own PATH.
+REFUSE_ALL = (
+    'python3 -c "import sys, json\n'
+    "for line in sys.stdin: print(json.dumps({'id': json.loads(line)['id'], 'call': None}), flush=True)\""
+)
+
+
+def step(
+    title: str, argv: list[str], *, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> str:
+    """Run one public command, echo it and its output, and insist on its exit code."""
+    shown = " ".join(shlex.quote(a) for a in argv).replace(str(BIN) + "/", "")
+    print(f"\n$ {shown}    # {title}", flush=True)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    out = done.stdout
+    if "dev" in argv and "purchase" in argv:  # never echo a licence key
+        out = "\n".join(
+            line if not line.startswith("tc300_") else "(licence key hidden)"
+            for line in out.splitlines()
+        )
+    sys.stdout.write(out if out.endswith("\n") or not out else out + "\n")
+    if done.returncode not in ok:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"demo: step failed ({title}): exit {done.returncode}")
+    print(f"  (exit {done.returncode})", flush=True)
+    return done.stdout
+
+
+def start_stack() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [TOOL, "serve", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        print(line, end="", flush=True)
+        if "local stack at " in line:
+            return proc, line.split("local stack at ", 1)[1].strip()
+    proc.kill()
+    raise SystemExit(
+        f"demo: the local stack did not start: {proc.stderr.read() if proc.stderr else ''}"
+    )
+
+
+def main() -> int:
+    step(
+        "re-run every integrity check on the corpus",
+        [TOOL, "generate", "--check-only", "--out", "corpus_private"],
+    )
+    corpus = "corpus_private/toolcall300.jsonl"
+    step(
+        "the control: parse and pass on", [TOOL, "score", "--corpus", corpus, "--adapter", "naive"]
+    )
+    step(
+        "the reference normaliser (in-sample!)",
+        [TOOL, "score", "--corpus", corpus, "--adapter", "toolshim", "--show-failures"],
+    )
+
+    print("\n$ toolcall300 serve --port 0    # the local stack, in the background", flush=True)
+    proc, api = start_stack()
+    try:
+        bought = step(
+            "buy a test team licence",
+            [TOOL, "dev", "purchase", "--api", api, "--tier", "team", "--team", "demo-team"],
+        )
+        key = bought.strip().splitlines()[-1]
+        env = {**os.environ, "TOOLCALL300_LICENCE": key}
+        with tempfile.TemporaryDirectory() as tmp:
+            step(
+                "download the licensed corpus, verify every pin",
+                [TOOL, "download", "--api", api, "--out", tmp],
+                env=env,
+            )
+        shim = "toolcall300 toolshim --stream"
+        step(
+            "hosted CI run of the reference normaliser: sets the baseline",
+            [
+                TOOL,
+                "ci",
+                "--api",
+                api,
+                "--adapter-cmd",
+                shim,
+                "--ref",
+                "main",
+                "--commit",
+                "a1b2c3d",
+                "--wait",
+            ],
+            env=env,
+        )
+        step(
+            "hosted CI run of an adapter that refuses everything: a regression, exit 2",
+            [
+                TOOL,
+                "ci",
+                "--api",
+                api,
+                "--adapter-cmd",
+                REFUSE_ALL,
+                "--ref",
+                "main",
+                "--commit",
+                "d4e5f60",
+                "--wait",
+            ],
+            env=env,
+            ok=(2,),
+        )
+        print(
+            f"\nDashboard: {api}/dashboard (sign in with the key `toolcall300 dev purchase` printed)"
+        )
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    print("\ndemo: every step behaved as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
