@@ -212,6 +212,7 @@ def test_empty_team_shows_the_empty_state(watched_page: Any, contract_api: Contr
     watched_page.get_by_role("heading", name="No runs yet").wait_for()
     assert "quiet-team has no hosted runs yet" in watched_page.locator("#empty").text_content()
     assert not watched_page.locator("#history-body").is_visible()
+    assert not watched_page.locator("#baseline-control").is_visible()
 
 
 def test_server_error_shows_the_error_state_and_retry_recovers(

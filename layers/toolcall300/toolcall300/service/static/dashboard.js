@@ -520,7 +520,7 @@
       select.appendChild(el("option", { value: name, text: name, selected: name === state.baseline }));
     });
     select.appendChild(el("option", { value: "", text: "All baselines", selected: state.baseline === "" }));
-    select.disabled = names.length === 0;
+    $("baseline-control").hidden = names.length === 0;  // nothing to choose between yet
 
     var runs = (state.runs || []).filter(function (run) {
       return !state.baseline || runBaseline(run) === state.baseline;
