@@ -210,6 +210,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "A cut inside the tool name, or before any name was written, leaves no "
                 "call: refuse.",
             ),
+            (
+                "D11.6",
+                "A required property lost to the cut is treated like one never written: filled "
+                "from the schema's own default (rule 6) when it has one, refused when it has none. "
+                "An optional property lost to the cut is simply absent (D6.1).",
+            ),
         ),
     ),
     (
