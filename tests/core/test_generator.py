@@ -116,6 +116,9 @@ def test_usage_errors_exit_1_never_2(tmp_path: Path) -> None:
     assert cli()[0] == 1
     assert cli("--out", str(tmp_path), "--bogus")[0] == 1
     assert cli("--out", str(tmp_path), "--tools", str(tmp_path / "missing.json"))[0] == 1
+    (tmp_path / "broken.json").write_text("[{")
+    code, _, err = cli("--out", str(tmp_path / "o"), "--tools", str(tmp_path / "broken.json"))
+    assert code == 1 and len(err.strip().splitlines()) == 1
 
 
 def test_a_bad_catalog_is_refused_by_name(tmp_path: Path) -> None:
