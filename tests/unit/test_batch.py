@@ -8,6 +8,7 @@ tests/unit/test_batch_harness.py.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -423,3 +424,20 @@ def test_handlers_route_events_and_schedules(
     )
     assert out == {"run_id": run.run_id, "ended": True}
     assert load("sweeper").handler({"source": "aws.events"}, Ctx()) == {"reconciled": []}
+
+
+def test_the_sweeper_replays_a_job_end_whose_event_was_lost(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    put_answers(aws, run, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    # Given Batch finished the job (moto without Docker ends it at once) and no event arrived
+    for _ in range(50):
+        if client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]["status"] == "SUCCEEDED":
+            break
+        time.sleep(0.1)
+    # When the sweeper runs, Then the run is scored from the job's own record
+    changed = runs_config.sweep_now(now=NOW)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
+    final = runs.load(runs_config.run_store(), run.run_id)
+    assert final is not None and final.summary is not None and final.summary["exact"] == len(CASES)

@@ -38,6 +38,7 @@ class BatchPort(Protocol):
     def register(self, **kwargs: Any) -> str: ...
     def submit(self, **kwargs: Any) -> str: ...
     def job_status(self, job_id: str) -> str | None: ...
+    def describe_job(self, job_id: str) -> dict[str, Any] | None: ...
 
 
 class Objects(Protocol):
@@ -292,6 +293,24 @@ def handle_event(
     if output.failure is not None:
         return runs.fail(store, run.run_id, output.failure, now=when)
     return score(run, output)
+
+
+def missed_event(run: runs.Run, api: BatchPort) -> JobEvent | None:
+    """The final event of a run's job if Batch says it ended but the run never heard.
+
+    EventBridge delivers at least once but may still drop an event after its retries; the
+    sweeper replays the job's end from ``describe_jobs`` so the run is scored or failed by
+    the same code path, instead of being failed for a job that in fact finished.
+    """
+    if not run.job_id or run.status in runs.FINAL:
+        return None
+    job = api.describe_job(run.job_id)
+    if job is None or job.get("status") not in ("SUCCEEDED", "FAILED"):
+        return None
+    detail = dict(job, tags={"run_id": run.run_id})
+    return parse_event(
+        {"source": "aws.batch", "detail-type": "Batch Job State Change", "detail": detail}
+    )
 
 
 def job_alive(api: BatchPort) -> Callable[[runs.Run], bool | None]:

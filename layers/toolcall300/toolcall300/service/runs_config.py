@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from toolcall300 import scorer
 from toolcall300.service import usage
 from toolcall300.service.adapters.runs_aws import BatchApi, ReportObjects, RunTable
+from toolcall300.service.batch import JobEvent
 from toolcall300.service.errors import TooManyRequests
 from toolcall300.service.harness import JobOutput
 from toolcall300.service.observability import logger
@@ -227,8 +228,13 @@ def handle_batch_event(event: dict[str, Any], *, now: datetime | None = None) ->
     from toolcall300.service import batch
 
     parsed = batch.parse_event(event)
-    if parsed is None:
-        return None
+    return handle_batch_event_parsed(parsed, now=now) if parsed is not None else None
+
+
+def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) -> Run | None:
+    """Apply one parsed job event (from EventBridge or replayed by the sweeper)."""
+    from toolcall300.service import batch
+
     when = now or datetime.now(UTC)
 
     def score(run: Run, output: JobOutput) -> Run | None:
@@ -275,13 +281,21 @@ def sweep_now(*, now: datetime | None = None) -> list[Run]:
     """The scheduled sweeper: reconcile runs whose job or worker has gone."""
     from toolcall300.service import batch, runs
 
+    when = now or datetime.now(UTC)
+    replayed: list[Run] = []
+    for status in ("queued", "running"):
+        for item in run_store().by_status(status):
+            ev = batch.missed_event(Run.from_item(item), batch_api())
+            ended = handle_batch_event_parsed(ev, now=when) if ev is not None else None
+            if ended is not None:
+                replayed.append(ended)
     changed = runs.sweep(
         run_store(),
-        now=now or datetime.now(UTC),
+        now=when,
         max_attempts=settings().max_attempts,
         job_alive=batch.job_alive(batch_api()),
     )
     for run in changed:
         if run.status in runs.FINAL:
             notify(run)
-    return changed
+    return replayed + changed

@@ -195,8 +195,13 @@ class BatchApi:
         with _translated("AWS Batch"):
             return str(self.batch.submit_job(**kwargs)["jobId"])
 
-    def job_status(self, job_id: str) -> str | None:
-        """The job's status, or None when Batch no longer knows it."""
+    def describe_job(self, job_id: str) -> dict[str, Any] | None:
+        """The job as Batch describes it, or None when Batch no longer knows it."""
         with _translated("AWS Batch"):
             jobs = self.batch.describe_jobs(jobs=[job_id]).get("jobs", [])
-        return str(jobs[0]["status"]) if jobs else None
+        return dict(jobs[0]) if jobs else None
+
+    def job_status(self, job_id: str) -> str | None:
+        """The job's status, or None when Batch no longer knows it."""
+        job = self.describe_job(job_id)
+        return str(job["status"]) if job else None
