@@ -37,6 +37,7 @@ def batch_env(
 ) -> Iterator[dict[str, str]]:
     """The template's Batch resources created on moto (properties read from template.yaml)."""
     monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
+    monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)  # a local stack ran earlier
     iam, ec2, b = client("iam"), client("ec2"), client("batch")
     res = template["Resources"]
     names: dict[str, str] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
@@ -240,8 +241,7 @@ class Run:
 
     def to_item(self) -> dict[str, Any]:
         """The stored item: None attributes are left out (GSI keys and DynamoDB dislike nulls)."""
-        item = {k: v for k, v in self.__dict__.items() if v is not None}
-        return item
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Run:
@@ -646,8 +646,6 @@ def finish_scored(
 
 
 def _load_json(raw: bytes) -> dict[str, Any]:
-    import json
-
     doc = json.loads(raw)
     if not isinstance(doc, dict):
         raise ValueError("stored report is not an object")
