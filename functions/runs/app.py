@@ -1,6 +1,9 @@
 """Lambda handler for the hosted-runs routes (see toolcall300.service.routes.runs); nothing else."""
 
+from typing import Any
+
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from toolcall300.service.http import make_resolver
 from toolcall300.service.observability import logger, metrics, tracer
@@ -12,5 +15,5 @@ app = make_resolver(router)
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict, context: object) -> dict:  # type: ignore[type-arg]
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from toolcall300.service import runs_config
 from toolcall300.service.observability import logger, metrics, tracer
 
@@ -9,6 +11,6 @@ from toolcall300.service.observability import logger, metrics, tracer
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     changed = runs_config.sweep_now()
     return {"reconciled": [{"run_id": r.run_id, "status": r.status} for r in changed]}
