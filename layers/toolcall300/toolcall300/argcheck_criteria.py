@@ -112,11 +112,6 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "decision": f"Request body at most {MAX_BODY_BYTES} bytes (CAP-EXCEEDED:body_bytes, 413). Arguments nest at most {MAX_DEPTH} levels, R5-unwrapped content included (arguments_too_deep). The schema document nests at most {MAX_SCHEMA_DEPTH} levels (schema_not_covered). Non-finite numbers and lone surrogates are not JSON: in the request body or the arguments object they are invalid_request_body; an arguments_text string holding a lone surrogate is arguments_text_invalid, and one whose \\u escapes decode to a lone surrogate (or whose numbers overflow a double) is invalid_json_text.",
     },
     {
-        "id": "D20-check-time-budget",
-        "question": "What stops a caller's pattern from stalling a check with polynomial backtracking?",
-        "decision": "At the service (POST /check and POST /precheck), a request whose schema has a pattern anywhere is checked in a child process with a 2 s CPU budget. Past it, the answer is the free refusal CAP-EXCEEDED:check_seconds (HTTP 422): nothing is judged, nothing is charged, and no submitted value is echoed. A schema without a pattern is checked in process. The library function check() itself has no budget: it runs on the caller's own machine.",
-    },
-    {
         "id": "D19-pattern-dialect",
         "question": "Which regular-expression dialect does pattern use?",
         "decision": "ECMA-262, as JSON Schema specifies, unanchored: $ is the end of the input (a trailing newline does not slip past ^[a-z]+$), . matches anything but a line terminator, \\d, \\w and \\b are ASCII, \\s is Unicode whitespace. A pattern the engine cannot evaluate with that meaning (\\p{...}) is not covered; one that does not compile is schema_invalid. A pattern whose matching could backtrack for exponential time is not covered either, so no submitted schema can stall a check: nested unbounded repetition such as (a+)+ (an upper bound above 16 counts as unbounded), alternation under unbounded repetition such as (a|ab)*, and backreferences. This is deliberately conservative (^[a-z]+(-[a-z]+)*$ is refused too, as not covered, with the reason in the message).",
@@ -125,6 +120,12 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "id": "D18-verdict-fields",
         "question": "Which fields does each verdict carry?",
         "decision": "VALID: criteria_id, verdict, arguments (as submitted; for arguments_text, the parsed object). REPAIRED: criteria_id, verdict, arguments (repaired), diff. UNREPAIRABLE: criteria_id, verdict, defects. A refusal: {refusal: {code, message}}.",
+    },
+    {
+        "id": "D20-check-time-budget",
+        "scope": "service",
+        "question": "What stops a caller's pattern from stalling a check with polynomial backtracking?",
+        "decision": "At the service (POST /check and POST /precheck), a request whose schema has a pattern anywhere is checked in a child process with a 2 s CPU budget. Past it, the answer is the free refusal CAP-EXCEEDED:check_seconds (HTTP 422): nothing is judged, nothing is charged, and no submitted value is echoed. A schema without a pattern is checked in process. The library function check() itself has no budget: it runs on the caller's own machine.",
     },
 )
 
