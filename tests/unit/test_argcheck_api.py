@@ -191,3 +191,17 @@ def test_dynamodb_counter_enforces_interval_and_allowance(aws: Any) -> None:
         usage.take_free_check(store, "ip", per_day=3, min_gap_s=5, now=t0 + timedelta(seconds=60))
     [item] = store.table.scan()["Items"]
     assert int(item["used"]) == 3 and int(item["expires_at"]) > t0.timestamp() + 86400
+
+
+def test_a_backtracking_pattern_is_a_free_422_refusal_not_a_stall(call: Call) -> None:
+    # Criteria D20: polynomial backtracking (\w*\w*\w*x against a long run of letters).
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^\\w*\\w*\\w*\\w*x$"}},
+    }
+    raw = body({"s": "a" * 5000}, schema)
+    status, _, data = call("POST", "/check", body=raw, ip="192.0.2.200")
+    assert status == 422 and data["refusal"]["code"] == "CAP-EXCEEDED:check_seconds"
+    assert (
+        call("POST", "/check", body=body({"s": "ax"}, schema), ip="192.0.2.200")[0] == 200
+    )  # it was free

@@ -3,7 +3,9 @@
 Seed 004: refusals are free and never count against the free tier; a check with a verdict
 costs one free check (100 a day, 5 s apart) unless a valid licence is presented. The body is
 handed to ``toolcall300.argcheck`` as raw bytes and never logged or stored: only the status
-summary (verdict, counts, defect codes) reaches the metrics counters.
+summary (verdict, counts, defect codes) reaches the metrics counters. Criteria D20: a schema
+with a ``pattern`` is checked in a CPU-bounded child (``argcheck_bounded``); past the budget
+the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from toolcall300 import argcheck
+from toolcall300 import argcheck, argcheck_bounded
 from toolcall300.service import usage
 from toolcall300.service.auth import optional_licence
 from toolcall300.service.http import (
@@ -34,7 +36,7 @@ router = make_router()
 
 def _answer(response: dict[str, Any]) -> Response[str]:
     refusal = response.get("refusal")
-    status = argcheck.refusal_status(refusal["code"]) if isinstance(refusal, dict) else 200
+    status = argcheck_bounded.refusal_status(refusal["code"]) if isinstance(refusal, dict) else 200
     return json_response(status, response)
 
 
@@ -53,11 +55,13 @@ def criteria() -> Response[str]:
 @router.post(
     "/precheck",
     summary="Assessability only (free): a named refusal or assessable: true",
-    responses={**ok_response(), **refusal_responses(400, 413)},
+    responses={**ok_response(), **refusal_responses(400, 413, 422)},
     tags=["argcheck"],
 )
 def precheck() -> Response[str]:
-    return _answer(argcheck.check_body(raw_body(router.current_event.raw_event), precheck=True))
+    return _answer(
+        argcheck_bounded.check_body_bounded(raw_body(router.current_event.raw_event), precheck=True)
+    )
 
 
 @router.post(
@@ -65,7 +69,7 @@ def precheck() -> Response[str]:
     summary="Check one arguments blob against one schema: VALID, REPAIRED or UNREPAIRABLE",
     responses={
         **ok_response(),
-        **refusal_responses(400, 413),
+        **refusal_responses(400, 413, 422),
         **error_responses(401, 402, 403, 429),
     },
     tags=["argcheck"],
@@ -75,7 +79,7 @@ def check() -> Response[str]:
     settings = get_settings(ArgcheckSettings)
     store = usage_store(ArgcheckSettings)
     licence = optional_licence(router.current_event.headers, store=licence_store())
-    response = argcheck.check_body(raw_body(event))
+    response = argcheck_bounded.check_body_bounded(raw_body(event))
     if "refusal" not in response and licence is None:
         # Seed 004 free tier; refusals above are free and never consume an allowance.
         usage.take_free_check(
