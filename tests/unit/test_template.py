@@ -105,3 +105,11 @@ def test_functions_read_only_their_own_tables(template: dict[str, Any]) -> None:
 @pytest.mark.parametrize("path", ["/cases/tc300-0001/rationale", "/licence"])
 def test_route_patterns_match_concrete_paths(template: dict[str, Any], path: str) -> None:
     assert any(r.pattern().match(path) for r in http_routes(template))
+
+
+@pytest.mark.parametrize("name", ["stripe_webhook", "licences", "corpus", "argcheck", "apidocs"])
+def test_handlers_stay_thin(name: str) -> None:
+    # CONVENTIONS: "If app.py grows past a screen, logic is leaking in."
+    source = (ROOT / "functions" / name / "app.py").read_text()
+    assert len(source.splitlines()) <= 40
+    assert "boto3" not in source and "stripe" not in source.replace("stripe_webhook", "")
