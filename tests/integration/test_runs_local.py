@@ -309,8 +309,7 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
         assert run["status"] == "running" and run["attempts"] == 1
     finally:
         fresh = worker.WorkerPool(pool.deps, size=pool.size, poll_s=0.1, sweep_s=0.5).start()
-        stack.context.extra["run_workers"] = fresh
-        stack._stops.append(fresh.stop)
+        stack.context.extra["run_workers"] = fresh  # the stack stops it at the end
     # Then the sweeper re-queues it once the lease expires and a live worker finishes it once
     run = wait(stack, key, run_id, timeout=60)
     assert run["status"] == "scored" and run["attempts"] == 2

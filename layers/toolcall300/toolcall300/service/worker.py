@@ -273,7 +273,14 @@ def start_local(context: Any) -> Callable[[], None]:
     )
     pool = WorkerPool(deps, size=int(os.environ.get("TOOLCALL300_WORKERS", "2"))).start()
     context.extra["run_workers"] = pool
-    return pool.stop
+
+    def stop() -> None:
+        # the pool may have been replaced (tests pause and restart it): stop the current one
+        context.extra["run_workers"].stop()
+        os.environ.pop("TOOLCALL300_LOCAL_STACK", None)
+        runs_config.clear()
+
+    return stop
 
 
 def _register() -> None:
