@@ -269,6 +269,11 @@ def start_local(context: Any) -> Callable[[], None]:
         corpus=cached_corpus(CorpusObjects(conf.corpus_bucket).read),
         notify=callback_notifier(conf.callback_attempts, conf.callback_base_delay_s),
         lease_s=int(os.environ.get("TOOLCALL300_LEASE_S", "30")),
+        # RLIMIT_AS caps address space, not resident memory: runtimes that reserve large
+        # heaps (JVM, V8) may need more than the default 1 GiB.
+        sandbox_limits=sandbox.Limits(
+            memory_bytes=int(os.environ.get("TOOLCALL300_ADAPTER_MEMORY_MB", "1024")) * 2**20
+        ),
         max_attempts=conf.max_attempts,
     )
     pool = WorkerPool(deps, size=int(os.environ.get("TOOLCALL300_WORKERS", "2"))).start()
