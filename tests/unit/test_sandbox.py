@@ -112,3 +112,39 @@ def test_the_toolcall300_command_is_on_the_adapters_path() -> None:
         )
     assert out.failure is None
     assert json.dumps(out.answers).count("toolcall300 ") == 1
+
+
+@pytest.mark.skipif(sandbox.shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_bubblewrap_fallback_isolates_and_limits_too() -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    probe_net = fakes.py(
+        "import json,socket,sys\n"
+        f"s=socket.socket(); s.settimeout(2); reached=s.connect_ex(('127.0.0.1',{port}))==0\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    try:\n        open('/etc/tc300-escape','w'); wrote=True\n    except OSError:\n        wrote=False\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'n','arguments':{'reached':reached,'wrote':wrote}}}),flush=True)\n"
+    )
+    iso = sandbox.Isolation(True, os.geteuid() == 0, (), "bwrap")
+    try:
+        with sandbox.scratch_dir() as scratch:
+            prepared = sandbox.prepare(probe_net, scratch, isolation=iso)
+            assert prepared.argv[0] == "bwrap"
+            out = harness.run_job(
+                prepared.argv,
+                harness.job_inputs(CASE),
+                limits=LIMITS,
+                popen_kwargs=prepared.popen_kwargs,
+            )
+    finally:
+        listener.close()
+    assert out.failure is None, out.failure
+    assert next(iter(out.answers.values()))["arguments"] == {"reached": False, "wrote": False}
+    assert iso.record()["method"] == "bwrap"
+    info, _ = run_self(sandbox.Limits(cpu_seconds=23), iso)
+    assert info["cpu"] == 23

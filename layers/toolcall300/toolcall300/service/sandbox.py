@@ -6,7 +6,8 @@ TMPDIR; a clean environment (no AWS credentials, nothing of ours); rlimits on ad
 CPU time, file size and processes; a new session, so the whole process group is killed on a
 stop; and, when the machine allows it, uid 65534 and a new network namespace in which only a
 downed loopback exists (``unshare --map-root-user --net --pid --fork --kill-child``: the
-pid namespace also takes every descendant down with the adapter). What could not be applied
+pid namespace also takes every descendant down with the adapter; bubblewrap, read-only root
+and only the scratch directory writable, where unshare is not allowed). What could not be applied
 is listed in :attr:`Isolation.notes` and recorded on the run. This is containment for a
 single-tenant local stack, not a security boundary against a determined attacker: the
 hosted path runs adapters in Batch containers in subnets with no route out.
@@ -63,11 +64,13 @@ class Isolation:
     network_isolated: bool
     uid_dropped: bool
     notes: tuple[str, ...] = ()
+    method: str = "unshare"  # how the namespaces are made: "unshare", "bwrap" or "none"
 
     def record(self) -> dict[str, Any]:
         return {
             "network_isolated": self.network_isolated,
             "uid_dropped": self.uid_dropped,
+            "method": self.method if self.network_isolated else "none",
             "notes": list(self.notes),
         }
 
@@ -100,23 +103,39 @@ def _drop_to_nobody() -> None:
 
 @cache
 def probe() -> Isolation:
-    """Find out once per process what isolation this machine allows."""
+    """Find out once per process what isolation this machine allows: unshare(1), else
+    bubblewrap, else none (and say so in the notes recorded on every run)."""
     notes: list[str] = []
     root = os.geteuid() == 0
     if not root:
         notes.append(
             "not running as root: the adapter keeps the worker's uid; RLIMIT_NPROC not enforced"
         )
-    if shutil.which("unshare") is None:
-        notes.append("no unshare(1): the adapter has the host's network")
-        return Isolation(False, root, tuple(notes))
-    check = [*UNSHARE, "/bin/true"]
-    if _works(check, _drop_to_nobody if root else None):
-        return Isolation(True, root, tuple(notes))
-    notes.append(
-        "unshare could not create a network namespace here: the adapter has the host's network"
-    )
-    return Isolation(False, root, tuple(notes))
+    drop = _drop_to_nobody if root else None
+    if shutil.which("unshare") and _works([*UNSHARE, "/bin/true"], drop):
+        return Isolation(True, root, tuple(notes), "unshare")
+    if shutil.which("bwrap") and _works(bwrap_prefix(Path("/tmp")) + ["/bin/true"], drop):
+        return Isolation(True, root, tuple(notes), "bwrap")
+    notes.append("no network namespace available here: the adapter has the host's network")
+    return Isolation(False, root, tuple(notes), "none")
+
+
+def bwrap_prefix(scratch: Path) -> list[str]:
+    """bubblewrap: new namespaces (network included), read-only root, only ``scratch`` writable."""
+    return [
+        "bwrap", "--unshare-all", "--die-with-parent",
+        "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--bind", str(scratch), str(scratch),
+        "--proc", "/proc", "--dev", "/dev", "--chdir", str(scratch), "--",
+    ]  # fmt: skip
+
+
+def wrap(command: list[str], scratch: Path, iso: Isolation) -> list[str]:
+    """``command`` inside the namespaces ``iso`` says this machine allows."""
+    if not iso.network_isolated:
+        return list(command)
+    if iso.method == "bwrap":
+        return [*bwrap_prefix(scratch), *command]
+    return [*UNSHARE, *command]
 
 
 def _preexec(limits: Limits, drop_uid: bool) -> Callable[[], None]:
@@ -197,7 +216,7 @@ def prepare(
     if iso.uid_dropped:
         for path in (scratch, bin_dir, bin_dir / "toolcall300"):
             os.chown(path, NOBODY, NOBODY)
-    argv = [*UNSHARE, *command] if iso.network_isolated else list(command)
+    argv = wrap(command, scratch, iso)
     kwargs: dict[str, Any] = {
         "cwd": str(scratch),
         "env": adapter_env(scratch, bin_dir),
