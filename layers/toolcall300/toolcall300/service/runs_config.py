@@ -183,6 +183,7 @@ def score_output(
 #: Isolation of a Batch job: Fargate task in subnets with no route out (template.yaml).
 BATCH_SANDBOX = {
     "network_isolated": True,
+    "method": "batch-fargate",
     "notes": ["AWS Batch on Fargate: private subnets with no route out; task role grants nothing"],
 }
 
