@@ -202,6 +202,7 @@ class WorkerPool:
         ]
 
     def _work(self, owner: str) -> None:
+        failures = 0
         while not self._stop.is_set():
             did = False
             try:
@@ -211,20 +212,35 @@ class WorkerPool:
                     if process(self.deps, run_id, owner) is not None:
                         did = True
                         break
-            except Exception:
-                logger.exception("worker loop error")
+                failures = 0
+            except Exception as exc:  # the store is down: back off, say so once per streak
+                failures += 1
+                if failures == 1:
+                    logger.warning(
+                        "worker cannot read the runs table", extra={"error": type(exc).__name__}
+                    )
             if not did:
-                self._wake.wait(self.poll_s)
+                self._wake.wait(self._pause(failures))
                 self._wake.clear()
 
+    def _pause(self, failures: int) -> float:
+        """The poll interval, doubled per consecutive store failure up to 5 s."""
+        return min(5.0, self.poll_s * float(2 ** min(failures, 10)))
+
     def _sweep(self) -> None:
-        while not self._stop.wait(self.sweep_s):
+        failures = 0
+        while not self._stop.wait(max(self.sweep_s, self._pause(failures))):
             try:
                 changed = runs.sweep(
                     self.deps.store, now=self.deps.clock(), max_attempts=self.deps.max_attempts
                 )
-            except Exception:
-                logger.exception("sweeper error")
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                if failures == 1:
+                    logger.warning(
+                        "sweeper cannot read the runs table", extra={"error": type(exc).__name__}
+                    )
                 continue
             for run in changed:
                 logger.info("run reconciled", extra={"run_id": run.run_id, "status": run.status})
