@@ -22,7 +22,6 @@ from toolcall300.canonical import jsonl_bytes, pretty_bytes, sha256_hex
 from toolcall300.catalog import CatalogError, generation_problems, load_catalog
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
 from toolcall300.generator_checks import (
-    CATEGORIES,
     CHECKS,
     PER_CATEGORY,
     SAMPLE_SIZE,
@@ -48,7 +47,7 @@ from toolcall300.generator_mutations import (
 from toolcall300.generator_truncation import truncated
 from toolcall300.generator_unrecoverable import unrecoverable
 from toolcall300.generator_values import GenerationError, Pools
-from toolcall300.spec import SPEC_VERSION
+from toolcall300.spec import CATEGORIES, SPEC_VERSION
 
 CORPUS_VERSION = "1.0"
 DEFAULT_SEED = 20261130

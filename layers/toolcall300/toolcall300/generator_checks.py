@@ -28,23 +28,9 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import declared_types, format_path, is_number, is_valid, json_type_matches
+from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
 
-CATEGORIES = (
-    "wrong_tool_name",
-    "missing_required_arg",
-    "extra_undeclared_arg",
-    "type_coercion",
-    "enum_violation",
-    "nested_flattened",
-    "array_vs_scalar",
-    "args_as_string",
-    "multiple_calls",
-    "hallucinated_tool",
-    "truncated",
-    "unrecoverable",
-)
 PER_CATEGORY = 25
-REFUSAL_CATEGORIES = ("hallucinated_tool", "unrecoverable")
 SAMPLE_SIZE = 30
 CASE_KEYS = ("category", "expected", "expected_kind", "id", "text", "tools")
 

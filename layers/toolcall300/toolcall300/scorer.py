@@ -28,26 +28,10 @@ from toolcall300 import adapters
 from toolcall300.canonical import canonical, loads_strict, pretty_bytes, sha256_hex
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
 from toolcall300.schema import is_valid, schema_problems
-from toolcall300.spec import SPEC_VERSION, render_spec
+from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES, SPEC_VERSION, render_spec
 
 REPORT_VERSION = "toolcall300-report/1"
 
-CATEGORIES = (
-    "wrong_tool_name",
-    "missing_required_arg",
-    "extra_undeclared_arg",
-    "type_coercion",
-    "enum_violation",
-    "nested_flattened",
-    "array_vs_scalar",
-    "args_as_string",
-    "multiple_calls",
-    "hallucinated_tool",
-    "truncated",
-    "unrecoverable",
-)
-#: D2.1: every case in these categories expects a refusal.
-REFUSAL_CATEGORIES = frozenset({"hallucinated_tool", "unrecoverable"})
 
 # The closed list of per-case outcomes. Exactly two of them pass.
 EXACT = "exact"  # rule 1: the expected call, canonically equal

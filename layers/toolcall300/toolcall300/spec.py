@@ -10,6 +10,25 @@ from __future__ import annotations
 
 SPEC_VERSION = "toolcall300-grading/1.0"
 
+#: The twelve categories of DESIGN.md's case format, in report order.
+CATEGORIES = (
+    "wrong_tool_name",
+    "missing_required_arg",
+    "extra_undeclared_arg",
+    "type_coercion",
+    "enum_violation",
+    "nested_flattened",
+    "array_vs_scalar",
+    "args_as_string",
+    "multiple_calls",
+    "hallucinated_tool",
+    "truncated",
+    "unrecoverable",
+)
+
+#: D2.1: every case in these categories expects a refusal.
+REFUSAL_CATEGORIES = frozenset({"hallucinated_tool", "unrecoverable"})
+
 #: (rule number, title, rule text, [(decision id, decision text)]).
 RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
     (

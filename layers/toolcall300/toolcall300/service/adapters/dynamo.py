@@ -29,6 +29,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def scan_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every item a (possibly filtered) scan returns, across all pages, as plain values."""
+    items: list[dict[str, Any]] = []
+    while True:
+        page = table.scan(**kwargs)
+        items.extend(_plain(i) for i in page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
 @contextmanager
 def _translated() -> Iterator[None]:
     try:
@@ -88,15 +99,8 @@ class LicenceTable:
         return self._one("by_session", "session_id", session_id)
 
     def scan(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {}
         with _translated():
-            while True:
-                page = self.table.scan(**kwargs)
-                items.extend(_plain(i) for i in page["Items"])
-                if "LastEvaluatedKey" not in page:
-                    return items
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            return scan_all(self.table)
 
 
 class UsageTable:

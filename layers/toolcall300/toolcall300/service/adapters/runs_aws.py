@@ -17,7 +17,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import BotoCoreError, ClientError
 
 from toolcall300.service.adapters.aws import client, dynamodb_table
-from toolcall300.service.adapters.dynamo import _plain
+from toolcall300.service.adapters.dynamo import _plain, scan_all
 from toolcall300.service.errors import NotFound, StoreConflict, UpstreamUnavailable
 
 
@@ -85,18 +85,10 @@ class RunTable:
 
     def by_status(self, status: str) -> list[dict[str, Any]]:
         """Every run in ``status`` (a filtered scan: the sweeper and the local worker only)."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "FilterExpression": Attr("status").eq(status),
-            "ConsistentRead": True,
-        }
         with _translated("the runs table"):
-            while True:
-                page = self.table.scan(**kwargs)
-                items.extend(_plain(i) for i in page["Items"])
-                if "LastEvaluatedKey" not in page:
-                    return items
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            return scan_all(
+                self.table, FilterExpression=Attr("status").eq(status), ConsistentRead=True
+            )
 
 
 class ReportObjects:
