@@ -192,6 +192,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(
         f"TOOLCALL-300 local stack at {stack.url}\n"
         f"  OpenAPI:      {stack.url}/openapi.json\n"
+        f"  dashboard:    {stack.url}/dashboard (sign in with a team licence key)\n"
         f"  buy a test licence (signed test Stripe event, prints the key on its last line):\n"
         f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
         f"    toolcall300 dev purchase --api {stack.url} --tier team --team my-team\n"
