@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("conftest_dashboard")  # before the import, so no rewrite warning
+pytest.register_assert_rewrite(
+    "integration.conftest_dashboard"
+)  # before the import, so no rewrite warning
 # the fixtures, without touching tests/integration/conftest.py
-pytest_plugins = ["conftest_dashboard"]
+pytest_plugins = ["integration.conftest_dashboard"]
 
-from conftest_dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot  # noqa: E402
+from integration.conftest_dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot  # noqa: E402
 
 
 def open_dashboard(pg: Any, api: ContractApi, key: str | None = GOOD_KEY) -> None:

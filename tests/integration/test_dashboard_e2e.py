@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import requests
 
-pytest.register_assert_rewrite("conftest_dashboard")
-pytest_plugins = ["conftest_dashboard"]
+pytest.register_assert_rewrite("integration.conftest_dashboard")
+pytest_plugins = ["integration.conftest_dashboard"]
 
-from conftest_dashboard import shoot  # noqa: E402
+from integration.conftest_dashboard import shoot  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
