@@ -173,9 +173,21 @@ def test_too_soon_waits_the_rest_of_the_interval(gap_ms: int) -> None:
     assert int(soon.value.headers["Retry-After"]) >= (5000 - gap_ms) / 1000
 
 
-def test_client_ids_do_not_contain_the_address() -> None:
-    assert "198.51.100.7" not in usage.client_id("198.51.100.7")
-    assert usage.client_id("a") != usage.client_id("b")
+def test_client_ids_are_keyed_pseudonyms() -> None:
+    salt, other = b"salt-one", b"salt-two"
+    assert "198.51.100.7" not in usage.client_id("198.51.100.7", salt)
+    assert usage.client_id("a", salt) != usage.client_id("b", salt)
+    assert usage.client_id("a", salt) == usage.client_id("a", salt)  # stable: counters add up
+    # Without the salt, an id cannot be matched by hashing candidate addresses.
+    assert usage.client_id("198.51.100.7", salt) != usage.client_id("198.51.100.7", other)
+
+
+def test_the_salt_is_generated_at_provisioning_and_never_an_address(aws: Any) -> None:
+    from toolcall300.service import ports
+
+    salt = ports.client_id_salt()
+    assert len(salt) >= 32
+    assert ports.client_id_salt() == salt  # one secret, cached
 
 
 def test_dynamodb_counter_enforces_interval_and_allowance(aws: Any) -> None:

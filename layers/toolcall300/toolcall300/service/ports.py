@@ -15,6 +15,7 @@ from toolcall300.service.adapters import secrets as secrets_adapter
 from toolcall300.service.adapters.aws import reset_clients
 from toolcall300.service.adapters.dynamo import LicenceTable, UsageTable
 from toolcall300.service.adapters.s3 import CorpusObjects
+from toolcall300.service.errors import UpstreamUnavailable
 from toolcall300.service.settings import (
     ArgcheckSettings,
     CorpusSettings,
@@ -45,6 +46,16 @@ def webhook_secrets() -> list[str]:
     s = get_settings(WebhookSettings)
     doc = secrets_adapter.get_json_secret(s.stripe_webhook_secret_name, max_age=s.secrets_max_age_s)
     return [str(doc.get(k) or "") for k in ("current", "previous") if doc.get(k)]
+
+
+def client_id_salt() -> bytes:
+    """The HMAC key that pseudonymises free-tier callers (generated at deploy, cached)."""
+    s = get_settings(ArgcheckSettings)
+    doc = secrets_adapter.get_json_secret(s.client_id_salt_secret_name, max_age=s.secrets_max_age_s)
+    salt = str(doc.get("salt") or "")
+    if not salt:
+        raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
+    return salt.encode()
 
 
 def payment_lookup() -> Callable[[str], str | None]:

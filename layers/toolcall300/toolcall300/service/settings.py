@@ -56,6 +56,8 @@ class ArgcheckSettings(LicenceSettings):
     """The argument checker's free tier."""
 
     usage_table: str
+    client_id_salt_secret_name: str
+    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
 

@@ -11,6 +11,7 @@ codes (seed 004, custody).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -39,9 +40,10 @@ def seconds_to_midnight(now: datetime) -> int:
     return max(1, math.ceil((tomorrow - now).total_seconds()))
 
 
-def client_id(source_ip: str) -> str:
-    """A stable pseudonymous id for a free-tier client (the raw IP is never stored)."""
-    return hashlib.sha256(f"toolcall300-client:{source_ip}".encode()).hexdigest()[:32]
+def client_id(source_ip: str, salt: bytes) -> str:
+    """A stable pseudonymous id for a free-tier client: an HMAC of the IP under a secret salt,
+    so neither the IP nor (without the salt) a guess at it can be read back from a stored id."""
+    return hmac.new(salt, source_ip.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def refusal_for(
@@ -98,12 +100,14 @@ def take(
 
 
 def take_free_check(
-    store: UsageStore, source_ip: str, *, per_day: int, min_gap_s: int, now: datetime
+    store: UsageStore, client: str, *, per_day: int, min_gap_s: int, now: datetime
 ) -> None:
-    """Seed 004 free tier: ``per_day`` checks a day, ``min_gap_s`` apart; 429 too soon, 402 spent."""
+    """Seed 004 free tier: ``per_day`` checks a day, ``min_gap_s`` apart; 429 too soon, 402 spent.
+
+    ``client`` is already pseudonymous (:func:`client_id`); no address reaches the store."""
     take(
         store,
-        f"free#{client_id(source_ip)}",
+        f"free#{client}",
         limit=per_day,
         now=now,
         min_gap_s=min_gap_s,

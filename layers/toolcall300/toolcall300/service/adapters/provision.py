@@ -9,6 +9,8 @@ uses, and only the properties that change behaviour (keys, indexes, TTL, version
 
 from __future__ import annotations
 
+import json
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,13 +86,26 @@ def create_buckets(template: dict[str, Any], prefix: str) -> dict[str, str]:
     return names
 
 
+def _generated_secret(properties: dict[str, Any]) -> str:
+    spec = properties.get("GenerateSecretString") or {}
+    doc = json.loads(spec.get("SecretStringTemplate") or "{}")
+    if spec.get("GenerateStringKey"):
+        doc[spec["GenerateStringKey"]] = secrets.token_urlsafe(36)
+    return json.dumps(doc)
+
+
 def create_secrets(template: dict[str, Any], prefix: str, values: dict[str, str]) -> dict[str, str]:
-    """Secrets get the caller's value for their logical id (never a value from the template)."""
+    """Secrets get the caller's value for their logical id (never a value from the template);
+    one the caller gives no value for is generated as CloudFormation would, from its
+    ``GenerateSecretString`` (template JSON plus a random string under ``GenerateStringKey``)."""
     sm = client("secretsmanager")
     names = {}
     for logical in resources_of_type(template, "AWS::SecretsManager::Secret"):
         name = physical_name(prefix, logical)
-        sm.create_secret(Name=name, SecretString=values.get(logical, "{}"))
+        value = values.get(logical)
+        if value is None:
+            value = _generated_secret(template["Resources"][logical].get("Properties") or {})
+        sm.create_secret(Name=name, SecretString=value)
         names[logical] = name
     return names
 

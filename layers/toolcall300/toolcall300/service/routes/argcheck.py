@@ -28,7 +28,7 @@ from toolcall300.service.http import (
     source_ip,
 )
 from toolcall300.service.observability import count
-from toolcall300.service.ports import licence_store, usage_store
+from toolcall300.service.ports import client_id_salt, licence_store, usage_store
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
 router = make_router()
@@ -84,7 +84,7 @@ def check() -> Response[str]:
         # Seed 004 free tier; refusals above are free and never consume an allowance.
         usage.take_free_check(
             store,
-            source_ip(event),
+            usage.client_id(source_ip(event), client_id_salt()),
             per_day=settings.free_checks_per_day,
             min_gap_s=settings.free_min_interval_s,
             now=datetime.now(UTC),
