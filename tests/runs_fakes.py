@@ -95,8 +95,10 @@ FLOOD = py("import sys\nwhile True:\n    sys.stdout.write('x'*65536)\n")
 UNKNOWN_IDS = py(
     _LOOP
     + _ECHO
-    + _ANSWER
+    # Before the real answer: after the last real answer the harness may stop reading, so a
+    # stray line written after it would race; written before, every one is read and counted.
     + "    print(json.dumps({'id':'nobody-asked','call':None}),flush=True)\n"
+    + _ANSWER
 )
 #: A non-JSON line before every answer.
 NOISY = py(_LOOP + _ECHO + "    print('thinking...',flush=True)\n" + _ANSWER)
