@@ -7,11 +7,14 @@ tests that need a fresh client call :func:`reset_clients`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 
 _CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=3, read_timeout=8)
 _S3_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "path"}))
@@ -33,3 +36,22 @@ def reset_clients() -> None:
     """Forget cached clients (after the endpoint or credentials changed)."""
     client.cache_clear()
     dynamodb_table.cache_clear()
+
+
+@contextmanager
+def translated(what: str, *, code: str = "upstream_unavailable") -> Iterator[None]:
+    """SDK errors become our own at the boundary: a failed condition is ``StoreConflict``, a
+    missing object ``NotFound``, anything else ``UpstreamUnavailable`` (503) with ``code``."""
+    from toolcall300.service.errors import NotFound, StoreConflict, UpstreamUnavailable
+
+    try:
+        yield
+    except ClientError as exc:
+        error = exc.response.get("Error", {}).get("Code")
+        if error in ("ConditionalCheckFailedException", "PreconditionFailed"):
+            raise StoreConflict(f"{what}: conditional write failed") from exc
+        if error in ("NoSuchKey", "404", "NotFound"):
+            raise NotFound(f"{what}: not found", code="not_found") from exc
+        raise UpstreamUnavailable(f"{what} is unavailable; retry", code=code) from exc
+    except BotoCoreError as exc:
+        raise UpstreamUnavailable(f"{what} is unavailable; retry", code=code) from exc

@@ -7,16 +7,13 @@ are turned into ints here so domain code sees plain data.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import BotoCoreError, ClientError
 
-from toolcall300.service.adapters.aws import dynamodb_table
-from toolcall300.service.errors import StoreConflict, UpstreamUnavailable
+from toolcall300.service.adapters.aws import dynamodb_table, translated
 
 
 def _plain(value: Any) -> Any:
@@ -40,20 +37,8 @@ def scan_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-@contextmanager
-def _translated() -> Iterator[None]:
-    try:
-        yield
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            raise StoreConflict("conditional write failed") from exc
-        raise UpstreamUnavailable(
-            "the database is unavailable; retry", code="store_unavailable"
-        ) from exc
-    except BotoCoreError as exc:
-        raise UpstreamUnavailable(
-            "the database is unavailable; retry", code="store_unavailable"
-        ) from exc
+def _translated() -> AbstractContextManager[None]:
+    return translated("the database", code="store_unavailable")
 
 
 class LicenceTable:

@@ -9,35 +9,19 @@ uses. SDK errors become ``StoreConflict``, ``NotFound`` or ``UpstreamUnavailable
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from toolcall300.service.adapters.aws import client, dynamodb_table
+from toolcall300.service.adapters.aws import client, dynamodb_table, translated
 from toolcall300.service.adapters.dynamo import _plain, scan_all
-from toolcall300.service.errors import NotFound, StoreConflict, UpstreamUnavailable
+from toolcall300.service.errors import StoreConflict
 
 
-@contextmanager
-def _translated(what: str) -> Iterator[None]:
-    try:
-        yield
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code")
-        if code in ("ConditionalCheckFailedException", "PreconditionFailed"):
-            raise StoreConflict(f"{what}: conditional write failed") from exc
-        if code in ("NoSuchKey", "404", "NotFound"):
-            raise NotFound(f"{what}: not found", code="not_found") from exc
-        raise UpstreamUnavailable(
-            f"{what} is unavailable; retry", code="upstream_unavailable"
-        ) from exc
-    except BotoCoreError as exc:
-        raise UpstreamUnavailable(
-            f"{what} is unavailable; retry", code="upstream_unavailable"
-        ) from exc
+def _translated(what: str) -> AbstractContextManager[None]:
+    return translated(what)
 
 
 class RunTable:
