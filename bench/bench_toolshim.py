@@ -77,16 +77,23 @@ def toolshim(case: Case) -> Any:
     return normalise(case["text"], case["tools"])
 
 
-def per_case_us(fn: Callable[[Case], Any], cases: list[Case], reps: int) -> list[float]:
-    """Each case's median time per call, in microseconds."""
-    per_case = []
+def per_case_us(
+    contenders: list[tuple[str, Callable[[Case], Any]]], cases: list[Case], reps: int
+) -> dict[str, list[float]]:
+    """Each contender's median time per call on each case, in microseconds.
+
+    The contenders take turns case by case (each runs its repetitions of a case back to
+    back), so that a machine whose speed drifts during the run (a shared VM does) slows all
+    of them alike and the ratios stay fair."""
+    per_case: dict[str, list[float]] = {name: [] for name, _ in contenders}
     for case in cases:
-        samples = []
-        for _ in range(reps):
-            t0 = time.perf_counter_ns()
-            fn(case)
-            samples.append(time.perf_counter_ns() - t0)
-        per_case.append(statistics.median(samples) / 1000)
+        for name, fn in contenders:
+            samples = []
+            for _ in range(reps):
+                t0 = time.perf_counter_ns()
+                fn(case)
+                samples.append(time.perf_counter_ns() - t0)
+            per_case[name].append(statistics.median(samples) / 1000)
     return per_case
 
 
@@ -116,7 +123,7 @@ def main(argv: list[str]) -> int:
     for _, fn in contenders:  # warm caches and imports before timing anything
         for case in cases:
             fn(case)
-    timings = {name: per_case_us(fn, cases, args.reps) for name, fn in contenders}
+    timings = per_case_us(contenders, cases, args.reps)
     validated = [i for i, case in enumerate(cases) if reaches_validation(case)]
     print(f"{len(cases)} cases from {args.corpus}, {args.reps} repetitions each (us per case)")
     print(

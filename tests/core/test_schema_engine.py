@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from schema_strategies import SCHEMAS as RICH_SCHEMAS
+from schema_strategies import VALUES as RICH_VALUES
 
 from toolcall300.schema import (
     ANNOTATIONS,
     ENFORCED,
     NOT_COVERED,
+    compile_validator,
+    declared_types,
     format_path,
     is_valid,
     iter_errors,
@@ -200,3 +204,50 @@ def test_patterns_that_can_backtrack_exponentially_are_not_covered(pattern: str)
 )
 def test_ordinary_patterns_stay_covered(pattern: str) -> None:
     assert schema_problems({"type": "string", "pattern": pattern}) == []
+
+
+# ---------------------------------------------------------------------------- compiled checks
+
+
+def _canonical_form(value: Any, schema: dict[str, Any]) -> bool:
+    """The closed reading, written out plainly: no undeclared key where ``properties`` is
+    declared, no float where ``integer`` (and not ``number``) is declared, at every node the
+    validator visits."""
+    types = declared_types(schema)
+    if "integer" in types and "number" not in types and isinstance(value, float):
+        return False
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if props is not None and any(key not in props for key in value):
+            return False
+        return all(_canonical_form(v, props[k]) for k, v in value.items() if props and k in props)
+    if isinstance(value, list) and "items" in schema:
+        return all(_canonical_form(v, schema["items"]) for v in value)
+    return True
+
+
+@settings(max_examples=600, deadline=None)
+@given(RICH_SCHEMAS, RICH_VALUES)
+def test_the_compiled_check_agrees_with_is_valid(schema: dict[str, Any], value: Any) -> None:
+    assert compile_validator(schema)(value) is is_valid(value, schema)
+    closed = compile_validator(schema, closed=True)(value)
+    assert closed is (is_valid(value, schema) and _canonical_form(value, schema))
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "valid", "closed"),
+    [
+        ({"type": "integer"}, 3.0, True, False),
+        ({"type": ["integer", "number"]}, 3.0, True, True),
+        ({"type": "object", "properties": {"a": {}}}, {"a": 1, "b": 2}, True, False),
+        ({"type": "object"}, {"b": 2}, True, True),
+        ({"type": "array", "items": {"type": "integer"}}, [1, 2.0], True, False),
+        ({"type": "string", "enum": ["a", "b"]}, "c", False, False),
+        ({"enum": [1, "1"]}, 1.0, True, True),
+    ],
+)
+def test_closed_reading_is_valid_plus_canonical_form(
+    schema: dict[str, Any], value: Any, valid: bool, closed: bool
+) -> None:
+    assert compile_validator(schema)(value) is valid
+    assert compile_validator(schema, closed=True)(value) is closed

@@ -1,9 +1,10 @@
 """The schema engine against the official JSON-Schema-Test-Suite (draft 2020-12).
 
 Every test group whose schema is inside the subset must agree with the suite on every
-instance. A group whose schema uses something outside the subset (``$ref``, boolean
-schemas, ``prefixItems``...) must be *refused* by ``schema_problems``, never validated
-partially: those groups are collected too, and asserted refused.
+instance, through ``is_valid`` and through the compiled check (``compile_validator``). A group
+whose schema uses something outside the subset (``$ref``, boolean schemas, ``prefixItems``...)
+must be *refused* by ``schema_problems``, never validated partially: those groups are
+collected too, and asserted refused.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolcall300.schema import ENFORCED, is_valid, schema_problems
+from toolcall300.schema import ENFORCED, compile_validator, is_valid, schema_problems
 
 SUITE = (
     Path(__file__).resolve().parents[2].parent
@@ -48,8 +49,10 @@ def test_official_group(group: dict[str, Any]) -> None:
         # Outside the subset: refused as a whole, and only for coverage, never as malformed.
         assert all(p.kind == "not_covered" for p in problems), problems
         return
+    compiled = compile_validator(group["schema"])
     for test in group["tests"]:
         assert is_valid(test["data"], group["schema"]) is test["valid"], test["description"]
+        assert compiled(test["data"]) is test["valid"], f"compiled: {test['description']}"
 
 
 def test_most_groups_are_inside_the_subset() -> None:

@@ -9,9 +9,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schema_strategies import SCHEMAS as RICH_SCHEMAS
+from schema_strategies import VALUES as RICH_VALUES
 
 from toolcall300.canonical import canonical
-from toolcall300.schema import is_valid
+from toolcall300.schema import compile_validator, is_valid, schema_problems
 from toolcall300.toolshim import normalise, normalise_explained
 
 # ---------------------------------------------------------------------------- strategies
@@ -394,3 +396,25 @@ def test_a_required_property_without_default_lost_is_refused(
         and explained.refusal is not None
         and explained.refusal.value == "missing_required"
     )
+
+
+# ---------------------------------------------------------------------------- every keyword
+
+OBJECT_SCHEMAS = RICH_SCHEMAS.map(lambda s: {**s, "type": "object"}).filter(
+    lambda s: not schema_problems(s)
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(OBJECT_SCHEMAS, RICH_VALUES, ENVELOPES)
+def test_no_keyword_lets_an_invalid_call_through(
+    schema: dict[str, Any], args: Any, how: str
+) -> None:
+    """Schemas with every enforced keyword (bounds, patterns, const, sizes, uniqueness), not
+    only type and enum, against arbitrary arguments: the call is valid or refused."""
+    tools = [{"type": "function", "function": {"name": "t", "parameters": schema}}]
+    result = normalise(envelope({"name": "t", "arguments": args}, how), tools)
+    assert_valid_or_none(result, tools)
+    if isinstance(args, dict) and compile_validator(schema, closed=True)(args):
+        # Already canonical: nothing may change, and nothing may be refused.
+        assert result == {"name": "t", "arguments": args}

@@ -603,7 +603,7 @@ def test_a_schema_outside_the_subset_is_refused() -> None:
     assert refusal(call("t", {}), tools) is Reason.UNUSABLE_SCHEMA
 
 
-def test_the_final_gate_refuses_what_no_rule_may_repair() -> None:
+def test_a_value_no_rule_may_repair_that_breaks_its_schema_is_refused() -> None:
     assert refusal(call("get_weather", {"city": "x", "count": 0})) is Reason.SCHEMA_VIOLATION
 
 
@@ -676,7 +676,7 @@ REASON_TESTS = {
     Reason.CONFLICTING_VALUES: test_rule7_a_flattened_key_disagreeing_with_the_nested_one_is_refused,
     Reason.CONFLICTING_CALLS: test_rule10_differing_copies_are_refused,
     Reason.UNUSABLE_SCHEMA: test_a_schema_outside_the_subset_is_refused,
-    Reason.SCHEMA_VIOLATION: test_the_final_gate_refuses_what_no_rule_may_repair,
+    Reason.SCHEMA_VIOLATION: test_a_value_no_rule_may_repair_that_breaks_its_schema_is_refused,
     Reason.UNREPRESENTABLE: test_a_value_json_cannot_carry_is_refused_not_a_crash,
 }
 

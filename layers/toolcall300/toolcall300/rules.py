@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from toolcall300.schema import is_integer
@@ -29,12 +30,25 @@ def normalise_tool_name(name: str) -> str:
     >>> normalise_tool_name("default_api:search files")
     'search_files'
     """
+    if len(name) > _CACHED_UP_TO:
+        return _normalised_tool_name(name)
+    return _cached_tool_name(name)
+
+
+def _normalised_tool_name(name: str) -> str:
     s = name.strip()
     if s.endswith("()"):
         s = s[:-2].rstrip()
     s = _NAMESPACE.sub("", s)
     s = _SEPARATORS.sub("_", s.casefold()).strip("_")
     return s
+
+
+#: Names and enum members are normalised against every declared one on every call: the
+#: results are cached, for strings no longer than this (a model's text is unbounded; a cache
+#: of its longest strings would be too).
+_CACHED_UP_TO = 256
+_cached_tool_name = lru_cache(maxsize=4096)(_normalised_tool_name)
 
 
 def resolve_tool_name(name: str, declared: Iterable[str]) -> str | None:
@@ -76,7 +90,16 @@ def normalise_enum_token(value: str) -> str:
     >>> normalise_enum_token(" In-Progress ")
     'in_progress'
     """
+    if len(value) > _CACHED_UP_TO:
+        return _normalised_enum_token(value)
+    return _cached_enum_token(value)
+
+
+def _normalised_enum_token(value: str) -> str:
     return _ENUM_SEPARATORS.sub("_", value.strip().casefold())
+
+
+_cached_enum_token = lru_cache(maxsize=4096)(_normalised_enum_token)
 
 
 def enum_matches(value: Any, members: Sequence[Any]) -> list[Any]:

@@ -559,6 +559,225 @@ def is_valid(instance: Any, schema: dict[str, Any]) -> bool:
     return next(iter_errors(instance, schema), None) is None
 
 
+# ---------------------------------------------------------------------------- compiled validators
+
+Validator = Callable[[Any], bool]
+
+
+def compile_validator(schema: dict[str, Any], *, closed: bool = False) -> Validator:
+    """``is_valid`` for one schema as a tree of closures, built once and called many times.
+
+    The answer is :func:`is_valid`'s (a property test and the official suite hold them
+    together); the keyword table is read once here instead of on every call, which is what
+    makes the normaliser's per-call gate cheap. Each node becomes one closure where it can:
+    a single declared type is folded into the checks of its own family. The schema is
+    assumed covered (see :func:`schema_problems`) and must not be edited afterwards: the
+    closures keep what they read.
+
+    ``closed=True`` is stricter, for callers that need to know an instance is already in
+    canonical form: every object whose schema declares ``properties`` must hold only declared
+    keys, and a value declared ``integer`` (and not ``number``) must be an ``int``, not an
+    integral float. A closed-valid instance is always valid.
+
+    >>> check = compile_validator({"type": "object", "properties": {"n": {"type": "integer"}}})
+    >>> check({"n": 3.0}), check({"n": "3"})
+    (True, False)
+    >>> compile_validator({"type": "integer"}, closed=True)(3.0)
+    False
+    """
+    types = declared_types(schema) if "type" in schema else ()
+    if closed and "integer" in types and "number" not in types:
+        # The canonical form writes an integer as an int (D5.2); 3.0 is valid, not canonical.
+        types = tuple("int" if t == "integer" else t for t in types)
+    # A single declared type is checked inside its own family's closure (one call per node).
+    only = types[0] if len(types) == 1 else None
+    checks: list[Validator] = []
+    families = (
+        _compile_string(schema, only == "string"),
+        _compile_number(schema, _TYPE_TESTS[only] if only in _NUMERIC else None),
+        _compile_array(schema, only == "array", closed),
+        _compile_object(schema, only == "object", closed),
+    )
+    folded = any(f is not None and f.own_type for f in families)
+    if "enum" in schema:
+        enum_check, implies = _compile_enum(schema["enum"], only)
+        checks.append(enum_check)
+        folded = folded or implies
+    if types and not folded:
+        checks.insert(0, _compile_type(types))
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda v: json_equal(v, const))
+    checks.extend(f.check for f in families if f is not None)
+    return _always if not checks else checks[0] if len(checks) == 1 else _all_of(tuple(checks))
+
+
+@dataclass(frozen=True)
+class _Family:
+    """The compiled keywords of one instance type; ``own_type``: it also rejects other types."""
+
+    check: Validator
+    own_type: bool
+
+
+_NUMERIC = ("number", "integer", "int")
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _all_of(checks: tuple[Validator, ...]) -> Validator:
+    def check(value: Any) -> bool:
+        for one in checks:  # noqa: SIM110 (a loop: no generator on the hot path)
+            if not one(value):
+                return False
+        return True
+
+    return check
+
+
+def _compile_type(types: tuple[str, ...]) -> Validator:
+    tests = tuple(_TYPE_TESTS[t] for t in types)
+    if len(tests) == 1:
+        return tests[0]
+
+    def check(value: Any) -> bool:
+        for test in tests:  # noqa: SIM110 (a loop: no generator on the hot path)
+            if test(value):
+                return True
+        return False
+
+    return check
+
+
+def _is_int(value: Any) -> bool:
+    """An ``int`` (the canonical form of a JSON integer), not a bool, not a float."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TYPE_TESTS: dict[str | None, Validator] = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "number": is_number,
+    "integer": is_integer,
+    "int": _is_int,
+}
+
+
+def _compile_enum(members: list[Any], only: str | None) -> tuple[Validator, bool]:
+    """The enum check, and whether passing it implies the single declared type ``only``
+    (true when that type is string and every member is a string)."""
+    strings = frozenset(m for m in members if isinstance(m, str))
+    others = [m for m in members if not isinstance(m, str)]
+
+    def check(value: Any) -> bool:
+        if isinstance(value, str):
+            return value in strings  # a string equals only an equal string
+        return any(json_equal(value, m) for m in others)
+
+    return check, only == "string" and not others
+
+
+def _compile_string(schema: dict[str, Any], own_type: bool) -> _Family | None:
+    lo, hi, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
+    if lo is None and hi is None and pattern is None:
+        return _Family(_TYPE_TESTS["string"], True) if own_type else None
+    search = _compiled(pattern).search if pattern is not None else None
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, str):
+            return not own_type
+        n = string_length(value)
+        if (lo is not None and n < lo) or (hi is not None and n > hi):
+            return False
+        return search is None or search(value) is not None
+
+    return _Family(check, own_type)
+
+
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": lambda v, b: v >= b,
+    "maximum": lambda v, b: v <= b,
+    "exclusiveMinimum": lambda v, b: v > b,
+    "exclusiveMaximum": lambda v, b: v < b,
+}
+
+
+def _compile_number(schema: dict[str, Any], own_test: Validator | None) -> _Family | None:
+    bounds = tuple((holds, schema[kw]) for kw, holds in _BOUNDS.items() if kw in schema)
+    if not bounds:
+        return _Family(own_test, True) if own_test is not None else None
+
+    def check(value: Any) -> bool:
+        if own_test is not None and not own_test(value):
+            return False
+        if not is_number(value):
+            return True
+        for holds, bound in bounds:  # noqa: SIM110 (a loop: no generator on the hot path)
+            if not holds(value, bound):
+                return False
+        return True
+
+    return _Family(check, own_test is not None)
+
+
+def _compile_array(schema: dict[str, Any], own_type: bool, closed: bool) -> _Family | None:
+    lo, hi = schema.get("minItems"), schema.get("maxItems")
+    unique = schema.get("uniqueItems") is True
+    item = compile_validator(schema["items"], closed=closed) if "items" in schema else None
+    if lo is None and hi is None and not unique and item is None:
+        return _Family(_TYPE_TESTS["array"], True) if own_type else None
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, list):
+            return not own_type
+        if (lo is not None and len(value) < lo) or (hi is not None and len(value) > hi):
+            return False
+        if unique and next(_unique_items(True, value, schema, (), ()), None) is not None:
+            return False
+        if item is not None:
+            for element in value:
+                if not item(element):
+                    return False
+        return True
+
+    return _Family(check, own_type)
+
+
+def _compile_object(schema: dict[str, Any], own_type: bool, closed: bool) -> _Family | None:
+    """required, min/maxProperties, additionalProperties and properties as one check."""
+    required = tuple(schema.get("required", ()))
+    lo, hi = schema.get("minProperties"), schema.get("maxProperties")
+    props = schema.get("properties")
+    subs = {k: compile_validator(s, closed=closed) for k, s in (props or {}).items()}
+    only_declared = schema.get("additionalProperties") is False or (closed and props is not None)
+    if not (required or subs or only_declared or lo is not None or hi is not None):
+        return _Family(_TYPE_TESTS["object"], True) if own_type else None
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict):
+            return not own_type
+        for name in required:
+            if name not in value:
+                return False
+        if (lo is not None and len(value) < lo) or (hi is not None and len(value) > hi):
+            return False
+        for key, member in value.items():
+            sub = subs.get(key)
+            if sub is None:
+                if only_declared:
+                    return False
+            elif not sub(member):
+                return False
+        return True
+
+    return _Family(check, own_type)
+
+
 # ---------------------------------------------------------------------------- schema checks
 
 
@@ -688,13 +907,20 @@ def format_path(path: Path) -> str:
     """
     out = "$"
     for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
-            out += f".{part}"
-        else:
-            out += "[" + json.dumps(part, ensure_ascii=False) + "]"
+        out += f"[{part}]" if isinstance(part, int) else _key_step(part)
     return out
 
 
+def _key_step(key: str) -> str:
+    return _cached_key_step(key) if len(key) <= 64 else _render_key_step(key)
+
+
+def _render_key_step(key: str) -> str:
+    if _PLAIN_KEY.fullmatch(key):
+        return f".{key}"
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+#: Repair logs render the same few property names over and over.
+_cached_key_step = lru_cache(maxsize=2048)(_render_key_step)

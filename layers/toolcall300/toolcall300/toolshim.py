@@ -6,8 +6,9 @@ accept, or ``None``. ``normalise_explained`` returns the same call with every re
 read the text, allowing a cut at its end (``toolshim_reader``); find the calls in their
 envelopes (``toolshim_envelope``); for each call resolve the tool name (rule 3), settle
 truncated arguments (rule 11, strict reading) and string-encoded ones (rule 9), repair
-them against the schema (rules 4-8, ``toolshim_repair``) and pass them through a final
-gate, ``schema.is_valid``; then collapse several calls only when they agree (rule 10).
+them against the schema (rules 4-8, ``toolshim_repair``, a walk compiled once per schema
+that also refuses any value breaking a keyword no rule may change, so it never returns
+arguments their schema rejects); then collapse several calls only when they agree (rule 10).
 
 Where spec.py is silent it decides, once: whitespace after a number is a delimiter (D11.1);
 arguments streamed as a JSON string and cut inside it are read as the cut stream of the
@@ -28,13 +29,19 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import operator
 import sys
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from toolcall300.canonical import canonical, loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 from toolcall300.rules import resolve_tool_name, tool_name_matches
-from toolcall300.schema import declared_types, format_path, is_valid, schema_problems
+from toolcall300.schema import (
+    declared_types,
+    format_path,
+    schema_problems,
+)
 from toolcall300.toolshim_envelope import RawCall, extract_calls
 from toolcall300.toolshim_reader import (
     CutString,
@@ -45,7 +52,7 @@ from toolcall300.toolshim_reader import (
     is_complete,
     read_values,
 )
-from toolcall300.toolshim_repair import repair_arguments
+from toolcall300.toolshim_repair import Fix, compile_repair
 from toolcall300.toolshim_types import ABSENT, Explained, Reason, Refusal, Repair
 
 __all__ = ["Explained", "Reason", "Refusal", "Repair", "normalise", "normalise_explained"]
@@ -125,10 +132,43 @@ def _collapse(
     return calls[0][0]
 
 
+@dataclass(frozen=True, slots=True)
+class _Catalog:
+    tools: list[Any]  # the list itself, held so that its id is not reused while cached
+    items: tuple[Any, ...]  # the tool objects it held when the catalog was built
+    names: dict[str, list[dict[str, Any]]]
+
+
+#: id(tools) -> its catalog. A caller passes the same tool list call after call; the entry is
+#: used only while the list holds the very same tool objects (an added, removed or replaced
+#: tool builds a new catalog). Like the schema cache, it is keyed on identity: a tool object
+#: edited in place (renamed, its parameters swapped) must be passed as a new object.
+_CATALOGS: dict[int, _Catalog] = {}
+_CATALOGS_MAX = 256
+
+
 def _catalog(tools: Any) -> dict[str, list[dict[str, Any]]]:
     """Declared name -> its parameter schemas; tolerant of a tool without ``type``."""
+    if not isinstance(tools, list):
+        return {}
+    hit = _CATALOGS.get(id(tools))
+    if (
+        hit is not None
+        and hit.tools is tools
+        and len(hit.items) == len(tools)
+        and all(map(operator.is_, hit.items, tools))
+    ):
+        return hit.names
+    names = _build_catalog(tools)
+    if len(_CATALOGS) >= _CATALOGS_MAX:
+        _CATALOGS.clear()
+    _CATALOGS[id(tools)] = _Catalog(tools, tuple(tools), names)
+    return names
+
+
+def _build_catalog(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
-    for tool in tools if isinstance(tools, list) else []:
+    for tool in tools:
         if not isinstance(tool, dict) or tool.get("type", "function") != "function":
             continue
         fn = tool.get("function", tool)
@@ -142,47 +182,57 @@ def _catalog(tools: Any) -> dict[str, list[dict[str, Any]]]:
 def _one(
     raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]
 ) -> dict[str, Any]:
-    """One call: name, arguments, repairs, final gate."""
+    """One call: name, arguments, the repair walk (which refuses what it cannot make valid)."""
     name = _tool_name(raw, catalog, log)
     schemas = catalog[name]
     if len(schemas) != 1:
         raise Refusal(
             Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
         )
-    schema = schemas[0]
-    if not _usable(schema):
+    compiled = _compiled(schemas[0])
+    if not compiled.usable:
         raise Refusal(
             Reason.UNUSABLE_SCHEMA, f"the parameters of {name!r} are outside the covered subset"
         )
-    arguments = _arguments(raw, log)
-    arguments = repair_arguments(arguments, schema, log)
-    if not is_valid(arguments, schema):
-        # The final gate: a call its own schema rejects is never returned.
-        raise Refusal(
-            Reason.SCHEMA_VIOLATION, "the repaired arguments still fail the schema", "$.arguments"
-        )
+    # The walk checks every keyword no rule may change, and refuses (schema_violation) rather
+    # than return arguments their schema rejects; a property test holds it to schema.is_valid.
+    arguments = compiled.repair(_arguments(raw, log), ("arguments",), log)
     return {"name": name, "arguments": arguments}
 
 
-#: id(schema) -> (the schema itself, usable?). Checking a schema costs more than the rest
-#: of a call, and a catalog is the same objects call after call. Holding the schema keeps
-#: its id from being reused; a caller that edits a schema in place between calls must pass
-#: a new object (the cache is keyed on identity, not on content).
-_USABLE: dict[int, tuple[Any, bool]] = {}
-_USABLE_MAX = 4096
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """What ``_one`` needs of one parameter schema, worked out once per schema object."""
+
+    schema: Any  # held so that its id cannot be reused while the entry lives
+    usable: bool
+    repair: Fix  # rules 4-8, and every keyword no rule may change (toolshim_repair)
 
 
-def _usable(schema: Any) -> bool:
-    """Whether ``schema`` is a covered object schema (the catalog contract: its type
-    defaults to object), checked once per schema object."""
-    hit = _USABLE.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    ok = not schema_problems(schema) and declared_types(schema) in ((), ("object",))
-    if len(_USABLE) >= _USABLE_MAX:
-        _USABLE.clear()
-    _USABLE[id(schema)] = (schema, ok)
-    return ok
+#: id(schema) -> its compiled form. Checking and compiling a schema costs more than the rest
+#: of a call, and a catalog is the same objects call after call. The entry holds the schema,
+#: so its id is not reused while cached; a caller that edits a schema in place between calls
+#: must pass a new object (the cache is keyed on identity, not on content).
+_COMPILED: dict[int, _Compiled] = {}
+_COMPILED_MAX = 1024
+
+
+def _compiled(schema: Any) -> _Compiled:
+    """The compiled form of ``schema``; unusable unless it is a covered object schema (the
+    catalog contract: its type defaults to object)."""
+    hit = _COMPILED.get(id(schema))
+    if hit is not None and hit.schema is schema:
+        return hit
+    usable = not schema_problems(schema) and declared_types(schema) in ((), ("object",))
+    entry = _Compiled(schema, usable, compile_repair(schema) if usable else _unusable)
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    _COMPILED[id(schema)] = entry
+    return entry
+
+
+def _unusable(*args: Any) -> Any:
+    raise AssertionError("an unusable schema is refused before its compiled form is used")
 
 
 def _tool_name(raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]) -> str:

@@ -20,8 +20,7 @@ from toolcall300.toolshim_types import ABSENT
 
 #: The keys a call's arguments may arrive under, in order of preference.
 ARGUMENT_KEYS = ("arguments", "parameters", "input")
-#: Keys whose value is a list of calls, or one call, one level down.
-_LIST_KEYS = ("tool_calls",)
+#: Keys whose value is one call, one level down (``tool_calls`` holds a list of them).
 _ONE_KEYS = ("function", "function_call")
 
 
@@ -31,13 +30,14 @@ class RawCall:
 
     ``open``: the call object's own ``}`` never arrived (rule 11). ``args_key``: the key the
     arguments came under. ``args_conflict``: several argument keys with different values.
-    ``path``: where the call sat in the input (for the repair log)."""
+    ``where``: the document index (``None`` when there was one document) and the keys and
+    indexes that led to the call; :attr:`path` renders it for messages."""
 
     name: Any
     arguments: Any
     args_key: str | None
     open: bool
-    path: str
+    where: tuple[Any, ...]
     args_conflict: bool = False
 
     @property
@@ -45,58 +45,60 @@ class RawCall:
         """Whether anything call-shaped was found here (a name key, even if cut)."""
         return self.name is not ABSENT
 
-
-def _members(value: Any) -> dict[str, Any] | None:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, OpenObject):
-        return value.members
-    return None
-
-
-def _items(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, OpenArray):
-        return value.items
-    return None
+    @property
+    def path(self) -> str:
+        """Where the call sat in the input, for the repair log and refusal messages."""
+        document, *steps = self.where
+        out = "$" if document is None else f"$<document {document}>"
+        return out + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps)
 
 
 def extract_calls(documents: list[Any]) -> list[RawCall]:
     """Every call-shaped thing in ``documents``, in order; non-calls come back as a RawCall
     whose ``is_call`` is false, so that a caller can refuse them under rule 10 (D10.1)."""
     out: list[RawCall] = []
+    single = len(documents) == 1
     for i, doc in enumerate(documents):
-        path = "$" if len(documents) == 1 else f"$<document {i}>"
-        out.extend(_extract(doc, path, 0))
+        _extract(doc, (None if single else i,), out)
     return out
 
 
-def _extract(value: Any, path: str, depth: int) -> list[RawCall]:
-    items = _items(value)
-    if items is not None:
-        return [
-            call
-            for i, item in enumerate(items)
-            for call in _extract(item, f"{path}[{i}]", depth + 1)
-        ]
-    members = _members(value)
-    if members is None or depth > 8:
-        return [RawCall(ABSENT, ABSENT, None, not is_complete(value), path)]
-    for key in _LIST_KEYS:
-        if key in members and _items(members[key]) is not None:
-            return _extract(members[key], f"{path}.{key}", depth + 1)
+def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
+    """Append the calls in ``value``; ``where`` is the way to it (its length bounds the depth)."""
+    if isinstance(value, (list, OpenArray)):
+        for i, item in enumerate(value if isinstance(value, list) else value.items):
+            _extract(item, (*where, i), out)
+        return
+    if isinstance(value, dict):
+        members, is_open = value, False
+    elif isinstance(value, OpenObject):
+        members, is_open = value.members, True
+    else:
+        members = None
+    if members is None or len(where) > 9:
+        out.append(RawCall(ABSENT, ABSENT, None, not is_complete(value), where))
+        return
+    inner = members.get("tool_calls")
+    if isinstance(inner, (list, OpenArray)):
+        _extract(inner, (*where, "tool_calls"), out)
+        return
     for key in _ONE_KEYS:
-        if key in members and _members(members[key]) is not None:
-            return _extract(members[key], f"{path}.{key}", depth + 1)
-    return [_call(members, isinstance(value, OpenObject), path)]
+        inner = members.get(key)
+        if isinstance(inner, (dict, OpenObject)):
+            _extract(inner, (*where, key), out)
+            return
+    out.append(_call(members, is_open, where))
 
 
-def _call(members: dict[str, Any], is_open: bool, path: str) -> RawCall:
+def _call(members: dict[str, Any], is_open: bool, where: tuple[Any, ...]) -> RawCall:
     """One call object: its name and whichever argument key it used."""
-    present = [k for k in ARGUMENT_KEYS if k in members]
-    if not present:
-        return RawCall(members.get("name", ABSENT), ABSENT, None, is_open, path)
+    name = members.get("name", ABSENT)
+    present = [k for k in ARGUMENT_KEYS if k in members] if _several_keys(members) else None
+    if present is None:
+        for key in ARGUMENT_KEYS:
+            if key in members:
+                return RawCall(name, members[key], key, is_open, where)
+        return RawCall(name, ABSENT, None, is_open, where)
     first = members[present[0]]
     conflict = any(
         not (
@@ -106,4 +108,9 @@ def _call(members: dict[str, Any], is_open: bool, path: str) -> RawCall:
         )
         for k in present[1:]
     )
-    return RawCall(members.get("name", ABSENT), first, present[0], is_open, path, conflict)
+    return RawCall(name, first, present[0], is_open, where, conflict)
+
+
+def _several_keys(members: dict[str, Any]) -> bool:
+    """Whether the arguments were written under more than one key (rare: then they must agree)."""
+    return ("arguments" in members) + ("parameters" in members) + ("input" in members) > 1

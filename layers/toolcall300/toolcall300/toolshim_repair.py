@@ -1,34 +1,55 @@
 """Bringing one call's arguments into line with its tool's schema, by the grading rules only.
 
-``repair_arguments(arguments, schema, log)`` walks the arguments beside the schema and applies
-rules 4 to 8 of the grading contract (``toolcall300.spec``): re-nest flattened keys and drop
-undeclared ones (rule 7), turn a scalar into a one-element array or back (rule 8), coerce
-losslessly (rule 5, through ``rules.coerce_lossless``), match enums (rule 4, through
-``rules.enum_matches``) and fill a missing required property from its own ``default``
-(rule 6). Each change is appended to ``log`` as a :class:`Repair`; anything it cannot repair
-without a guess raises :class:`Refusal`. It does not validate the result (the caller's final
-gate does, with ``schema.is_valid``) and it never reads text: truncation and string-encoded
-arguments are settled before it runs.
+``compile_repair(schema)`` builds, once per schema, a walk over the arguments beside the
+schema that applies rules 4 to 8 of the grading contract (``toolcall300.spec``): re-nest
+flattened keys and drop undeclared ones (rule 7), turn a scalar into a one-element array or
+back (rule 8), coerce losslessly (rule 5, through ``rules.coerce_lossless``), match enums
+(rule 4, through ``rules.enum_matches``) and fill a missing required property from its own
+``default`` (rule 6). Each change is appended to ``log`` as a :class:`Repair`; anything it
+cannot repair without a guess raises :class:`Refusal`, and so does a value that no rule may
+change and that still breaks one of its node's own keywords (``maxLength``, ``minimum``...).
+So a walk that returns has returned a value its schema accepts (a property test over schemas
+using every enforced keyword holds it to ``schema.is_valid``).
+
+The walk is compiled (one closure per schema node, the schema read once) because it runs on
+every call a model makes. A value that needs nothing comes back as the very same object, and
+a changed one is a copy: the model's own objects are never edited in place. It never reads
+text: truncation and string-encoded arguments are settled before it runs.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from toolcall300.canonical import canonical, json_equal
 from toolcall300.rules import coerce_lossless, enum_matches
-from toolcall300.schema import Path, declared_types, format_path, is_integer, json_type_matches
+from toolcall300.schema import (
+    KEYWORDS,
+    Path,
+    compile_validator,
+    declared_types,
+    format_path,
+    is_integer,
+    json_type_matches,
+)
 from toolcall300.toolshim_types import Reason, Refusal, Repair
 
+#: The only types rule 5 coerces to (D5.1: no coercion produces a string, an object...).
+_COERCIBLE = frozenset({"integer", "number", "boolean"})
 #: How deep re-nesting looks for a bare flattened key's home (rule 7).
 _MAX_NEST = 8
+
+#: One compiled node: ``(value, path, log) -> value``, the same object when nothing changed.
+Fix = Callable[[Any, Path, list[Repair]], Any]
 
 
 def repair_arguments(
     arguments: dict[str, Any], schema: dict[str, Any], log: list[Repair]
 ) -> dict[str, Any]:
-    """The arguments repaired under rules 4-8, or :class:`Refusal`.
+    """The arguments repaired under rules 4-8, or :class:`Refusal` (compiles ``schema`` for
+    this one call; a caller with many calls keeps :func:`compile_repair`'s result).
 
     >>> log: list[Repair] = []
     >>> schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -37,26 +58,82 @@ def repair_arguments(
     >>> [(r.path, r.rule, r.change) for r in log]
     [('$.arguments.x', '7 D7.2', 'drop_undeclared'), ('$.arguments.n', '5 D5.1', 'coerce')]
     """
-    result = _value(arguments, schema, ("arguments",), log)
+    result = compile_repair(schema)(arguments, ("arguments",), log)
     assert isinstance(result, dict)  # an object schema keeps an object an object
     return result
 
 
-def _value(value: Any, schema: Any, path: Path, log: list[Repair]) -> Any:
-    if not isinstance(schema, dict):
-        return value
+def compile_repair(schema: dict[str, Any]) -> Fix:
+    """The repair walk for ``schema`` (assumed covered, see ``schema.schema_problems``, and
+    not edited afterwards: the walk keeps what it read)."""
     types = declared_types(schema)
-    # Fast path: a value of a declared type needs rules 5 and 8 only if it is a float (D5.2).
-    if types and (isinstance(value, float) or not _matches(value, types)):
-        value = _shape(value, types, path, log)
-        value = _coerce(value, types, path, log)
-    if isinstance(schema.get("enum"), list):
-        value = _enum(value, schema["enum"], path, log)
-    if isinstance(value, dict) and ("object" in types or (not types and "properties" in schema)):
-        return _object(value, schema, path, log)
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_value(item, schema["items"], path + (i,), log) for i, item in enumerate(value)]
+    matches = compile_validator({"type": list(types)}) if types else None
+    # D5.2: an integral float declared integer (and not number) is written as an int.
+    to_int = "integer" in types and "number" not in types
+    enum = schema.get("enum") if isinstance(schema.get("enum"), list) else None
+    enum_strings = frozenset(m for m in enum or () if isinstance(m, str))
+    walks_objects = "object" in types or (not types and "properties" in schema)
+    fix_object = _compile_object(schema) if walks_objects else None
+    items = schema.get("items")
+    fix_item = compile_repair(items) if isinstance(items, dict) else None
+    own = _own_keywords(
+        schema,
+        enum_settled=enum is not None and len(enum_strings) == len(enum),
+        object_settled=walks_objects and isinstance(schema.get("properties"), dict),
+    )
+    own_ok = compile_validator(own) if any(k in KEYWORDS for k in own) else None
+
+    def fix(value: Any, path: Path, log: list[Repair]) -> Any:
+        if matches is not None and (not matches(value) or (to_int and isinstance(value, float))):
+            value = _shape(value, types, path, log)
+            value = _coerce(value, types, path, log)
+        if enum is not None and not (isinstance(value, str) and value in enum_strings):
+            value = _enum(value, enum, path, log)
+        if fix_object is not None and isinstance(value, dict):
+            value = fix_object(value, path, log)
+        elif fix_item is not None and isinstance(value, list):
+            value = _fix_items(value, fix_item, path, log)
+        if own_ok is not None and not own_ok(value):
+            raise Refusal(
+                Reason.SCHEMA_VIOLATION,
+                "no rule may change this value and it fails its schema",
+                format_path(path),
+            )
+        return value
+
+    return fix
+
+
+def _unchanged(value: Any, path: Path, log: list[Repair]) -> Any:
     return value
+
+
+def _own_keywords(
+    schema: dict[str, Any], enum_settled: bool, object_settled: bool
+) -> dict[str, Any]:
+    """The keywords of this node that the walk does not already bring about: not its children
+    (their own walks check them), not ``type`` (shape and coercion end in a declared type or
+    refuse), not an all-string ``enum`` (matched or refused), not ``required`` and
+    ``additionalProperties`` where the object walk settles them (it fills or refuses every
+    required property and drops every undeclared one, but only beside declared
+    ``properties``)."""
+    settled = {"properties", "items", "type"}
+    if enum_settled:
+        settled.add("enum")
+    if object_settled:
+        settled |= {"required", "additionalProperties"}
+    return {k: v for k, v in schema.items() if k not in settled}
+
+
+def _fix_items(value: list[Any], fix_item: Fix, path: Path, log: list[Repair]) -> list[Any]:
+    out = value
+    for i, item in enumerate(value):
+        fixed = fix_item(item, (*path, i), log)
+        if fixed is not item:
+            if out is value:
+                out = list(value)
+            out[i] = fixed
+    return out
 
 
 def _matches(value: Any, types: tuple[str, ...]) -> bool:
@@ -112,11 +189,12 @@ def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -
         return value
     results: list[Any] = []
     for t in types:
-        try:
-            results.append(coerce_lossless(value, t))
-        except ValueError:  # NotLossless, or a digit string longer than int() accepts
-            continue
-    if not results or len({canonical(r) for r in results}) != 1:
+        if t in _COERCIBLE:
+            try:
+                results.append(coerce_lossless(value, t))
+            except ValueError:  # NotLossless, or a digit string longer than int() accepts
+                continue
+    if not results or (len(results) > 1 and len({canonical(r) for r in results}) != 1):
         # D5.1: no coercion produces a string, and nothing is guessed between two readings.
         raise Refusal(
             Reason.LOSSY_COERCION,
@@ -144,50 +222,79 @@ def _enum(value: Any, members: list[Any], path: Path, log: list[Repair]) -> Any:
     )
 
 
-def _object(
-    obj: dict[str, Any], schema: dict[str, Any], path: Path, log: list[Repair]
-) -> dict[str, Any]:
+def _compile_object(schema: dict[str, Any]) -> Fix:
+    """Rules 7 and 6 for an object node, and each declared property's own walk."""
     props = schema.get("properties")
     if not isinstance(props, dict):
         # No `properties`: the schema declares no property set, so there is nothing to judge
         # keys against, unless additionalProperties: false says no key is allowed at all.
-        if schema.get("additionalProperties") is False:
-            for key in obj:
-                log.append(
-                    Repair(format_path(path + (key,)), "7 D7.2", "drop_undeclared", obj[key])
-                )
-            return {}
-        return dict(obj)
-    out = dict(obj)
-    _renest(out, props, path, log)
-    for key in [k for k in out if k not in props]:
-        # D7.2: undeclared properties are dropped at every level, additionalProperties or not.
-        log.append(Repair(format_path(path + (key,)), "7 D7.2", "drop_undeclared", out.pop(key)))
-    for key in out:
-        out[key] = _value(out[key], props[key], path + (key,), log)
+        return _drop_all if schema.get("additionalProperties") is False else _unchanged
+    declared = frozenset(props)
+    # Each property: (already canonical?, its walk). Most properties need nothing; the closed
+    # check says so in one call, and only the others are walked.
+    subs = {
+        name: (compile_validator(sub, closed=True), compile_repair(sub))
+        for name, sub in props.items()
+    }
     required = schema.get("required")
-    for name in required if isinstance(required, list) else []:
-        if name in out:
-            continue
-        sub = props.get(name)
-        if isinstance(sub, dict) and "default" in sub:
+    fills = [
+        (name, isinstance(props.get(name), dict) and "default" in props[name])
+        for name in (required if isinstance(required, list) else [])
+    ]
+
+    def fix_object(obj: dict[str, Any], path: Path, log: list[Repair]) -> dict[str, Any]:
+        out = obj
+        if not declared.issuperset(obj):
+            out = dict(obj)
+            _renest(out, props, path, log)
+            for key in [k for k in out if k not in declared]:
+                # D7.2: undeclared properties are dropped at every level, additionalProperties or not.
+                log.append(
+                    Repair(format_path((*path, key)), "7 D7.2", "drop_undeclared", out.pop(key))
+                )
+        for key, member in out.items():
+            canonical_already, walk = subs[key]
+            if canonical_already(member):
+                continue
+            fixed = walk(member, (*path, key), log)
+            if fixed is not member:
+                if out is obj:
+                    out = dict(obj)  # a copy: iteration goes on over the model's own object
+                out[key] = fixed
+        for name, has_default in fills:
+            if name in out:
+                continue
+            if not has_default:
+                raise Refusal(
+                    Reason.MISSING_REQUIRED,
+                    "required, absent, and no default",
+                    format_path((*path, name)),
+                )
             # Rule 6: from the schema's own default, used as declared (D6.2); optional
             # properties are never filled (D6.1), so only `required` reaches here.
-            default = copy.deepcopy(sub["default"])
-            canonical(default)  # ValueError for NaN: a value JSON cannot carry is never returned
+            default = props[name]["default"]
+            if isinstance(default, (float, list, dict)):
+                default = copy.deepcopy(default)  # the catalog's own value is never handed out
+                canonical(
+                    default
+                )  # ValueError for NaN: a value JSON cannot carry is never returned
             log.append(
-                Repair(
-                    format_path(path + (name,)), "6 D6.2", "fill_required_default", after=default
-                )
+                Repair(format_path((*path, name)), "6 D6.2", "fill_required_default", after=default)
             )
+            if out is obj:
+                out = dict(obj)
             out[name] = default
-        else:
-            raise Refusal(
-                Reason.MISSING_REQUIRED,
-                "required, absent, and no default",
-                format_path(path + (name,)),
-            )
-    return out
+        return out
+
+    return fix_object
+
+
+def _drop_all(obj: dict[str, Any], path: Path, log: list[Repair]) -> dict[str, Any]:
+    if not obj:
+        return obj
+    for key, value in obj.items():
+        log.append(Repair(format_path((*path, key)), "7 D7.2", "drop_undeclared", value))
+    return {}
 
 
 def _nested_homes(props: dict[str, Any], depth: int = 0) -> dict[str, list[tuple[str, ...]]]:

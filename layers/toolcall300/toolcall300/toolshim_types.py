@@ -35,7 +35,7 @@ class Reason(enum.Enum):
     CONFLICTING_VALUES = "conflicting_values"  # rule 7: a flattened key disagrees with a nested one
     CONFLICTING_CALLS = "conflicting_calls"  # rule 10 / D10.1
     UNUSABLE_SCHEMA = "unusable_schema"  # the tool's schema is outside the covered subset
-    SCHEMA_VIOLATION = "schema_violation"  # the final gate: still invalid after every repair
+    SCHEMA_VIOLATION = "schema_violation"  # breaks a keyword no rule may repair (maxLength...)
     UNREPRESENTABLE = "unrepresentable"  # a value JSON cannot carry (NaN, a 5000-digit integer)
 
 
@@ -53,7 +53,7 @@ class Refusal(Exception):
 ABSENT: Any = object()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Repair:
     """One change to what the model wrote. ``path`` is in ``schema.format_path`` syntax, rooted
     at the call (``$.arguments.city``); ``rule`` is the grading rule (or decision) behind it."""
@@ -74,7 +74,7 @@ class Repair:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Explained:
     """A call and how it was obtained, or a refusal and why."""
 
