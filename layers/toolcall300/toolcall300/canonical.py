@@ -51,7 +51,13 @@ def _reject_constant(name: str) -> Any:
 
 def loads_strict(text: str) -> Any:
     """Parse RFC 8259 JSON: ``NaN`` and ``Infinity`` are refused, unlike ``json.loads``."""
-    return json.loads(text, parse_constant=_reject_constant)
+    if text.startswith("\ufeff"):  # as json.loads does; the decoder itself would not check
+        raise ValueError("Unexpected UTF-8 BOM")
+    return _STRICT_DECODER.decode(text)
+
+
+#: Built once: ``json.loads`` with a keyword argument builds a new decoder on every call.
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def json_equal(a: Any, b: Any) -> bool:

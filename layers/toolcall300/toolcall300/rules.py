@@ -51,6 +51,33 @@ _CACHED_UP_TO = 256
 _cached_tool_name = lru_cache(maxsize=4096)(_normalised_tool_name)
 
 
+class ToolNames:
+    """Rule 3 over one set of declared names, indexed once by normalised form (a normaliser
+    resolves a written name on every call against the same catalog)."""
+
+    def __init__(self, declared: Iterable[str]) -> None:
+        self.declared = list(declared)
+        self._exact = frozenset(self.declared)
+        self._by_key: dict[str, list[str]] = {}
+        for d in self.declared:
+            key = normalise_tool_name(d)
+            if key:
+                self._by_key.setdefault(key, []).append(d)
+
+    def resolve(self, name: str) -> str | None:
+        """The one declared name ``name`` means, or ``None`` (no match or several). An exact
+        match always wins; otherwise the normalised form must match exactly one tool."""
+        if name in self._exact:
+            return name
+        hits = self.matches(name)
+        return hits[0] if len(hits) == 1 else None
+
+    def matches(self, name: str) -> list[str]:
+        """Every declared name equal to ``name`` under rule 3."""
+        key = normalise_tool_name(name)
+        return list(self._by_key.get(key, ())) if key else []
+
+
 def resolve_tool_name(name: str, declared: Iterable[str]) -> str | None:
     """The one declared name ``name`` means under rule 3, or ``None`` (no match or several).
 
@@ -63,20 +90,12 @@ def resolve_tool_name(name: str, declared: Iterable[str]) -> str | None:
     >>> resolve_tool_name("a", ["A", "a_"]) is None
     True
     """
-    names = list(declared)
-    if name in names:
-        return name
-    key = normalise_tool_name(name)
-    if not key:
-        return None
-    hits = [d for d in names if normalise_tool_name(d) == key]
-    return hits[0] if len(hits) == 1 else None
+    return ToolNames(declared).resolve(name)
 
 
 def tool_name_matches(name: str, declared: Iterable[str]) -> list[str]:
     """Every declared name equal to ``name`` under rule 3 (for integrity checks and reasons)."""
-    key = normalise_tool_name(name)
-    return [d for d in declared if key and normalise_tool_name(d) == key]
+    return ToolNames(declared).matches(name)
 
 
 # --------------------------------------------------------------------------- rule 4: enums

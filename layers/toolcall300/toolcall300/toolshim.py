@@ -36,7 +36,7 @@ from typing import Any, TextIO
 
 from toolcall300.canonical import canonical, loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
-from toolcall300.rules import resolve_tool_name, tool_name_matches
+from toolcall300.rules import ToolNames
 from toolcall300.schema import (
     declared_types,
     format_path,
@@ -109,9 +109,7 @@ def _normalise(text: Any, tools: Any, log: list[Repair]) -> dict[str, Any]:
     return _collapse(raws, catalog, log)
 
 
-def _collapse(
-    raws: list[RawCall], catalog: dict[str, list[dict[str, Any]]], log: list[Repair]
-) -> dict[str, Any]:
+def _collapse(raws: list[RawCall], catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
     """Rule 10, D10.1: normalise every copy on its own; one call only if all agree."""
     calls: list[tuple[dict[str, Any], list[Repair]]] = []
     for raw in raws:
@@ -134,9 +132,16 @@ def _collapse(
 
 @dataclass(frozen=True, slots=True)
 class _Catalog:
+    """A tool list as ``_one`` reads it: declared name -> its parameter schemas, and rule 3's
+    index of those names."""
+
     tools: list[Any]  # the list itself, held so that its id is not reused while cached
     items: tuple[Any, ...]  # the tool objects it held when the catalog was built
-    names: dict[str, list[dict[str, Any]]]
+    schemas: dict[str, list[dict[str, Any]]]
+    names: ToolNames
+
+
+_NO_TOOLS = _Catalog([], (), {}, ToolNames(()))
 
 
 #: id(tools) -> its catalog. A caller passes the same tool list call after call; the entry is
@@ -147,10 +152,10 @@ _CATALOGS: dict[int, _Catalog] = {}
 _CATALOGS_MAX = 256
 
 
-def _catalog(tools: Any) -> dict[str, list[dict[str, Any]]]:
-    """Declared name -> its parameter schemas; tolerant of a tool without ``type``."""
+def _catalog(tools: Any) -> _Catalog:
+    """The catalog of ``tools``; tolerant of a tool without ``type``."""
     if not isinstance(tools, list):
-        return {}
+        return _NO_TOOLS
     hit = _CATALOGS.get(id(tools))
     if (
         hit is not None
@@ -158,15 +163,16 @@ def _catalog(tools: Any) -> dict[str, list[dict[str, Any]]]:
         and len(hit.items) == len(tools)
         and all(map(operator.is_, hit.items, tools))
     ):
-        return hit.names
-    names = _build_catalog(tools)
+        return hit
+    schemas = _schemas_by_name(tools)
+    entry = _Catalog(tools, tuple(tools), schemas, ToolNames(schemas))
     if len(_CATALOGS) >= _CATALOGS_MAX:
         _CATALOGS.clear()
-    _CATALOGS[id(tools)] = _Catalog(tools, tuple(tools), names)
-    return names
+    _CATALOGS[id(tools)] = entry
+    return entry
 
 
-def _build_catalog(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
+def _schemas_by_name(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for tool in tools:
         if not isinstance(tool, dict) or tool.get("type", "function") != "function":
@@ -179,12 +185,10 @@ def _build_catalog(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _one(
-    raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]
-) -> dict[str, Any]:
+def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
     """One call: name, arguments, the repair walk (which refuses what it cannot make valid)."""
-    name = _tool_name(raw, catalog, log)
-    schemas = catalog[name]
+    name = _tool_name(raw, catalog.names, log)
+    schemas = catalog.schemas[name]
     if len(schemas) != 1:
         raise Refusal(
             Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
@@ -235,7 +239,7 @@ def _unusable(*args: Any) -> Any:
     raise AssertionError("an unusable schema is refused before its compiled form is used")
 
 
-def _tool_name(raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list[Repair]) -> str:
+def _tool_name(raw: RawCall, names: ToolNames, log: list[Repair]) -> str:
     """Rule 3: the one declared tool the written name means."""
     if not raw.is_call:
         raise Refusal(
@@ -245,9 +249,9 @@ def _tool_name(raw: RawCall, catalog: dict[str, list[dict[str, Any]]], log: list
         raise Refusal(Reason.TRUNCATED_NAME, "the cut fell inside the tool name (D11.5)", "$.name")
     if not isinstance(raw.name, str):
         raise Refusal(Reason.INVALID_NAME, "the name is not a string", "$.name")
-    resolved = resolve_tool_name(raw.name, catalog)
+    resolved = names.resolve(raw.name)
     if resolved is None:
-        hits = tool_name_matches(raw.name, catalog)
+        hits = names.matches(raw.name)
         if len(hits) > 1:
             raise Refusal(
                 Reason.AMBIGUOUS_TOOL, f"{raw.name!r} matches {len(hits)} tools", "$.name"

@@ -65,28 +65,30 @@ def extract_calls(documents: list[Any]) -> list[RawCall]:
 
 def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
     """Append the calls in ``value``; ``where`` is the way to it (its length bounds the depth)."""
-    if isinstance(value, (list, OpenArray)):
-        for i, item in enumerate(value if isinstance(value, list) else value.items):
-            _extract(item, (*where, i), out)
-        return
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # the usual case first
         members, is_open = value, False
     elif isinstance(value, OpenObject):
         members, is_open = value.members, True
+    elif isinstance(value, (list, OpenArray)):
+        for i, item in enumerate(value if isinstance(value, list) else value.items):
+            _extract(item, (*where, i), out)
+        return
     else:
         members = None
     if members is None or len(where) > 9:
         out.append(RawCall(ABSENT, ABSENT, None, not is_complete(value), where))
         return
-    inner = members.get("tool_calls")
-    if isinstance(inner, (list, OpenArray)):
-        _extract(inner, (*where, "tool_calls"), out)
-        return
-    for key in _ONE_KEYS:
-        inner = members.get(key)
-        if isinstance(inner, (dict, OpenObject)):
-            _extract(inner, (*where, key), out)
+    if "tool_calls" in members:
+        inner = members["tool_calls"]
+        if isinstance(inner, (list, OpenArray)):
+            _extract(inner, (*where, "tool_calls"), out)
             return
+    if "function" in members or "function_call" in members:
+        for key in _ONE_KEYS:
+            inner = members.get(key)
+            if isinstance(inner, (dict, OpenObject)):
+                _extract(inner, (*where, key), out)
+                return
     out.append(_call(members, is_open, where))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 #: Deeper nesting than this is refused rather than risking the interpreter's recursion limit.
@@ -34,6 +35,10 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 # What can stand between a high surrogate escape and the cut: the start of its low half.
 _CUT_LOW_ESCAPE = re.compile(r"(?:\\(?:u[0-9a-fA-F]{0,3})?)?")
 _LITERALS = (("true", True), ("false", False), ("null", None))
+
+
+#: What ``_Reader`` first tries the standard decoder on (not a number: D11.3 judges those).
+_DECODABLE = frozenset('{["')
 
 
 class Malformed(ValueError):
@@ -153,6 +158,15 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise Malformed("nested too deeply")
         c = self.text[self.pos]
+        if c in _DECODABLE:
+            # A container or string that is complete is read at C speed; only the values the
+            # cut runs through (and a malformed one, to say where) are read by hand below.
+            try:
+                value, self.pos = _STRICT_DECODER.raw_decode(self.text, self.pos)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                return value
         if c == "{":
             return self._object(depth + 1)
         if c == "[":
@@ -175,7 +189,10 @@ class _Reader:
         while True:
             if self.text[self.pos] != '"':
                 raise Malformed(f"expected a key at {self.pos}")
-            key = self._string()
+            try:
+                key, self.pos = scanstring(self.text, self.pos + 1)
+            except ValueError:
+                key = self._string()  # cut inside the key, or malformed: read it by hand
             if isinstance(key, CutString):
                 return OpenObject(members, cut_key=key.prefix)
             self._ws()

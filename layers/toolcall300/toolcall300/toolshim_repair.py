@@ -28,6 +28,7 @@ from toolcall300.rules import coerce_lossless, enum_matches
 from toolcall300.schema import (
     KEYWORDS,
     Path,
+    Validator,
     compile_validator,
     declared_types,
     format_path,
@@ -230,12 +231,11 @@ def _compile_object(schema: dict[str, Any]) -> Fix:
         # keys against, unless additionalProperties: false says no key is allowed at all.
         return _drop_all if schema.get("additionalProperties") is False else _unchanged
     declared = frozenset(props)
-    # Each property: (already canonical?, its walk). Most properties need nothing; the closed
-    # check says so in one call, and only the others are walked.
-    subs = {
-        name: (compile_validator(sub, closed=True), compile_repair(sub))
-        for name, sub in props.items()
-    }
+    homes = _nested_homes(props)
+    # Most properties need nothing: each one's entry says how to see that cheaply (its
+    # canonical Python types, or its string enum members, or its closed check), and only the
+    # others are walked.
+    subs = {name: (*_already_canonical(sub), compile_repair(sub)) for name, sub in props.items()}
     required = schema.get("required")
     fills = [
         (name, isinstance(props.get(name), dict) and "default" in props[name])
@@ -246,15 +246,21 @@ def _compile_object(schema: dict[str, Any]) -> Fix:
         out = obj
         if not declared.issuperset(obj):
             out = dict(obj)
-            _renest(out, props, path, log)
+            _renest(out, props, homes, path, log)
             for key in [k for k in out if k not in declared]:
                 # D7.2: undeclared properties are dropped at every level, additionalProperties or not.
                 log.append(
                     Repair(format_path((*path, key)), "7 D7.2", "drop_undeclared", out.pop(key))
                 )
         for key, member in out.items():
-            canonical_already, walk = subs[key]
-            if canonical_already(member):
+            kinds, strings, canonical_already, walk = subs[key]
+            if kinds is not None:
+                if type(member) in kinds:
+                    continue
+            elif strings is not None:
+                if type(member) is str and member in strings:
+                    continue
+            elif canonical_already(member):
                 continue
             fixed = walk(member, (*path, key), log)
             if fixed is not member:
@@ -287,6 +293,36 @@ def _compile_object(schema: dict[str, Any]) -> Fix:
         return out
 
     return fix_object
+
+
+#: The Python types that are, with nothing else to check, the canonical form of a JSON type
+#: (closed reading: an integer is an ``int``, never a ``float`` or a ``bool``).
+_CANONICAL_KINDS: dict[str, tuple[type, ...]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+}
+
+
+def _already_canonical(
+    schema: dict[str, Any],
+) -> tuple[frozenset[type] | None, frozenset[str] | None, Validator]:
+    """How to see that a value needs no repair, fastest first: for a node that declares only
+    scalar types (annotations aside), the exact Python types that suffice; for a node that
+    is only a type and a string enum, its members; else its closed check."""
+    check = compile_validator(schema, closed=True)
+    enforced = {k for k in schema if k in KEYWORDS}
+    types = declared_types(schema)
+    if enforced == {"type"} and all(t in _CANONICAL_KINDS for t in types):
+        return frozenset(k for t in types for k in _CANONICAL_KINDS[t]), None, check
+    enum = schema.get("enum")
+    if not isinstance(enum, list) or not enum or not all(isinstance(m, str) for m in enum):
+        return None, None, check
+    if enforced <= {"type", "enum"} and "string" in (types or ("string",)):
+        return None, frozenset(enum), check
+    return None, None, check
 
 
 def _drop_all(obj: dict[str, Any], path: Path, log: list[Repair]) -> dict[str, Any]:
@@ -325,18 +361,21 @@ def _dotted_home(key: str, props: dict[str, Any]) -> tuple[str, ...] | None:
     return parts if isinstance(level, dict) and parts[-1] in level else None
 
 
-def _renest(out: dict[str, Any], props: dict[str, Any], path: Path, log: list[Repair]) -> None:
+def _renest(
+    out: dict[str, Any],
+    props: dict[str, Any],
+    homes: dict[str, list[tuple[str, ...]]],
+    path: Path,
+    log: list[Repair],
+) -> None:
     """Rule 7: move each flattened key to its one nested home, in place.
 
     D7.1: a key is flattened when it is the dotted path of a nested property, or the bare
     name of exactly one nested property. D7.3: a bare name that is also a top-level
     property, or belongs to two nested objects, stays where it is and is judged there."""
-    homes: dict[str, list[tuple[str, ...]]] | None = None
     for key in [k for k in out if k not in props]:
         target = _dotted_home(key, props)
         if target is None:
-            if homes is None:
-                homes = _nested_homes(props)
             candidates = homes.get(key, [])
             if len(candidates) != 1:
                 continue  # D7.3: not re-nested; dropped below as undeclared
