@@ -73,7 +73,10 @@ def normalise(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     >>> normalise('{"name": "get_weather", "arguments": {"days": 1', tools) is None
     True
     """
-    return normalise_explained(text, tools).call
+    try:
+        return _normalise(text, tools, [])
+    except _REFUSED:  # the outcomes normalise_explained reports as refusals, without the report
+        return None
 
 
 def normalise_explained(text: str, tools: list[dict[str, Any]]) -> Explained:
@@ -88,6 +91,11 @@ def normalise_explained(text: str, tools: list[dict[str, Any]]) -> Explained:
     except ValueError as exc:  # NaN in a catalog's default, an integer too long for int()
         return Explained(None, log, Reason.UNREPRESENTABLE, str(exc)[:200])
     return Explained(call, log)
+
+
+#: What ends a normalisation in a refusal (see ``normalise_explained`` for which reason each
+#: becomes): a rule's refusal, nesting too deep to read, a value no JSON can carry.
+_REFUSED = (Refusal, RecursionError, ValueError)
 
 
 # ---------------------------------------------------------------------------- the pipeline

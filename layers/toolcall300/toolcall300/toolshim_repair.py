@@ -85,9 +85,11 @@ def compile_repair(schema: dict[str, Any]) -> Fix:
     own_ok = compile_validator(own) if any(k in KEYWORDS for k in own) else None
 
     def fix(value: Any, path: Path, log: list[Repair]) -> Any:
-        if matches is not None and (not matches(value) or (to_int and isinstance(value, float))):
-            value = _shape(value, types, path, log)
-            value = _coerce(value, types, path, log)
+        if matches is not None:
+            if not matches(value):
+                value = _coerce(_shape(value, types, path, log), types, path, log)
+            elif to_int and isinstance(value, float):
+                value = _integral(value, path, log)
         if enum is not None and not (isinstance(value, str) and value in enum_strings):
             value = _enum(value, enum, path, log)
         if fix_object is not None and isinstance(value, dict):
@@ -177,16 +179,8 @@ def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -
     """Rule 5: lossless conversions only (D5.1), and an integral float declared integer
     becomes an int (D5.2)."""
     if _matches(value, types):
-        if (
-            isinstance(value, float)
-            and "integer" in types
-            and "number" not in types
-            and is_integer(value)
-        ):
-            log.append(
-                Repair(format_path(path), "5 D5.2", "integral_float_to_integer", value, int(value))
-            )
-            return int(value)
+        if isinstance(value, float) and "integer" in types and "number" not in types:
+            return _integral(value, path, log)
         return value
     results: list[Any] = []
     for t in types:
@@ -206,9 +200,18 @@ def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -
     return results[0]
 
 
+def _integral(value: float, path: Path, log: list[Repair]) -> Any:
+    """D5.2: a float declared integer (and not number) is written as an int when integral;
+    any other float is left for the keyword checks to refuse."""
+    if not is_integer(value):
+        return value
+    log.append(Repair(format_path(path), "5 D5.2", "integral_float_to_integer", value, int(value)))
+    return int(value)
+
+
 def _enum(value: Any, members: list[Any], path: Path, log: list[Repair]) -> Any:
     """Rule 4: the one member equal after trimming, case-folding and separator folding."""
-    if (isinstance(value, str) and value in members) or any(json_equal(value, m) for m in members):
+    if value in members if isinstance(value, str) else any(json_equal(value, m) for m in members):
         return value  # already a member (a string equals only an equal string)
     hits = enum_matches(value, members)
     if len(hits) == 1:
