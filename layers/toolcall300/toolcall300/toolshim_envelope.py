@@ -57,10 +57,16 @@ def extract_calls(documents: list[Any]) -> list[RawCall]:
     """Every call-shaped thing in ``documents``, in order; non-calls come back as a RawCall
     whose ``is_call`` is false, so that a caller can refuse them under rule 10 (D10.1)."""
     out: list[RawCall] = []
-    single = len(documents) == 1
+    if len(documents) == 1:
+        _extract(documents[0], _ONE_DOCUMENT, out)
+        return out
     for i, doc in enumerate(documents):
-        _extract(doc, (None if single else i,), out)
+        _extract(doc, (i,), out)
     return out
+
+
+#: ``where`` for the only document: it is not numbered in paths.
+_ONE_DOCUMENT = (None,)
 
 
 def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
@@ -95,12 +101,12 @@ def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
 def _call(members: dict[str, Any], is_open: bool, where: tuple[Any, ...]) -> RawCall:
     """One call object: its name and whichever argument key it used."""
     name = members.get("name", ABSENT)
-    present = [k for k in ARGUMENT_KEYS if k in members] if _several_keys(members) else None
-    if present is None:
-        for key in ARGUMENT_KEYS:
-            if key in members:
-                return RawCall(name, members[key], key, is_open, where)
-        return RawCall(name, ABSENT, None, is_open, where)
+    if "arguments" in members and "parameters" not in members and "input" not in members:
+        return RawCall(name, members["arguments"], "arguments", is_open, where)  # the usual case
+    present = [k for k in ARGUMENT_KEYS if k in members]
+    if len(present) < 2:  # one key, or none: there is nothing to reconcile
+        key = present[0] if present else None
+        return RawCall(name, members[key] if key else ABSENT, key, is_open, where)
     first = members[present[0]]
     conflict = any(
         not (
@@ -111,8 +117,3 @@ def _call(members: dict[str, Any], is_open: bool, where: tuple[Any, ...]) -> Raw
         for k in present[1:]
     )
     return RawCall(name, first, present[0], is_open, where, conflict)
-
-
-def _several_keys(members: dict[str, Any]) -> bool:
-    """Whether the arguments were written under more than one key (rare: then they must agree)."""
-    return ("arguments" in members) + ("parameters" in members) + ("input" in members) > 1

@@ -103,8 +103,17 @@ def read_values(text: str) -> list[Any]:
     >>> read_values('{"a": 1, "b": [2')
     [OpenObject(members={'a': 1, 'b': OpenArray(items=[CutToken(text='2')])}, cut_key=None)]
     """
-    try:
-        return _read_complete(text)
+    try:  # fast path: the standard decoder, one document after another
+        out: list[Any] = []
+        pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        while pos < len(text):
+            start = pos
+            value, pos = _STRICT_DECODER.raw_decode(text, pos)
+            if pos == len(text) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = CutToken(text[start:])  # D11.3: a number at the cut, even a top-level one
+            out.append(value)
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        return out
     except (ValueError, RecursionError):
         pass  # not complete JSON: read again, slowly, to tell a cut from a syntax error
     try:
@@ -113,20 +122,6 @@ def read_values(text: str) -> list[Any]:
         raise
     except (ValueError, RecursionError) as exc:  # e.g. an integer too long for int()
         raise Malformed(str(exc)) from None
-
-
-def _read_complete(text: str) -> list[Any]:
-    """Fast path: the standard decoder, one document after another."""
-    out: list[Any] = []
-    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    while pos < len(text):
-        start = pos
-        value, pos = _STRICT_DECODER.raw_decode(text, pos)
-        if pos == len(text) and isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = CutToken(text[start:])  # D11.3: a number at the cut, even a top-level one
-        out.append(value)
-        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-    return out
 
 
 class _Reader:
