@@ -696,3 +696,31 @@ def test_code_cites_only_real_decisions() -> None:
     for path in package.glob("toolshim*.py"):
         for cited in re.findall(r"\bD\d+\.\d+\b", path.read_text(encoding="utf-8")):
             assert cited in ids, f"{path.name} cites {cited}, which spec.py does not define"
+
+
+# ---------------------------------------------------------------------------- caches
+
+
+def test_a_tool_list_changed_between_calls_is_read_again() -> None:
+    """The catalog is cached per list; adding, replacing or removing a tool is seen at once."""
+    tools = [SEARCH]
+    assert normalise(call("search_files", {"query": "x"}), tools) is not None
+    assert normalise(call("get_weather", {"city": "x"}), tools) is None
+    tools.append(WEATHER)
+    assert normalise(call("get_weather", {"city": "x"}), tools) == {
+        "name": "get_weather",
+        "arguments": {"city": "x", "units": "metric"},
+    }
+    tools[1] = tool("get_weather", {"city": {"type": "integer"}}, ["city"])
+    assert normalise(call("get_weather", {"city": "x"}), tools) is None
+    tools.pop()
+    assert normalise(call("get_weather", {"city": 3}), tools) is None
+
+
+def test_equal_catalogs_in_new_objects_get_the_same_answers() -> None:
+    """A caller that parses its tools afresh for every call (the scorer's stream does) gets
+    the same answers as one that keeps them."""
+    text = call("Get-Weather", {"city": "Oslo", "days": "3", "tags": "x"})
+    kept = normalise_explained(text, TOOLS).as_dict()
+    for _ in range(3):
+        assert normalise_explained(text, json.loads(json.dumps(TOOLS))).as_dict() == kept

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import operator
 import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -144,12 +143,12 @@ class _Catalog:
     index of those names."""
 
     tools: list[Any]  # the list itself, held so that its id is not reused while cached
-    items: tuple[Any, ...]  # the tool objects it held when the catalog was built
+    items: list[Any]  # a copy of it as it was when the catalog was built
     schemas: dict[str, list[dict[str, Any]]]
     names: ToolNames
 
 
-_NO_TOOLS = _Catalog([], (), {}, ToolNames(()))
+_NO_TOOLS = _Catalog([], [], {}, ToolNames(()))
 
 
 #: id(tools) -> its catalog. A caller passes the same tool list call after call; the entry is
@@ -165,15 +164,12 @@ def _catalog(tools: Any) -> _Catalog:
     if not isinstance(tools, list):
         return _NO_TOOLS
     hit = _CATALOGS.get(id(tools))
-    if (
-        hit is not None
-        and hit.tools is tools
-        and len(hit.items) == len(tools)
-        and all(map(operator.is_, hit.items, tools))
-    ):
+    # The same list holding the same tools (list equality tries identity first; a tool that
+    # was replaced by an equal one is equal, and its catalog would be the same).
+    if hit is not None and hit.tools is tools and hit.items == tools:
         return hit
     schemas = _schemas_by_name(tools)
-    entry = _Catalog(tools, tuple(tools), schemas, ToolNames(schemas))
+    entry = _Catalog(tools, list(tools), schemas, ToolNames(schemas))
     if len(_CATALOGS) >= _CATALOGS_MAX:
         _CATALOGS.clear()
     _CATALOGS[id(tools)] = entry
@@ -285,6 +281,8 @@ def _arguments(raw: RawCall, log: list[Repair]) -> dict[str, Any]:
     if raw.args_key != "arguments":
         log.append(Repair(f"$.{raw.args_key}", "input", "rename_to_arguments", after="arguments"))
     value = raw.arguments
+    if isinstance(value, dict):
+        return value  # the usual case
     for _ in range(_MAX_DECODES):
         if isinstance(value, dict):
             return value
