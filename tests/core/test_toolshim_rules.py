@@ -724,3 +724,16 @@ def test_equal_catalogs_in_new_objects_get_the_same_answers() -> None:
     kept = normalise_explained(text, TOOLS).as_dict()
     for _ in range(3):
         assert normalise_explained(text, json.loads(json.dumps(TOOLS))).as_dict() == kept
+
+
+def test_a_changed_schema_in_a_new_object_is_compiled_again() -> None:
+    """Compiled schemas are shared between equal schemas, never between different ones."""
+    before = tool("t", {"n": {"type": "integer", "maximum": 5}}, ["n"])
+    assert normalise(call("t", {"n": 4}), [before]) == {"name": "t", "arguments": {"n": 4}}
+    after = json.loads(json.dumps(before))
+    after["function"]["parameters"]["properties"]["n"]["maximum"] = 3
+    assert normalise(call("t", {"n": 4}), [after]) is None
+    again = json.loads(json.dumps(before))
+    assert normalise(call("t", {"n": 4}), [again]) == {"name": "t", "arguments": {"n": 4}}
+    as_float = json.loads(json.dumps(before).replace('"maximum": 5', '"maximum": 5.0'))
+    assert normalise(call("t", {"n": 5}), [as_float]) == {"name": "t", "arguments": {"n": 5}}

@@ -27,10 +27,11 @@ guesses: every branch that could guess refuses instead. The module ends with its
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 from toolcall300.canonical import canonical, loads_strict
@@ -156,7 +157,7 @@ _NO_TOOLS = _Catalog([], [], {}, ToolNames(()))
 #: tool builds a new catalog). Like the schema cache, it is keyed on identity: a tool object
 #: edited in place (renamed, its parameters swapped) must be passed as a new object.
 _CATALOGS: dict[int, _Catalog] = {}
-_CATALOGS_MAX = 256
+_CATALOGS_MAX = 1024
 
 
 def _catalog(tools: Any) -> _Catalog:
@@ -210,19 +211,25 @@ def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
-    """What ``_one`` needs of one parameter schema, worked out once per schema object."""
+    """What ``_one`` needs of one parameter schema, worked out once per schema."""
 
-    schema: Any  # held so that its id cannot be reused while the entry lives
+    schema: Any  # the caller's object it was found for, held so that its id is not reused
+    source: Any  # a private copy the walk was compiled from: later edits cannot reach it
     usable: bool
     repair: Fix  # rules 4-8, and every keyword no rule may change (toolshim_repair)
 
 
-#: id(schema) -> its compiled form. Checking and compiling a schema costs more than the rest
-#: of a call, and a catalog is the same objects call after call. The entry holds the schema,
-#: so its id is not reused while cached; a caller that edits a schema in place between calls
-#: must pass a new object (the cache is keyed on identity, not on content).
+#: id(schema) -> its compiled form. Checking and compiling a schema costs far more than the
+#: rest of a call, and a catalog is the same objects call after call. The entry holds the
+#: schema, so its id is not reused while cached; a caller that edits a schema in place
+#: between calls must pass a new object (this cache is keyed on identity).
 _COMPILED: dict[int, _Compiled] = {}
 _COMPILED_MAX = 1024
+#: Sorted-keys JSON text -> its compiled form, for callers that parse their tools afresh for
+#: every call (the scorer's stream protocol does): an equal schema is not compiled again.
+_BY_CONTENT: dict[str, _Compiled] = {}
+_BY_CONTENT_MAX = 256
+_CONTENT_KEY_MAX = 65536
 
 
 def _compiled(schema: Any) -> _Compiled:
@@ -231,12 +238,33 @@ def _compiled(schema: Any) -> _Compiled:
     hit = _COMPILED.get(id(schema))
     if hit is not None and hit.schema is schema:
         return hit
-    usable = not schema_problems(schema) and declared_types(schema) in ((), ("object",))
-    entry = _Compiled(schema, usable, compile_repair(schema) if usable else _unusable)
-    if len(_COMPILED) >= _COMPILED_MAX:
-        _COMPILED.clear()
-    _COMPILED[id(schema)] = entry
+    key = _content_key(schema)
+    same = _BY_CONTENT.get(key) if key is not None else None
+    if same is not None and same.source == schema:  # equal text and equal types: the same
+        entry = replace(same, schema=schema)
+    else:
+        source = copy.deepcopy(schema)
+        usable = not schema_problems(source) and declared_types(source) in ((), ("object",))
+        entry = _Compiled(schema, source, usable, compile_repair(source) if usable else _unusable)
+        if key is not None:
+            _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)
+    _remember(_COMPILED, id(schema), entry, _COMPILED_MAX)
     return entry
+
+
+def _content_key(schema: Any) -> str | None:
+    """The schema as sorted-keys JSON, or ``None`` when it has no such text or a long one."""
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if len(text) <= _CONTENT_KEY_MAX else None
+
+
+def _remember(cache: dict[Any, _Compiled], key: Any, entry: _Compiled, limit: int) -> None:
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = entry
 
 
 def _unusable(*args: Any) -> Any:
