@@ -33,7 +33,6 @@ from toolcall300.schema import (
     declared_types,
     format_path,
     is_integer,
-    json_type_matches,
 )
 from toolcall300.toolshim_types import Reason, Refusal, Repair
 
@@ -87,7 +86,8 @@ def compile_repair(schema: dict[str, Any]) -> Fix:
     def fix(value: Any, path: Path, log: list[Repair]) -> Any:
         if matches is not None:
             if not matches(value):
-                value = _coerce(_shape(value, types, path, log), types, path, log)
+                value = _shape(value, types, matches, path, log)
+                value = _coerce(value, types, matches, path, log)
             elif to_int and isinstance(value, float):
                 value = _integral(value, path, log)
         if enum is not None and not (isinstance(value, str) and value in enum_strings):
@@ -139,13 +139,9 @@ def _fix_items(value: list[Any], fix_item: Fix, path: Path, log: list[Repair]) -
     return out
 
 
-def _matches(value: Any, types: tuple[str, ...]) -> bool:
-    if len(types) == 1:  # the common case, without a generator
-        return json_type_matches(value, types[0])
-    return any(json_type_matches(value, t) for t in types)
-
-
-def _shape(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -> Any:
+def _shape(
+    value: Any, types: tuple[str, ...], matches: Validator, path: Path, log: list[Repair]
+) -> Any:
     """Rule 8, D8.1: the one-element direction only, both ways."""
     if isinstance(value, list) and "array" not in types:
         if len(value) == 1:
@@ -168,17 +164,19 @@ def _shape(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) ->
         "array" in types
         and value is not None
         and not isinstance(value, list)
-        and not _matches(value, types)
+        and not matches(value)
     ):
         log.append(Repair(format_path(path), "8 D8.1", "wrap_in_array", value, [value]))
         return [value]
     return value
 
 
-def _coerce(value: Any, types: tuple[str, ...], path: Path, log: list[Repair]) -> Any:
+def _coerce(
+    value: Any, types: tuple[str, ...], matches: Validator, path: Path, log: list[Repair]
+) -> Any:
     """Rule 5: lossless conversions only (D5.1), and an integral float declared integer
     becomes an int (D5.2)."""
-    if _matches(value, types):
+    if matches(value):
         if isinstance(value, float) and "integer" in types and "number" not in types:
             return _integral(value, path, log)
         return value
