@@ -19,6 +19,12 @@ tool without ``parameters`` takes no arguments; rule 8 wraps any non-null value,
 included; ``null`` is never coerced; a multi-call text with one cut or refusable copy is
 refused as a whole (D10.1).
 
+Speed comes from doing the schema work once: each parameter schema is checked and compiled
+into its repair walk the first time it is seen (cached on the schema object, and on its JSON
+text for callers that parse their tools afresh per call), and a tool list's name index is
+cached on the list. A caller that edits a tool or schema object in place between calls must
+pass a new object; a list whose tools were added, removed or replaced is read again.
+
 It is not a prose or Markdown extractor (text that is not JSON is refused) and it never
 guesses: every branch that could guess refuses instead. The module ends with its CLI shell,
 ``toolcall300 toolshim``, the only part that does I/O.
