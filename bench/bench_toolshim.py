@@ -114,7 +114,10 @@ def toolshim_fresh_tools(case: Case) -> Any:
 
 
 def per_case_us(
-    contenders: list[tuple[str, Callable[[Case], Any]]], cases: list[Case], reps: int
+    contenders: list[tuple[str, Callable[[Case], Any]]],
+    cases: list[Case],
+    reps: int,
+    before_case: Callable[[Case], None],
 ) -> dict[str, list[float]]:
     """Each contender's median time per call on each case, in microseconds.
 
@@ -123,6 +126,7 @@ def per_case_us(
     of them alike and the ratios stay fair."""
     per_case: dict[str, list[float]] = {name: [] for name, _ in contenders}
     for case in cases:
+        before_case(case)
         for name, fn in contenders:
             samples = []
             for _ in range(reps):
@@ -149,9 +153,12 @@ def main(argv: list[str]) -> int:
         for line in Path(args.corpus).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    for case in cases:  # one fresh copy of the tools per call, made outside the timing
+
+    def fresh_copies(case: Case) -> None:
+        """One new copy of the tools per call, made outside the timing, for one case at a time."""
         tools_text = json.dumps(case["tools"])
-        case["_fresh_tools"] = [json.loads(tools_text) for _ in range(2 * args.reps + 2)]
+        case["_fresh_tools"] = [json.loads(tools_text) for _ in range(args.reps + 1)]
+
     contenders: list[tuple[str, Callable[[Case], Any]]] = [
         ("toolshim.normalise", toolshim),
         ("toolshim.normalise, tools parsed afresh", toolshim_fresh_tools),
@@ -161,8 +168,9 @@ def main(argv: list[str]) -> int:
     ]
     for _, fn in contenders:  # warm caches and imports before timing anything
         for case in cases:
+            fresh_copies(case)
             fn(case)
-    timings = per_case_us(contenders, cases, args.reps)
+    timings = per_case_us(contenders, cases, args.reps, fresh_copies)
     validated = [i for i, case in enumerate(cases) if reaches_validation(case)]
     print(f"{len(cases)} cases from {args.corpus}, {args.reps} repetitions each (us per case)")
     print(

@@ -37,7 +37,7 @@ import copy
 import io
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from toolcall300.canonical import canonical, loads_strict
@@ -153,6 +153,7 @@ class _Catalog:
     items: list[Any]  # a copy of it as it was when the catalog was built
     schemas: dict[str, list[dict[str, Any]]]
     names: ToolNames
+    compiled: dict[str, _Compiled] = field(default_factory=dict)  # filled as tools are called
 
 
 _NO_TOOLS = _Catalog([], [], {}, ToolNames(()))
@@ -199,12 +200,14 @@ def _schemas_by_name(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
 def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
     """One call: name, arguments, the repair walk (which refuses what it cannot make valid)."""
     name = _tool_name(raw, catalog.names, log)
-    schemas = catalog.schemas[name]
-    if len(schemas) != 1:
-        raise Refusal(
-            Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
-        )
-    compiled = _compiled(schemas[0])
+    compiled = catalog.compiled.get(name)
+    if compiled is None:
+        schemas = catalog.schemas[name]
+        if len(schemas) != 1:
+            raise Refusal(
+                Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
+            )
+        compiled = catalog.compiled[name] = _compiled(schemas[0])
     if not compiled.usable:
         raise Refusal(
             Reason.UNUSABLE_SCHEMA, f"the parameters of {name!r} are outside the covered subset"

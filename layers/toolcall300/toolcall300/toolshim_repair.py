@@ -104,6 +104,14 @@ def compile_repair(schema: dict[str, Any]) -> Fix:
             )
         return value
 
+    if fix_object is not None and enum is None and own_ok is None and not to_int:
+        # A plain object node (the arguments themselves, most often): straight to its walk.
+        def fix_plain_object(value: Any, path: Path, log: list[Repair]) -> Any:
+            return (
+                fix_object(value, path, log) if isinstance(value, dict) else fix(value, path, log)
+            )
+
+        return fix_plain_object
     return fix
 
 
