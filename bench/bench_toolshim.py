@@ -198,7 +198,7 @@ def main(argv: list[str]) -> int:
                     for a, b in zip(figures[shim], fig, strict=True)
                 )
                 label = f"{shim.replace('toolshim.normalise', 'toolshim')} / {name}"
-                print(f"  {label:<62} {ratios}")
+                print(f"  {label:<72} {ratios}")
     median = {name: fig[0] for name, fig in figures.items()}
     shim = median["toolshim.normalise"]
     print(
