@@ -58,11 +58,16 @@ class ToolNames:
     def __init__(self, declared: Iterable[str]) -> None:
         self.declared = list(declared)
         self._exact = frozenset(self.declared)
-        self._by_key: dict[str, list[str]] = {}
-        for d in self.declared:
-            key = normalise_tool_name(d)
-            if key:
-                self._by_key.setdefault(key, []).append(d)
+        self._by_key: dict[str, list[str]] | None = None  # built the first time it is needed
+
+    def _index(self) -> dict[str, list[str]]:
+        if self._by_key is None:
+            self._by_key = {}
+            for d in self.declared:
+                key = normalise_tool_name(d)
+                if key:
+                    self._by_key.setdefault(key, []).append(d)
+        return self._by_key
 
     def resolve(self, name: str) -> str | None:
         """The one declared name ``name`` means, or ``None`` (no match or several). An exact
@@ -75,7 +80,7 @@ class ToolNames:
     def matches(self, name: str) -> list[str]:
         """Every declared name equal to ``name`` under rule 3."""
         key = normalise_tool_name(name)
-        return list(self._by_key.get(key, ())) if key else []
+        return list(self._index().get(key, ())) if key else []
 
 
 def resolve_tool_name(name: str, declared: Iterable[str]) -> str | None:

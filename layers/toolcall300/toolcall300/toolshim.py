@@ -239,6 +239,7 @@ _COMPILED_MAX = 1024
 _BY_CONTENT: dict[str, _Compiled] = {}
 _BY_CONTENT_MAX = 256
 _CONTENT_KEY_MAX = 65536
+_CONTENT_ENCODER = json.JSONEncoder(sort_keys=True)  # built once: json.dumps builds one per call
 
 
 def _compiled(schema: Any) -> _Compiled:
@@ -264,7 +265,7 @@ def _compiled(schema: Any) -> _Compiled:
 def _content_key(schema: Any) -> str | None:
     """The schema as sorted-keys JSON, or ``None`` when it has no such text or a long one."""
     try:
-        text = json.dumps(schema, sort_keys=True)
+        text = _CONTENT_ENCODER.encode(schema)
     except (TypeError, ValueError, RecursionError):
         return None
     return text if len(text) <= _CONTENT_KEY_MAX else None
