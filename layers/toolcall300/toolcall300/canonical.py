@@ -19,9 +19,14 @@ def canonical(value: Any) -> str:
     >>> canonical({"b": [1, 2.5], "a": "é"})
     '{"a":"é","b":[1,2.5]}'
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL.encode(value)
+
+
+#: Built once (``json.dumps`` with options builds an encoder on every call); the scorer and
+#: the normaliser serialise a value per case.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def canonical_bytes(value: Any) -> bytes:
