@@ -64,8 +64,11 @@ def main() -> None:
     from toolcall300.service import devtools
     from toolcall300.service.httpclient import request_json
     from toolcall300.service.localstack import DEV_WEBHOOK_SECRET, start_local_stack
+    from toolcall300.service.observability import logger
 
     stack = start_local_stack(corpus_dir=corpus_dir())
+    # The handlers log every run as a JSON line; on this terminal that would bury the figures.
+    logger.setLevel("WARNING")
     try:
         key = devtools.purchase(stack.url, tier="team", team="bench", secret=DEV_WEBHOOK_SECRET)[
             "key"
