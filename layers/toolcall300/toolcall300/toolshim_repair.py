@@ -289,10 +289,10 @@ def _compile_object(schema: dict[str, Any]) -> Fix:
             # properties are never filled (D6.1), so only `required` reaches here.
             default = props[name]["default"]
             if isinstance(default, (float, list, dict)):
-                default = copy.deepcopy(default)  # the catalog's own value is never handed out
-                canonical(
-                    default
-                )  # ValueError for NaN: a value JSON cannot carry is never returned
+                # The catalog's own value is never handed out, and canonical() raises
+                # ValueError for NaN: a value JSON cannot carry is never returned.
+                default = copy.deepcopy(default)
+                canonical(default)
             log.append(
                 Repair(format_path((*path, name)), "6 D6.2", "fill_required_default", after=default)
             )
