@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from toolcall300.rules import (
@@ -164,14 +164,24 @@ def test_rule5_lossy_coercions_are_refused(value: object, type_name: str) -> Non
     assert not is_lossless(value, type_name)
 
 
+def test_namespace_prefix_ends_at_the_last_separator_even_across_a_line_break() -> None:
+    # Found by the idempotence property: "0\n/" kept its prefix once, then lost it.
+    assert normalise_tool_name("0\n/") == ""
+    assert normalise_tool_name("tools\n.get_weather") == "get_weather"
+    assert normalise_tool_name("a()()") == "a()"
+
+
 @given(st.integers(min_value=-(10**30), max_value=10**30))
 def test_integer_text_round_trips(n: int) -> None:
     assert coerce_lossless(str(n), "integer") == n
     assert str(coerce_lossless(str(n), "integer")) == str(n)
 
 
+@settings(max_examples=1000)
 @given(st.text(max_size=20))
 def test_normalisation_is_idempotent(s: str) -> None:
     once = normalise_tool_name(s)
+    # D3.1 drops one trailing "()": "a()()" becomes "a()", and that one "()" goes next time.
+    assume(not once.endswith("()"))
     assert normalise_tool_name(once) == once
     assert normalise_enum_token(normalise_enum_token(s)) == normalise_enum_token(s)

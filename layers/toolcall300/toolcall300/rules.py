@@ -17,7 +17,8 @@ from toolcall300.schema import is_integer
 
 # --------------------------------------------------------------------------- rule 3: tool identity
 
-_NAMESPACE = re.compile(r"^.*(?:\.|::|:|/)")  # everything up to the last namespace separator
+# Everything up to the last namespace separator (DOTALL: a line break in a name is no exception).
+_NAMESPACE = re.compile(r"^.*(?:\.|::|:|/)", re.DOTALL)
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
