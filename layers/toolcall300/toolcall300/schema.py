@@ -569,7 +569,7 @@ def compile_validator(schema: dict[str, Any], *, closed: bool = False) -> Valida
 
     The answer is :func:`is_valid`'s (a property test and the official suite hold them
     together); the keyword table is read once here instead of on every call, which is what
-    makes the normaliser's per-call gate cheap. Each node becomes one closure where it can:
+    makes the normaliser's per-property checks cheap. Each node becomes one closure where it can:
     a single declared type is folded into the checks of its own family. The schema is
     assumed covered (see :func:`schema_problems`) and must not be edited afterwards: the
     closures keep what they read.
