@@ -178,9 +178,7 @@ def _catalog(tools: Any) -> _Catalog:
         return hit
     schemas = _schemas_by_name(tools)
     entry = _Catalog(tools, list(tools), schemas, ToolNames(schemas))
-    if len(_CATALOGS) >= _CATALOGS_MAX:
-        _CATALOGS.clear()
-    _CATALOGS[id(tools)] = entry
+    _remember(_CATALOGS, id(tools), entry, _CATALOGS_MAX)
     return entry
 
 
@@ -271,7 +269,8 @@ def _content_key(schema: Any) -> str | None:
     return text if len(text) <= _CONTENT_KEY_MAX else None
 
 
-def _remember(cache: dict[Any, _Compiled], key: Any, entry: _Compiled, limit: int) -> None:
+def _remember(cache: dict[Any, Any], key: Any, entry: Any, limit: int) -> None:
+    """Store ``entry``; a full cache is emptied first (bounded memory, no per-hit bookkeeping)."""
     if len(cache) >= limit:
         cache.clear()
     cache[key] = entry
