@@ -23,8 +23,15 @@ from pathlib import Path
 
 from toolcall300.canonical import canonical
 from toolcall300.catalog import load_catalog
-from toolcall300.generator import FILES, MANIFEST, Inputs, build, corpus_from_files, make_cases
-from toolcall300.generator_checks import run_checks
+from toolcall300.generator.build import (
+    FILES,
+    MANIFEST,
+    Inputs,
+    build,
+    corpus_from_files,
+    make_cases,
+)
+from toolcall300.generator.checks import run_checks
 
 ROOT = Path(__file__).resolve().parents[1]
 PRIVATE = ROOT / "corpus_private"

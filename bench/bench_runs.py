@@ -61,9 +61,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("TOOLCALL300_WORKERS", "2")
-    from toolcall300.service import devtools
-    from toolcall300.service.httpclient import request_json
-    from toolcall300.service.localstack import DEV_WEBHOOK_SECRET, start_local_stack
+    from toolcall300.client import dev as devtools
+    from toolcall300.client.http import request_json
+    from toolcall300.service.local.stack import DEV_WEBHOOK_SECRET, start_local_stack
     from toolcall300.service.observability import logger
 
     stack = start_local_stack(corpus_dir=corpus_dir())

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolcall300 import adapters, scorer
+from toolcall300.scoring import adapters
+from toolcall300.scoring import grading as scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus_private" / "toolcall300.jsonl"

@@ -2,7 +2,7 @@
 
 Prints medians (and p99 for latencies) with ratios against peers measured in the same run:
 cold imports against a bare ``python -c pass`` start; ``POST /check`` through the gateway
-against ``toolcall300.argcheck.check_body`` called in-process (the work itself), so the ratio
+against ``toolcall300.argcheck.check.check_body`` called in-process (the work itself), so the ratio
 is the cost of HTTP + event building + Powertools + DynamoDB (moto) per check. Requests per
 second are what one warm function instance sustains (the gateway serialises each function).
 Run: ``.venv/bin/python bench/bench_service.py [--n 300]``. Figures, not assertions.
@@ -95,12 +95,12 @@ def main() -> int:
 
     import requests
 
-    from toolcall300 import argcheck
-    from toolcall300.service.localstack import start_local_stack
+    from toolcall300.argcheck import check as argcheck
+    from toolcall300.service.local.stack import start_local_stack
 
     stack = start_local_stack(port=0, background=False)
     try:
-        from toolcall300.service import devtools
+        from toolcall300.client import dev as devtools
 
         key = devtools.purchase(
             stack.url, tier="single", team=None, secret=stack.context.webhook_secret
@@ -117,8 +117,8 @@ def main() -> int:
         def post_check() -> None:
             assert session.post(f"{stack.url}/check", data=BODY, headers=auth).status_code == 200
 
-        from toolcall300.service import ports
-        from toolcall300.service.licences import hash_key
+        from toolcall300.service.api import wiring as ports
+        from toolcall300.service.domain.licences import hash_key
 
         store = ports.licence_store()
         moto_peer = timed(lambda: store.find_by_key_hash(hash_key(key)), args.n)

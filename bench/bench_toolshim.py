@@ -25,7 +25,7 @@ from typing import Any
 import json_repair
 import jsonschema
 
-from toolcall300.toolshim import normalise
+from toolcall300.toolshim.pipeline import normalise
 
 Case = dict[str, Any]
 

@@ -3,8 +3,9 @@
 The kit is what the seed README promises: ``python3 score.py ...``, ``python3 generate.py ...``
 and ``python3 toolshim.py`` from an unpacked folder with nothing installed (``-I`` included:
 each entry script puts its own folder on ``sys.path``, since isolated mode will not). It
-never contains ``toolcall300/service`` or anything from ``corpus_private/`` except the
-30-case public sample.
+is the package minus ``toolcall300/service`` (everything outside ``service/`` is standard
+library only, a rule ``tests/core/test_import_rules.py`` checks) and never contains anything
+from ``corpus_private/`` except the 30-case public sample.
 
     python3 infra/build_kit.py --out dist/toolcall300-kit [--zip]
 """
@@ -51,15 +52,22 @@ The other 270 cases and their per-case rationale are licensed per purchase.
 """
 
 
+def _not_in_kit(folder: str, names: list[str]) -> set[str]:
+    """``shutil.copytree`` filter: the service package and bytecode stay out of the kit."""
+    here = Path(folder).resolve()
+    return {
+        n
+        for n in names
+        if n == "__pycache__" or n.endswith(".pyc") or (here == PACKAGE and n == "service")
+    }
+
+
 def build(out: Path) -> Path:
     """Write the kit folder at ``out`` (replacing it) and return it."""
     if out.exists():
         shutil.rmtree(out)
-    pkg = out / "toolcall300"
-    pkg.mkdir(parents=True)
-    for module in sorted(PACKAGE.glob("*.py")):
-        shutil.copy2(module, pkg / module.name)
-    shutil.copytree(PACKAGE / "data", pkg / "data", ignore=shutil.ignore_patterns("__pycache__"))
+    out.mkdir(parents=True)
+    shutil.copytree(PACKAGE, out / "toolcall300", ignore=_not_in_kit)
     for name, command in ENTRIES.items():
         (out / f"{name}.py").write_text(ENTRY.format(name=name, command=command), encoding="utf-8")
     for public in ("sample30.jsonl", "demo_tools.json", "demo_pools.json"):

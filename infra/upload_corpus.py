@@ -13,8 +13,8 @@ from pathlib import Path
 
 import boto3
 
-from toolcall300.service.adapters.s3 import CorpusObjects, upload_corpus
-from toolcall300.service.corpus import manifest_entries
+from toolcall300.service.domain.corpus import manifest_entries
+from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
 
 
 def bucket_of_stack(stack: str) -> str:

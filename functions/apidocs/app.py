@@ -1,13 +1,13 @@
-"""Lambda handler for the apidocs routes (see toolcall300.service.routes.apidocs); nothing else."""
+"""Lambda handler for the apidocs routes (see toolcall300.service.api.routes.apidocs); nothing else."""
 
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from toolcall300.service.http import make_resolver
+from toolcall300.service.api.resolver import make_resolver
+from toolcall300.service.api.routes.apidocs import router
 from toolcall300.service.observability import logger, metrics, tracer
-from toolcall300.service.routes.apidocs import router
 
 app = make_resolver(router)
 

@@ -1,10 +1,10 @@
-"""Lambda handler for the dashboard page (see toolcall300.service.routes.dashboard); nothing else."""
+"""Lambda handler for the dashboard page (see toolcall300.service.api.routes.dashboard); nothing else."""
 
 from aws_lambda_powertools.logging import correlation_paths
 
-from toolcall300.service.http import make_resolver
+from toolcall300.service.api.resolver import make_resolver
+from toolcall300.service.api.routes.dashboard import router
 from toolcall300.service.observability import logger, metrics, tracer
-from toolcall300.service.routes.dashboard import router
 
 app = make_resolver(router)
 

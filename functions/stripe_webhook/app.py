@@ -1,13 +1,13 @@
-"""Lambda handler for the webhook routes (see toolcall300.service.routes.webhook); nothing else."""
+"""Lambda handler for the webhook routes (see toolcall300.service.api.routes.webhook); nothing else."""
 
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from toolcall300.service.http import make_resolver
+from toolcall300.service.api.resolver import make_resolver
+from toolcall300.service.api.routes.webhook import router
 from toolcall300.service.observability import logger, metrics, tracer
-from toolcall300.service.routes.webhook import router
 
 app = make_resolver(router)
 

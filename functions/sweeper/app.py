@@ -4,7 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from toolcall300.service import runs_config
+from toolcall300.service.hosted import flow as runs_config
 from toolcall300.service.observability import logger, metrics, tracer
 
 

@@ -4,7 +4,7 @@
 Runs inside the team's adapter image (built FROM the harness image). Its arguments are the
 image's CMD, the adapter's stream command. It reads ``TC300_INPUTS_URL`` (presigned GET: only
 ``id``, ``text``, ``tools`` per case), runs the adapter through the trusted harness
-(``toolcall300.service.harness``) sandboxed as uid 65534 with rlimits and a clean environment,
+(``toolcall300.jobs.harness``) sandboxed as uid 65534 with rlimits and a clean environment,
 and PUTs ``{"answers", "diagnostics", "failure"}`` to ``TC300_ANSWERS_URL``. Scoring happens
 afterwards in the service, never here: labels never enter the job. Exit 0 whenever the answers
 file was written (an adapter failure is reported inside it); exit 1 only when the harness
@@ -21,9 +21,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolcall300.service import harness, sandbox
+from toolcall300.jobs import harness, sandbox
 
-#: Never passed on to the adapter: the links and anything credential-like.
 SCRUB_PREFIXES = ("TC300_", "AWS_", "ECS_CONTAINER_METADATA")
 
 

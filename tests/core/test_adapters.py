@@ -13,10 +13,15 @@ from typing import Any
 import pytest
 from test_scorer_data import TRUTH, tiny_corpus
 
-from toolcall300 import adapters
-from toolcall300.adapters import AdapterError, CallableAdapter, CommandAdapter, StreamAdapter
-from toolcall300.scorer import SCHEMA_INVALID, grade_case, score_cases
-from toolcall300.streamproto import OnceResult
+from toolcall300.scoring import adapters
+from toolcall300.scoring.adapters import (
+    AdapterError,
+    CallableAdapter,
+    CommandAdapter,
+    StreamAdapter,
+)
+from toolcall300.scoring.grading import SCHEMA_INVALID, grade_case, score_cases
+from toolcall300.scoring.protocol import OnceResult
 
 # ------------------------------------------------------------------ the naive control
 

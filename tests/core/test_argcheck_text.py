@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcall300 import argcheck_text as tr
+from toolcall300.argcheck import text as tr
 from toolcall300.cli import dispatch
 
 JSON = st.recursive(

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from toolcall300 import generator
 from toolcall300.cli import dispatch
-from toolcall300.generator import DATA, FILES, MANIFEST, Inputs, build, make_sample
-from toolcall300.generator_checks import CHECKS, Report
+from toolcall300.generator import build as generator
+from toolcall300.generator.build import DATA, FILES, MANIFEST, Inputs, build, make_sample
+from toolcall300.generator.checks import CHECKS, Report
 from toolcall300.spec import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall300.generator import FILES, MANIFEST, corpus_from_files
-from toolcall300.generator_checks import (
+from toolcall300.generator.build import FILES, MANIFEST, corpus_from_files
+from toolcall300.generator.checks import (
     CHECKS,
     Corpus,
     _diffs,

@@ -22,6 +22,7 @@ from test_scorer_data import corpus_bytes, tiny_corpus
 import toolcall300
 
 PACKAGE = Path(toolcall300.__file__).parent
+REPO = Path(__file__).resolve().parents[2]
 RUNNER = (
     "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
     "runpy.run_module('toolcall300', run_name='__main__', alter_sys=True)"
@@ -38,13 +39,12 @@ def system_python() -> str:
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("kit")
-    target = root / "toolcall300"
-    target.mkdir()
-    for module in PACKAGE.glob("*.py"):
-        shutil.copy2(module, target / module.name)
-    if (PACKAGE / "data").is_dir():
-        shutil.copytree(PACKAGE / "data", target / "data")
+    root = tmp_path_factory.mktemp("kit") / "toolcall300-kit"
+    subprocess.run(
+        [sys.executable, str(REPO / "infra" / "build_kit.py"), "--out", str(root)],
+        check=True,
+        capture_output=True,
+    )
     (root / "corpus.jsonl").write_bytes(corpus_bytes(tiny_corpus()))
     return root
 
@@ -61,12 +61,12 @@ def kit_run(kit: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_kit_has_no_service_code(kit: Path) -> None:
     assert not (kit / "toolcall300" / "service").exists()
-    assert (kit / "toolcall300" / "scorer.py").exists()
+    assert (kit / "toolcall300" / "scoring" / "grading.py").exists()
 
 
 def test_the_kit_imports_from_the_bare_folder_only(kit: Path) -> None:
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import toolcall300.scorer, toolcall300; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import toolcall300.scoring.grading, toolcall300; "
         "print(toolcall300.__file__); print(any('site-packages' in p or 'dist-packages' in p "
         "for p in sys.path))"
     )
@@ -107,8 +107,6 @@ def test_the_baseline_gate_works_in_a_bare_folder(kit: Path) -> None:
 
 
 def test_the_reference_normaliser_runs_in_a_bare_folder(kit: Path) -> None:
-    if not (kit / "toolcall300" / "toolshim.py").exists():
-        pytest.skip("toolshim.py not written yet")
     result = kit_run(kit, "score", "--corpus", "corpus.jsonl", "--adapter", "toolshim")
     assert result.returncode == 0, result.stderr
     assert "in-sample" in result.stdout

@@ -58,6 +58,26 @@ def test_kit_holds_the_free_parts_only(kit: Path) -> None:
     assert kit.with_suffix(".zip").stat().st_size > 0
 
 
+def test_the_kit_is_the_package_minus_the_service(kit: Path) -> None:
+    package = ROOT / "layers" / "toolcall300" / "toolcall300"
+
+    def files(root: Path) -> set[str]:
+        return {
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
+
+    expected = {n for n in files(package) if not n.startswith("service/")}
+    assert files(kit / "toolcall300") == expected
+    assert {
+        "scoring/grading.py",
+        "toolshim/pipeline.py",
+        "client/ci.py",
+        "jobs/harness.py",
+    } <= expected
+
+
 def test_selftest_runs_in_isolated_mode(kit: Path) -> None:
     result = run(kit, "score.py", "--selftest")
     assert result.returncode == 0, result.stderr

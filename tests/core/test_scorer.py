@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_scorer_data import TOOLS, TRUTH, call, corpus_bytes, refusal_case, tiny_corpus, value_case
 
-from toolcall300 import scorer
-from toolcall300.scorer import (
+from toolcall300.scoring import grading as scorer
+from toolcall300.scoring.grading import (
     EXACT,
     FALSE_REFUSAL,
     INVENTED_CALL,

@@ -163,7 +163,7 @@ def test_selftest_passes_every_check() -> None:
 
 
 def test_selftest_fails_when_grading_is_broken(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall300 import scorer
+    from toolcall300.scoring import grading as scorer
 
     monkeypatch.setattr(scorer, "call_key", lambda returned: "same")  # everything "matches"
     code, out, _ = score("--selftest")
@@ -176,7 +176,7 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(folder: Path) -> None:
 
 
 def test_progress_bar_when_stderr_is_a_terminal(folder: Path) -> None:
-    from toolcall300 import scorer
+    from toolcall300.scoring import grading as scorer
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcall300 import streamproto
-from toolcall300.streamproto import run_once, run_stream
+from toolcall300.scoring import protocol as streamproto
+from toolcall300.scoring.protocol import run_once, run_stream
 
 ITEMS = [{"id": f"c{i}", "text": f"text {i}", "tools": []} for i in range(5)]
 IDS = [item["id"] for item in ITEMS]

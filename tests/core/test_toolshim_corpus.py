@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from toolcall300.canonical import canonical
-from toolcall300.toolshim import normalise
+from toolcall300.toolshim.pipeline import normalise
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus_private" / "toolcall300.jsonl"
 

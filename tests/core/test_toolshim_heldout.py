@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolcall300.toolshim import normalise
+from toolcall300.toolshim.pipeline import normalise
 
 
 def _tool(name: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from schema_strategies import VALUES as RICH_VALUES
 
 from toolcall300.canonical import canonical
 from toolcall300.schema import compile_validator, is_valid, schema_problems
-from toolcall300.toolshim import normalise, normalise_explained
+from toolcall300.toolshim.pipeline import normalise, normalise_explained
 
 # ---------------------------------------------------------------------------- strategies
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall300.canonical import canonical
-from toolcall300.toolshim_reader import (
+from toolcall300.toolshim.reader import (
     CutString,
     CutToken,
     Malformed,

@@ -1,7 +1,7 @@
 """Integration fixtures: the whole service over real HTTP, started once per test session.
 
 ``local_stack`` (session-scoped; keep the name, other suites reuse it) yields the handle
-returned by ``toolcall300.service.localstack.start_local_stack``:
+returned by ``toolcall300.service.local.stack.start_local_stack``:
 
 - ``local_stack.url``: the local gateway's base URL (``http://127.0.0.1:<port>``);
 - ``local_stack.context``: ``LocalStackContext`` with ``aws_endpoint`` (moto's server),
@@ -63,7 +63,7 @@ def make_corpus(directory: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from toolcall300.service.localstack import start_local_stack
+    from toolcall300.service.local.stack import start_local_stack
 
     corpus_dir = tmp_path_factory.mktemp("corpus")
     make_corpus(corpus_dir)
@@ -77,7 +77,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def buy_licence(local_stack: Any) -> Callable[..., str]:
     """Buy a licence through ``toolcall300 dev purchase`` and return the key (its last line)."""
-    from toolcall300.service import devtools
+    from toolcall300.client import dev as devtools
 
     def buy(tier: str = "single", team: str | None = None) -> str:
         argv = [

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from toolcall300.service.dashboard import page
+from toolcall300.service.domain.dashboard import page
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "e2e" / "screenshots"
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcall300.service.dashboard import (
+from toolcall300.service.domain.dashboard import (
     SCRIPT_MARK,
     STYLE_MARK,
     assemble,
@@ -109,7 +109,7 @@ def test_lambda_handler_serves_the_page_with_its_headers() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from toolcall300.service.gateway import LambdaContext
+    from toolcall300.service.local.gateway import LambdaContext
 
     event = {
         "version": "2.0",
@@ -133,7 +133,7 @@ def test_lambda_handler_serves_the_page_with_its_headers() -> None:
 
 
 def test_template_routes_get_dashboard_to_the_dashboard_function() -> None:
-    from toolcall300.service.cfn import http_routes, load_template
+    from toolcall300.service.local.cfn import http_routes, load_template
 
     routes = http_routes(load_template(ROOT / "template.yaml"))
     mine = [r for r in routes if r.path == "/dashboard"]

@@ -23,11 +23,13 @@ import boto3
 import pytest
 import runs_fakes as fakes
 
-from toolcall300 import scorer
-from toolcall300.service import callback, ci_client, worker
-from toolcall300.service.httpclient import ApiError, request_json
-from toolcall300.service.localstack import LocalStack
-from toolcall300.service.runs_config import summary_of
+from toolcall300.client import ci as ci_client
+from toolcall300.client.http import ApiError, request_json
+from toolcall300.scoring import grading as scorer
+from toolcall300.service.domain import callback
+from toolcall300.service.hosted.flow import summary_of
+from toolcall300.service.local import worker
+from toolcall300.service.local.stack import LocalStack
 
 REFERENCE = ["toolcall300", "toolshim", "--stream"]
 INVENTED = {"name": "invented_tool", "arguments": {}}
@@ -273,8 +275,9 @@ def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack, buy: 
 
 DOOMED_WORKER = """
 import sys
-from toolcall300.service import runs_config, worker
-from toolcall300.service.adapters.s3 import CorpusObjects
+from toolcall300.service.hosted import flow as runs_config
+from toolcall300.service.local import worker
+from toolcall300.service.sdk.s3 import CorpusObjects
 runs_config.clear()
 conf = runs_config.settings()
 deps = worker.WorkerDeps(store=runs_config.run_store(), reports=runs_config.report_store(),

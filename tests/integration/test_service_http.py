@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import requests
 
-from toolcall300.service import client
+from toolcall300.client import download as client
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
 
 
 def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
-    from toolcall300.service.devtools import checkout_event, signature_header
+    from toolcall300.client.dev import checkout_event, signature_header
 
     event = checkout_event(tier="single", team=None, now=int(time.time()))
     payload = json.dumps(event).encode()

@@ -27,7 +27,7 @@ OLD_SECRET = "whsec_unit_previous_secret"
 
 @pytest.fixture(scope="session")
 def template() -> dict[str, Any]:
-    from toolcall300.service.cfn import load_template
+    from toolcall300.service.local.cfn import load_template
 
     return load_template(ROOT / "template.yaml")
 
@@ -51,8 +51,8 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
     before another module's (or the integration suite's real-HTTP) tests run."""
     from moto import mock_aws
 
-    from toolcall300.service import ports
-    from toolcall300.service.adapters.provision import provision
+    from toolcall300.service.api import wiring as ports
+    from toolcall300.service.local.provision import provision
 
     saved = dict(os.environ)
     os.environ.update(FAKE_ENV)
@@ -77,7 +77,7 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
 
 def _wipe(made: Any) -> None:
     """Delete every item and object the previous test left behind."""
-    from toolcall300.service.adapters.aws import client, dynamodb_table
+    from toolcall300.service.sdk.aws import client, dynamodb_table
 
     for logical, name in made.names.items():
         if logical.endswith("Table"):
@@ -93,8 +93,8 @@ def _wipe(made: Any) -> None:
 
 @pytest.fixture
 def aws(aws_session: Any) -> Iterator[Any]:
-    from toolcall300.service import corpus
-    from toolcall300.service.adapters.secrets import clear_secret_cache
+    from toolcall300.service.domain import corpus
+    from toolcall300.service.sdk.secrets import clear_secret_cache
 
     _wipe(aws_session)
     corpus.clear_cache()
@@ -105,7 +105,7 @@ def aws(aws_session: Any) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def routes(template: dict[str, Any]) -> list[Any]:
-    from toolcall300.service.gateway import bind_routes
+    from toolcall300.service.local.gateway import bind_routes
 
     return bind_routes(ROOT, template)
 
@@ -116,7 +116,7 @@ Call = Callable[..., tuple[int, dict[str, str], Any]]
 @pytest.fixture
 def call(aws: Any, routes: list[Any]) -> Call:
     """``call("GET", "/licence", headers={...}, body=b"...", ip="1.2.3.4")`` -> (status, headers, json)."""
-    from toolcall300.service.gateway import invoke
+    from toolcall300.service.local.gateway import invoke
 
     def _call(
         method: str,

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.conftest import Call
-from toolcall300.service import usage
-from toolcall300.service.adapters.dynamo import LicenceTable, UsageTable
+from toolcall300.service.domain import usage
+from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import PaymentRequired, TooManyRequests
-from toolcall300.service.licences import issue_manual
+from toolcall300.service.sdk.dynamo import LicenceTable, UsageTable
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -183,7 +183,7 @@ def test_client_ids_are_keyed_pseudonyms() -> None:
 
 
 def test_the_salt_is_generated_at_provisioning_and_never_an_address(aws: Any) -> None:
-    from toolcall300.service import ports
+    from toolcall300.service.api import wiring as ports
 
     salt = ports.client_id_salt()
     assert len(salt) >= 32

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.unit.fakes import MemoryLicenceStore
-from toolcall300.service import licences
-from toolcall300.service.auth import bearer_key, optional_licence, require_licence
+from toolcall300.service.api.auth import bearer_key, optional_licence, require_licence
+from toolcall300.service.domain import licences
+from toolcall300.service.domain.licences import Change, Transition
 from toolcall300.service.errors import BackendError, Forbidden, Unauthorized
-from toolcall300.service.licences import Change, Transition
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

@@ -17,13 +17,15 @@ import pytest
 import runs_fakes as fakes
 from moto.core.config import default_user_config
 
-from toolcall300.service import batch, runs, runs_config
-from toolcall300.service.adapters.aws import client
-from toolcall300.service.adapters.dynamo import LicenceTable
-from toolcall300.service.adapters.runs_aws import BatchApi, ReportObjects
-from toolcall300.service.cfn import resolve
+from toolcall300.service.domain import runs
+from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import TooManyRequests
-from toolcall300.service.licences import issue_manual
+from toolcall300.service.hosted import batch
+from toolcall300.service.hosted import flow as runs_config
+from toolcall300.service.local.cfn import resolve
+from toolcall300.service.sdk.aws import client
+from toolcall300.service.sdk.dynamo import LicenceTable
+from toolcall300.service.sdk.runs import BatchApi, ReportObjects
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "b" * 64
 OTHER = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "c" * 64

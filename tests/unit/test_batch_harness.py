@@ -18,7 +18,8 @@ import pytest
 import runs_fakes as fakes
 
 from toolcall300.canonical import jsonl_bytes
-from toolcall300.service import batch, harness
+from toolcall300.jobs import harness
+from toolcall300.service.hosted import batch
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = fakes.small_corpus(8)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall300.service import callback
+from toolcall300.service.domain import callback
 
 SECRET = callback.callback_secret("tc300_" + "k" * 32)
 NOW = 1_780_000_000

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.conftest import Call
-from toolcall300.service import corpus
-from toolcall300.service.adapters.dynamo import LicenceTable
-from toolcall300.service.adapters.s3 import CorpusObjects, upload_corpus
+from toolcall300.service.domain import corpus
+from toolcall300.service.domain.licences import issue_manual, revoke
 from toolcall300.service.errors import BadRequest, UpstreamUnavailable
-from toolcall300.service.licences import issue_manual, revoke
+from toolcall300.service.sdk.dynamo import LicenceTable
+from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
 
 CASES = [
     {"id": f"tc300-{i:04d}", "category": "truncated", "text": "{", "tools": []} for i in range(1, 4)

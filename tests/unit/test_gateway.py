@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall300.service.cfn import HttpRoute, load_template, resolve
-from toolcall300.service.gateway import build_event
+from toolcall300.service.local.cfn import HttpRoute, load_template, resolve
+from toolcall300.service.local.gateway import build_event
 
 ROUTE = HttpRoute(
     "CorpusFunction", "GET", "/cases/{id}/rationale", "functions/corpus/", "app.handler"

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.fakes import MemoryLicenceStore
-from toolcall300.service import licences
+from toolcall300.service.domain import licences
+from toolcall300.service.domain.licences import Change, Transition, fold_status
 from toolcall300.service.errors import Conflict, Forbidden, NotFound
-from toolcall300.service.licences import Change, Transition, fold_status
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from toolcall300.cliutil import UsageError
-from toolcall300.service import localstack
-from toolcall300.service.localstack import LocalStack, LocalStackContext, register_background
+from toolcall300.service.local import stack as localstack
+from toolcall300.service.local.stack import LocalStack, LocalStackContext, register_background
 
 
 def test_serve_flags() -> None:

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runs_fakes import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
 
-from toolcall300 import scorer
-from toolcall300.service import runs
+from toolcall300.scoring import grading as scorer
+from toolcall300.service.domain import runs
 from toolcall300.service.errors import BadRequest, Conflict, NotFound, TooManyRequests
-from toolcall300.service.runs_config import compare, summary_of
+from toolcall300.service.hosted.flow import compare, summary_of
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 IMAGE = "registry.example.com/team/adapter@sha256:" + "a" * 64

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from toolcall300.cli import dispatch
-from toolcall300.service import ci_client
-from toolcall300.service.httpclient import ApiError
+from toolcall300.client import ci as ci_client
+from toolcall300.client.http import ApiError
 
 IMAGE = "registry.example.com/acme/adapter@sha256:" + "a" * 64
 BASE = [

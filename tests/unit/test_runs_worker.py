@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import runs_fakes as fakes
 
-from toolcall300.service import harness, runs, sandbox, worker
-from toolcall300.service.runs_config import Corpus
+from toolcall300.jobs import harness, sandbox
+from toolcall300.service.domain import runs
+from toolcall300.service.hosted.flow import Corpus
+from toolcall300.service.local import worker
 
 CASES = fakes.small_corpus(8)
 CORPUS = Corpus(CASES, "c" * 64)
@@ -303,7 +305,8 @@ def test_a_killed_worker_lease_is_taken_over_by_the_pool() -> None:
 DYING_WORKER = """
 import sys
 import runs_fakes as fakes
-from toolcall300.service import harness, sandbox
+from toolcall300.jobs import harness
+from toolcall300.jobs import sandbox
 with sandbox.scratch_dir() as scratch:
     prepared = sandbox.prepare(fakes.py(sys.argv[1]), scratch)
     harness.run_job(prepared.argv, harness.job_inputs(fakes.small_corpus(2)),

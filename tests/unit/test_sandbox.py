@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import runs_fakes as fakes
 
-from toolcall300.service import harness, sandbox
+from toolcall300.jobs import harness, sandbox
 
 LIMITS = harness.Limits(per_case_timeout=5.0, total_timeout=20.0)
 CASE = fakes.small_corpus(1)

@@ -13,8 +13,11 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.unit.fakes import MemoryLicenceStore
+from toolcall300.client import dev as devtools
+from toolcall300.client import download as client
 from toolcall300.cliutil import UsageError
-from toolcall300.service import admin, client, devtools, licences
+from toolcall300.service import admin
+from toolcall300.service.domain import licences
 
 
 def run_admin(argv: list[str], store: MemoryLicenceStore) -> list[str]:
@@ -118,7 +121,7 @@ def test_key_comes_from_the_environment_or_a_prompt_never_a_flag() -> None:
 
 @pytest.mark.parametrize("api", ["http://example.com", "ftp://127.0.0.1", "http://10.0.0.1:8300"])
 def test_keys_are_not_sent_over_plain_http_to_other_machines(api: str) -> None:
-    from toolcall300.service.httpclient import check_transport
+    from toolcall300.client.http import check_transport
 
     with pytest.raises(ValueError):
         check_transport(api)

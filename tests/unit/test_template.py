@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolcall300.service.cfn import http_routes, resources_of_type
+from toolcall300.service.local.cfn import http_routes, resources_of_type
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"

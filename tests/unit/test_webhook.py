@@ -18,8 +18,8 @@ from tests.unit.conftest import (
     signed,
     stripe_event,
 )
-from toolcall300.service import webhook
-from toolcall300.service.adapters.dynamo import LicenceTable
+from toolcall300.service.domain import webhook
+from toolcall300.service.sdk.dynamo import LicenceTable
 
 
 def licences_in(aws: Any) -> list[dict[str, Any]]:

@@ -16,22 +16,28 @@ from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError
 
 #: name -> (module, one-line help). Core commands first; service commands need the extras.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "generate": ("toolcall300.generator", "build or check a corpus from a tool catalog"),
-    "score": ("toolcall300.scorer", "score an adapter against a corpus (exit 2 on regression)"),
-    "toolshim": ("toolcall300.toolshim", "the reference normaliser as an --adapter-cmd program"),
+    "generate": ("toolcall300.generator.build", "build or check a corpus from a tool catalog"),
+    "score": (
+        "toolcall300.scoring.grading",
+        "score an adapter against a corpus (exit 2 on regression)",
+    ),
+    "toolshim": (
+        "toolcall300.toolshim.pipeline",
+        "the reference normaliser as an --adapter-cmd program",
+    ),
     "check": (
-        "toolcall300.argcheck",
+        "toolcall300.argcheck.check",
         "tool-argument/v1: check one arguments blob against a schema",
     ),
-    "criteria": ("toolcall300.argcheck_criteria", "print the tool-argument/v1 criteria document"),
+    "criteria": ("toolcall300.argcheck.criteria", "print the tool-argument/v1 criteria document"),
     "serve": (
-        "toolcall300.service.localstack",
+        "toolcall300.service.local.stack",
         "run the service locally (moto + local gateway + worker)",
     ),
-    "dev": ("toolcall300.service.devtools", "developer helpers for a local stack (test purchases)"),
+    "dev": ("toolcall300.client.dev", "developer helpers for a local stack (test purchases)"),
     "admin": ("toolcall300.service.admin", "operator commands: manage licences by hand"),
-    "download": ("toolcall300.service.client", "download the licensed corpus and verify its pins"),
-    "ci": ("toolcall300.service.ci_client", "submit a hosted scoring run from CI and gate on it"),
+    "download": ("toolcall300.client.download", "download the licensed corpus and verify its pins"),
+    "ci": ("toolcall300.client.ci", "submit a hosted scoring run from CI and gate on it"),
 }
 
 

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
-from toolcall300.service import licences
+from toolcall300.service.domain import licences
+from toolcall300.service.domain.licences import LicenceStore
 from toolcall300.service.errors import BackendError
-from toolcall300.service.licences import LicenceStore
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -72,7 +72,7 @@ def execute(args: argparse.Namespace, store: LicenceStore, stdout: TextIO) -> No
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from toolcall300.service.adapters.dynamo import LicenceTable
+    from toolcall300.service.sdk.dynamo import LicenceTable
 
     try:
         execute(args, LicenceTable(args.table), stdout)

@@ -1,6 +1,6 @@
 """One error hierarchy for the service, each class carrying its HTTP status and a stable code.
 
-Domain code raises these; exactly one place (``toolcall300.service.http``) turns them into
+Domain code raises these; exactly one place (``toolcall300.service.api.resolver``) turns them into
 ``{"error": {"code", "message"}}`` responses. Nothing decides a status by reading message
 text. This module deliberately imports nothing third-party, so domain code stays SDK-free.
 """

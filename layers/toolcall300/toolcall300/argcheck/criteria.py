@@ -1,0 +1,166 @@
+"""The tool-argument/v1 criteria document: what ``GET /criteria`` serves and ``toolcall300
+criteria`` prints.
+
+It is the published criteria (shipped verbatim as ``data/tool-argument-v1.seed.json``) with
+three changes, all additive or factual: the corpus pin is the real SHA-256 of the shipped
+``argument-check-corpus/v1``, the pin definition names this kit's harness, and a
+``decisions`` list answers every question the criteria leave open, each tested. It is not a
+second source of rules: the checker's behaviour is defined here and in the seed, nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import resources
+from typing import Any, TextIO
+
+from toolcall300.argcheck.check import MAX_BODY_BYTES, MAX_DEPTH, MAX_SCHEMA_DEPTH
+from toolcall300.argcheck.vectors import corpus_pin, load_corpus
+from toolcall300.cliutil import EXIT_OK, ArgParser
+from toolcall300.schema import ANNOTATIONS, ENFORCED
+
+SEED_FILE = "tool-argument-v1.seed.json"
+
+#: Every question the criteria leave open, answered once. ids are stable; tests cite them.
+DECISIONS: tuple[dict[str, str], ...] = (
+    {
+        "id": "D1-text-repair-order",
+        "question": "Which of R1 and R2 comes first in the diff?",
+        "decision": "Text repairs are tried only when arguments_text does not parse as sent. R2 entries come first, one per removed comma in text order, then at most one R1 entry. Both are judged on the text as submitted: R2 removes every comma whose next token is a closing delimiter or the end of the text (only JSON whitespace may stand between); R1 then appends the closers of the delimiters still open, innermost first. An R2 entry names no offset: the k-th R2 entry removes the k-th such comma, so the diff plus the text still reproduce the repaired blob exactly.",
+    },
+    {
+        "id": "D2-number-at-end",
+        "question": "Is a complete number at the end of a text a token boundary?",
+        "decision": 'No. A number that runs to the very last character may have been cut mid-digits ("days": 1 could have been 12), so R1 does not apply and the text is invalid_json_text. A number followed by anything, even one space, ended and is a boundary. A string closed by its quote and a complete true/false/null are boundaries.',
+    },
+    {
+        "id": "D3-defect-order",
+        "question": "In what order are several defects reported, at one node and across nodes?",
+        "decision": "All missing_required defects come first, in traversal order of their objects and, within one object, in the order of its required array. The rest follow in traversal order: at each node its own keywords in the order type, enum, const, minLength, maxLength, pattern, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minItems, maxItems, uniqueItems, minProperties, maxProperties, additionalProperties (one defect per undeclared key, in submitted key order), then declared properties in submitted key order, then items in index order. Each defect is {path, code, keyword, message}; path and code are the contract.",
+    },
+    {
+        "id": "D4-invalid-json-text-path",
+        "question": "What path does invalid_json_text carry?",
+        "decision": "$arguments_text, the raw text form, with keyword null. It is the only defect such a check reports: nothing else can be assessed in a text that does not parse.",
+    },
+    {
+        "id": "D5-r5-or-r7",
+        "question": "Does R5 or R7 apply to a string holding a JSON array?",
+        "decision": "R5. A string that parses as a JSON array is never wrapped by R7. If the unwrapped array does not then conform, the node is a defect; there is no fallback to R7 (two readings that might both pass would be a pick).",
+    },
+    {
+        "id": "D6-unlisted-keywords",
+        "question": "What happens to keywords the criteria do not list (multipleOf, $schema, x-foo)?",
+        "decision": "Annotations accepted and enforced as nothing: "
+        + ", ".join(sorted(ANNOTATIONS))
+        + ". Every other keyword outside the enforced list (multipleOf, x-foo, ...) makes the schema not covered: refusal schema_not_covered, never a verdict under partial coverage. A pattern using ECMA-262 \\p{...} escapes is not covered. A malformed keyword value is schema_invalid, which is named before schema_not_covered when a schema has both.",
+    },
+    {
+        "id": "D7-string-length",
+        "question": "How is string length counted?",
+        "decision": 'In Unicode code points (not UTF-16 code units, not bytes): "😀" has length 1.',
+    },
+    {
+        "id": "D8-one-tentative-repair-per-node",
+        "question": "Which repair is tried at a failing node, and what if it does not suffice?",
+        "decision": "R3..R7 are tried only at a node that fails type, R9 only at a node that fails enum (R8 at an optional declared property whose null fails its subschema). At most one own repair per node: the first applicable rule in whitelist order (R3, R4, R5, R6, R7, then R9). It is kept only if the node's whole subtree then conforms (after the repairs of its children); otherwise it and every repair beneath it are withdrawn, no other rule is tried, and the node's defects are reported against the value as submitted. So every defect path names a location in the submitted blob.",
+    },
+    {
+        "id": "D9-r7-null",
+        "question": "Does R7 wrap null?",
+        "decision": "No. Null is the absence marker (R8's reading); wrapping it would turn absence into a one-element array, an invented element.",
+    },
+    {
+        "id": "D10-r9-case",
+        "question": "What does case-insensitively mean for R9?",
+        "decision": "Unicode default caseless matching (full case folding, Python str.casefold). Identical enum entries count once.",
+    },
+    {
+        "id": "D11-r3-exact",
+        "question": "What does R3 produce, and for which numerals?",
+        "decision": 'A numeral without fraction or exponent becomes an exact integer; one with them becomes a double, kept as that double ("3.0" for type integer becomes 3.0, which JSON Schema counts as integral). A numeral a double cannot hold exactly as written ("0.1000000000000000055511151231257827", "1e400") is not converted: that would be rounding.',
+    },
+    {
+        "id": "D12-r6-spelling",
+        "question": "What is the exact JSON spelling R6 produces?",
+        "decision": 'The canonical JSON text of the value as received: integers in decimal digits, doubles in the shortest form that round-trips (2.50 -> "2.5", 1e2 -> "100.0"), booleans as true/false.',
+    },
+    {
+        "id": "D13-root",
+        "question": "Can the root be repaired into an object?",
+        "decision": "No. The root must be an object as submitted (after R1/R2 for text). A string holding an object at the root is arguments_not_object, a refusal, never R5; and the root object itself never receives an own repair (a root schema of type array does not wrap it by R7: it is type_mismatch at $).",
+    },
+    {
+        "id": "D14-duplicate-keys",
+        "question": "What about duplicate object keys?",
+        "decision": "JSON readers would silently keep one value and drop the caller's other: arguments_text with a duplicate key is invalid_json_text; a request body with one is invalid_request_body; an R5 candidate string with one does not parse.",
+    },
+    {
+        "id": "D15-request-shape",
+        "question": "How strict is the request envelope?",
+        "decision": "Fields other than schema, arguments and arguments_text are invalid_request_body. Both arguments forms present (even null) is arguments_ambiguous. arguments_text that is not a string is arguments_text_invalid. Refusals are checked in this order, the first that applies answering: body cap; body not strict UTF-8 JSON; request not an object or with an unknown field (invalid_request_body); schema_missing; schema not a JSON value (invalid_request_body); schema nesting (schema_not_covered); schema_invalid; schema_not_covered; arguments_ambiguous; arguments_missing; then for arguments: not a JSON value (invalid_request_body), arguments_too_deep; for arguments_text: arguments_text_invalid, arguments_too_deep; then arguments_not_object. An R5 candidate nesting too deep refuses the check during repair (arguments_too_deep).",
+    },
+    {
+        "id": "D16-r8-admits-null",
+        "question": "When does a subschema admit null (R8)?",
+        "decision": "When null validates against it; so a property with no type, or with null among its types and nothing else rejecting null, keeps its null.",
+    },
+    {
+        "id": "D17-limits",
+        "question": "What limits apply?",
+        "decision": f"Request body at most {MAX_BODY_BYTES} bytes (CAP-EXCEEDED:body_bytes, 413). Arguments nest at most {MAX_DEPTH} levels, R5-unwrapped content included (arguments_too_deep). The schema document nests at most {MAX_SCHEMA_DEPTH} levels (schema_not_covered). Non-finite numbers and lone surrogates are not JSON: in the request body or the arguments object they are invalid_request_body; an arguments_text string holding a lone surrogate is arguments_text_invalid, and one whose \\u escapes decode to a lone surrogate (or whose numbers overflow a double) is invalid_json_text.",
+    },
+    {
+        "id": "D19-pattern-dialect",
+        "question": "Which regular-expression dialect does pattern use?",
+        "decision": "ECMA-262, as JSON Schema specifies, unanchored: $ is the end of the input (a trailing newline does not slip past ^[a-z]+$), . matches anything but a line terminator, \\d, \\w and \\b are ASCII, \\s is Unicode whitespace. A pattern the engine cannot evaluate with that meaning (\\p{...}) is not covered; one that does not compile is schema_invalid. A pattern whose matching could backtrack for exponential time is not covered either, so no submitted schema can stall a check: nested unbounded repetition such as (a+)+ (an upper bound above 16 counts as unbounded), alternation under unbounded repetition such as (a|ab)*, and backreferences. This is deliberately conservative (^[a-z]+(-[a-z]+)*$ is refused too, as not covered, with the reason in the message).",
+    },
+    {
+        "id": "D18-verdict-fields",
+        "question": "Which fields does each verdict carry?",
+        "decision": "VALID: criteria_id, verdict, arguments (as submitted; for arguments_text, the parsed object). REPAIRED: criteria_id, verdict, arguments (repaired), diff. UNREPAIRABLE: criteria_id, verdict, defects. A refusal: {refusal: {code, message}}.",
+    },
+    {
+        "id": "D20-check-time-budget",
+        "scope": "service",
+        "question": "What stops a caller's pattern from stalling a check with polynomial backtracking?",
+        "decision": "At the service (POST /check and POST /precheck), a request whose schema has a pattern anywhere is checked in a child process with a 2 s CPU budget. Past it, the answer is the free refusal CAP-EXCEEDED:check_seconds (HTTP 422): nothing is judged, nothing is charged, and no submitted value is echoed. A schema without a pattern is checked in process. The library function check() itself has no budget: it runs on the caller's own machine.",
+    },
+)
+
+
+def criteria_document() -> dict[str, Any]:
+    """The criteria as served: the seed, the real corpus pin, and the decisions."""
+    raw = resources.files("toolcall300").joinpath("data", SEED_FILE).read_bytes()
+    doc: dict[str, Any] = json.loads(raw)
+    doc["corpus"] = {"id": doc["corpus"]["id"], "sha256": corpus_pin(load_corpus())}
+    doc["corpus_pin_definition"] = (
+        "The corpus pin is the SHA-256 of the corpus's canonical serialization (the corpus object "
+        "excluding its sha256 field: sorted keys, no whitespace, UTF-8), computed and verifiable by "
+        "the published harness (toolcall300 check --selftest)."
+    )
+    doc["schema_subset"]["annotations"] = sorted(ANNOTATIONS)
+    doc["schema_subset"]["enforced_order"] = list(ENFORCED)
+    doc["limits"] = {
+        "max_body_bytes": MAX_BODY_BYTES,
+        "max_depth": MAX_DEPTH,
+        "max_schema_depth": MAX_SCHEMA_DEPTH,
+    }
+    doc["decisions"] = [dict(d) for d in DECISIONS]
+    return doc
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """``toolcall300 criteria``: no options."""
+    return ArgParser(
+        prog="toolcall300 criteria", description="print the tool-argument/v1 criteria"
+    ).parse_args(argv)
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Print the criteria document as JSON."""
+    stdout.write(
+        json.dumps(criteria_document(), sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+    )
+    return EXIT_OK

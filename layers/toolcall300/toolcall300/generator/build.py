@@ -1,0 +1,369 @@
+"""``toolcall300 generate``: build a TOOLCALL-300 corpus from a tool catalog, or check one.
+
+The build is a pure function of (catalog, pools, seed): one ``random.Random(seed)`` is
+passed down, 25 cases per category are made by the named mutation rules of
+``generator_mutations``, ids are assigned after a seeded shuffle, and every integrity check
+of ``generator_checks`` must pass before anything is written (same inputs, byte-identical
+files). The CLI shell at the bottom is the only code here that touches files. It
+deliberately contains no labelling logic of its own and does not score anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from toolcall300 import __version__
+from toolcall300.canonical import jsonl_bytes, pretty_bytes, sha256_hex
+from toolcall300.catalog import CatalogError, generation_problems, load_catalog
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.generator.checks import (
+    CHECKS,
+    PER_CATEGORY,
+    SAMPLE_SIZE,
+    Corpus,
+    Report,
+    run_checks,
+)
+from toolcall300.generator.rules import (
+    Ctx,
+    Draft,
+    Maker,
+    args_as_string,
+    array_vs_scalar,
+    enum_violation,
+    extra_undeclared_arg,
+    hallucinated_tool,
+    missing_required_arg,
+    multiple_calls,
+    nested_flattened,
+    type_coercion,
+    wrong_tool_name,
+)
+from toolcall300.generator.rules.truncated import truncated
+from toolcall300.generator.rules.unrecoverable import unrecoverable
+from toolcall300.generator.values import GenerationError, Pools
+from toolcall300.spec import CATEGORIES, SPEC_VERSION
+
+CORPUS_VERSION = "1.0"
+DEFAULT_SEED = 20261130
+DATA = Path(__file__).resolve().parents[1] / "data"
+FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")
+MANIFEST = "manifest.json"
+RECIPE = "inputs/recipe.json"
+
+
+#: The twelve categories (DESIGN.md order) and the mutation rule that makes each.
+MAKERS: dict[str, Maker] = {
+    "wrong_tool_name": wrong_tool_name,
+    "missing_required_arg": missing_required_arg,
+    "extra_undeclared_arg": extra_undeclared_arg,
+    "type_coercion": type_coercion,
+    "enum_violation": enum_violation,
+    "nested_flattened": nested_flattened,
+    "array_vs_scalar": array_vs_scalar,
+    "args_as_string": args_as_string,
+    "multiple_calls": multiple_calls,
+    "hallucinated_tool": hallucinated_tool,
+    "truncated": truncated,
+    "unrecoverable": unrecoverable,
+}
+assert tuple(MAKERS) == CATEGORIES
+
+#: What each rule needs from a catalog, for the error when no tool offers it.
+NEEDS: dict[str, str] = {
+    "wrong_tool_name": "a name that stays unambiguous when mangled",
+    "missing_required_arg": "a required property with a default",
+    "extra_undeclared_arg": "additionalProperties: false at the top level",
+    "type_coercion": "an integer, number or boolean property",
+    "enum_violation": "a string enum property",
+    "nested_flattened": "a nested object whose keys no other property uses, under a closed or "
+    "required top level",
+    "array_vs_scalar": "an array of scalars or a scalar property",
+    "args_as_string": "any valid call",
+    "multiple_calls": "any valid call",
+    "hallucinated_tool": "room for a name that matches no declared tool",
+    "truncated": "calls with at least two properties to cut between (optional ones help)",
+    "unrecoverable": "any of the refusal mix's needs (required without default, enums, typed scalars)",
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a build depends on, as bytes, so the manifest can pin them."""
+
+    catalog_name: str
+    catalog_bytes: bytes
+    pools_name: str
+    pools_bytes: bytes
+    seed: int
+
+
+@dataclass(frozen=True)
+class Build:
+    """A finished, checked corpus: the file bytes and the check report."""
+
+    files: dict[str, bytes]
+    report: Report
+
+
+# --------------------------------------------------------------------------- the pure core
+
+
+def make_category(ctx: Ctx, category: str) -> list[Draft]:
+    """25 drafts of one category with unique texts; tools rotate in a seeded order."""
+    maker = MAKERS[category]
+    order = list(ctx.catalog)
+    ctx.rng.shuffle(order)
+    out: list[Draft] = []
+    seen: set[str] = set()
+    for i in range(PER_CATEGORY):
+        for attempt in range(len(order) * 12):
+            tool = order[(i + attempt) % len(order)]
+            made = maker(ctx, tool, i + attempt // len(order))
+            if made is not None and made.text not in seen:
+                seen.add(made.text)
+                out.append(made)
+                break
+        else:
+            raise GenerationError(f"{category}: no tool in the catalog offers {NEEDS[category]}")
+    return out
+
+
+def make_cases(
+    catalog: list[dict[str, Any]], pools: Pools, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The 300 cases and their rationale rows, ids assigned after a seeded shuffle."""
+    ctx = Ctx(random.Random(seed), catalog, pools)
+    drafts = [d for category in CATEGORIES for d in make_category(ctx, category)]
+    ctx.rng.shuffle(drafts)  # ids must not reveal the category
+    cases, rationale = [], []
+    for n, d in enumerate(drafts, 1):
+        cid = f"tc300-{n:04d}"
+        cases.append(
+            {
+                "id": cid,
+                "category": d.category,
+                "text": d.text,
+                "tools": d.tools,
+                "expected_kind": "value" if d.expected is not None else "unrecoverable",
+                "expected": d.expected,
+            }
+        )
+        rationale.append({"id": cid, "rule": d.rule, "rationale": d.rationale})
+    return cases, rationale
+
+
+def make_sample(cases: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """The stratified public slice: 2 cases of each category, 3 of six seeded ones, id order."""
+    rng = random.Random(f"sample30:{seed}")
+    extra = set(rng.sample(list(CATEGORIES), SAMPLE_SIZE - 2 * len(CATEGORIES)))
+    picked: list[dict[str, Any]] = []
+    for cat in CATEGORIES:
+        pool = [c for c in cases if c["category"] == cat]
+        picked += rng.sample(pool, 3 if cat in extra else 2)
+    return sorted(picked, key=lambda c: str(c["id"]))
+
+
+def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None) -> dict[str, Any]:
+    """Version, seed, input pins, file pins and how many assertions the build ran."""
+    return {
+        "version": CORPUS_VERSION,
+        "generator_version": __version__,
+        "spec_version": SPEC_VERSION,
+        "seed": inputs.seed,
+        "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
+        "pools": {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)},
+        "files": {
+            f: {
+                "sha256": sha256_hex(files[f]),
+                "bytes": len(files[f]),
+                "count": files[f].count(b"\n"),
+            }
+            for f in FILES
+        },
+        "assertions": report.assertions if report else None,
+        "checks": list(CHECKS),
+    }
+
+
+def build(inputs: Inputs) -> Build:
+    """Generate and check a corpus; raises ``CatalogError`` or ``GenerationError`` on bad inputs."""
+    raw = json.loads(inputs.catalog_bytes)
+    catalog = load_catalog(raw)
+    problems = generation_problems(catalog)
+    if problems:
+        raise CatalogError(problems)
+    pools = json.loads(inputs.pools_bytes)
+    if not isinstance(pools, dict):
+        raise GenerationError("pools: the root must be a JSON object")
+    cases, rationale = make_cases(catalog, pools, inputs.seed)
+    sample = make_sample(cases, inputs.seed)
+    files = {
+        "toolcall300.jsonl": jsonl_bytes(cases),
+        "rationale.jsonl": jsonl_bytes(rationale),
+        "sample30.jsonl": jsonl_bytes(sample),
+    }
+    corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None), dict(files))
+    report = run_checks(corpus)
+    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report))
+    return Build(files, report)
+
+
+def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
+    """Rows of a JSON Lines file; a malformed line is named by its number."""
+    rows = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name}: not UTF-8 ({exc.reason})") from exc
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{name} line {n}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise UsageError(f"{name} line {n}: not a JSON object")
+        rows.append(row)
+    return rows
+
+
+def corpus_from_files(files: dict[str, bytes]) -> Corpus:
+    """The artefacts of an existing corpus directory, for ``--check-only``."""
+    manifest = json.loads(files[MANIFEST]) if MANIFEST in files else None
+    return Corpus(
+        read_jsonl(FILES[0], files.get(FILES[0], b"")),
+        read_jsonl(FILES[1], files.get(FILES[1], b"")),
+        read_jsonl(FILES[2], files.get(FILES[2], b"")),
+        manifest if isinstance(manifest, dict) else None,
+        {k: v for k, v in files.items() if k in FILES},
+    )
+
+
+def input_pin_failures(manifest: dict[str, Any] | None, recorded: dict[str, bytes]) -> list[str]:
+    """The recorded inputs beside a corpus must be the ones its manifest pins."""
+    out = []
+    for key in ("catalog", "pools"):
+        pin = (manifest or {}).get(key, {})
+        data = recorded.get(key)
+        if data is not None and sha256_hex(data) != pin.get("sha256"):
+            out.append(f"manifest_pins: recorded {key} does not match the manifest's sha256")
+    return out
+
+
+# --------------------------------------------------------------------------- the CLI shell
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = ArgParser(
+        prog="toolcall300 generate", description="Build or check a TOOLCALL-300 corpus."
+    )
+    parser.add_argument("--out", help="corpus directory to write (or, with --check-only, to check)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
+    parser.add_argument("--pools", help="value pools JSON (default: the public demo pools)")
+    parser.add_argument(
+        "--check-only", action="store_true", help="re-run every integrity check on --out"
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="print the classes of integrity check"
+    )
+    parser.add_argument(
+        "--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs"
+    )
+    args = parser.parse_args(argv)
+    if not args.list_checks and not args.out:
+        raise UsageError("toolcall300 generate: --out DIR is required")
+    return args
+
+
+def _recorded_inputs(directory: Path) -> Inputs:
+    recipe_path = directory / RECIPE
+    try:
+        recipe = json.loads(recipe_path.read_bytes())
+        tools, pools = directory / recipe["tools"], directory / recipe["pools"]
+        return Inputs(
+            tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"])
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}"
+        ) from exc
+
+
+def _cli_inputs(args: argparse.Namespace) -> Inputs:
+    if args.rebuild:
+        return _recorded_inputs(Path(args.rebuild))
+    tools = Path(args.tools) if args.tools else DATA / "demo_tools.json"
+    pools = Path(args.pools) if args.pools else DATA / "demo_pools.json"
+    try:
+        return Inputs(tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), args.seed)
+    except OSError as exc:
+        raise UsageError(f"toolcall300 generate: {exc}") from exc
+
+
+def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) -> int:
+    for name, message in report.failures:
+        stderr.write(f"FAIL {name}: {message}\n")
+    for line in extra:
+        stderr.write(f"FAIL {line}\n")
+    failed = len(report.failures) + len(extra)
+    stdout.write(
+        f"{report.assertions} assertions in {len(CHECKS)} check classes, {failed} failed\n"
+    )
+    return EXIT_OK if not failed else EXIT_ERROR
+
+
+def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
+    files = {
+        name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()
+    }
+    missing = [name for name in (*FILES, MANIFEST) if name not in files]
+    if missing:
+        stderr.write(f"toolcall300 generate: {out} lacks {', '.join(missing)}\n")
+        return EXIT_ERROR
+    corpus = corpus_from_files(files)
+    extra = []
+    if (out / RECIPE).is_file():
+        inputs = _recorded_inputs(out)
+        extra = input_pin_failures(
+            corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes}
+        )
+        if corpus.manifest and corpus.manifest.get("seed") != inputs.seed:
+            extra.append("manifest_pins: recorded seed differs from the manifest's")
+    return _report(run_checks(corpus), stdout, stderr, extra)
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.list_checks:
+        for name, (description, _) in CHECKS.items():
+            stdout.write(f"{name:<28} {description}\n")
+        stdout.write(f"{len(CHECKS)} classes of check\n")
+        return EXIT_OK
+    out = Path(args.out)
+    if args.check_only:
+        return _check_only(out, stdout, stderr)
+    try:
+        result = build(_cli_inputs(args))
+    except CatalogError as exc:
+        for problem in exc.problems:
+            stderr.write(f"catalog: {problem}\n")
+        return EXIT_ERROR
+    except (GenerationError, ValueError) as exc:
+        stderr.write(f"toolcall300 generate: {exc}\n")
+        return EXIT_ERROR
+    if not result.report.ok:
+        _report(result.report, stdout, stderr, [])
+        stderr.write("toolcall300 generate: integrity checks failed; nothing was written\n")
+        return EXIT_ERROR
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in result.files.items():
+        (out / name).write_bytes(data)
+    stdout.write(f"wrote {len(CATEGORIES) * PER_CATEGORY} cases to {out}\n")
+    return _report(result.report, stdout, stderr, [])

@@ -1,0 +1,963 @@
+"""The integrity checks: the classes of assertion that block a corpus from being written.
+
+Each check class reads only the finished artefacts (cases, rationale, sample, manifest), so
+``generate --check-only`` re-runs exactly what a build ran, on files anyone can hold. A
+check yields one item per assertion: ``None`` when it held, a one-line message when it did
+not. Checks verify labels with the shared predicates of ``schema`` and ``rules`` and with
+independent readers of the text (``sent_calls``, :func:`completed_prefix`); they never
+produce a label. They deliberately do not score adapters or judge a normaliser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolcall300.canonical import canonical, jsonl_bytes, sha256_hex
+from toolcall300.catalog import Tool, catalog_problems, tool_name, tool_schema, value_type
+from toolcall300.generator.envelopes import sent_calls
+from toolcall300.rules import (
+    NotLossless,
+    coerce_lossless,
+    enum_matches,
+    resolve_tool_name,
+    tool_name_matches,
+)
+from toolcall300.schema import declared_types, format_path, is_number, is_valid, json_type_matches
+from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
+
+PER_CATEGORY = 25
+SAMPLE_SIZE = 30
+CASE_KEYS = ("category", "expected", "expected_kind", "id", "text", "tools")
+
+Result = str | None
+
+
+@dataclass
+class Corpus:
+    """The artefacts the checks read; ``files`` holds written bytes when they exist."""
+
+    cases: list[dict[str, Any]]
+    rationale: list[dict[str, Any]] = field(default_factory=list)
+    sample: list[dict[str, Any]] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def parsed(case: dict[str, Any]) -> tuple[bool, Any]:
+    """``(True, value)`` when the text is strict JSON, else ``(False, None)``."""
+    try:
+        return True, json.loads(case["text"])
+    except ValueError:
+        return False, None
+
+
+def calls_of(case: dict[str, Any]) -> list[dict[str, Any]] | None:
+    ok, value = parsed(case)
+    return sent_calls(value) if ok else None
+
+
+def tool_of(case: dict[str, Any], name: str) -> Tool | None:
+    return next((t for t in case["tools"] if tool_name(t) == name), None)
+
+
+def names_of(case: dict[str, Any]) -> list[str]:
+    return [tool_name(t) for t in case["tools"]]
+
+
+def of(cases: list[dict[str, Any]], *categories: str) -> Iterator[dict[str, Any]]:
+    return (c for c in cases if c.get("category") in categories)
+
+
+def one_call(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The single call a text carries with object arguments, else ``None``."""
+    calls = calls_of(case)
+    if not calls or len(calls) != 1 or not isinstance(calls[0]["arguments"], dict):
+        return None
+    return calls[0]
+
+
+def _ok(cond: bool, case: dict[str, Any] | None, message: str) -> Result:
+    return None if cond else (f"{case.get('id')}: {message}" if case else message)
+
+
+def leaves(
+    a: Any, b: Any, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+    """Paths where two argument objects differ (objects are walked, everything else compared)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            yield from leaves(a.get(key, _MISSING), b.get(key, _MISSING), (*path, key))
+    elif a is _MISSING or b is _MISSING:
+        if a is not b:
+            yield path, a, b
+    elif canonical(a) != canonical(b):
+        yield path, a, b
+
+
+def walk(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every leaf of nested objects with its path (arrays and scalars are leaves)."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from walk(sub, (*path, key))
+    else:
+        yield path, value
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
+def schema_at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    for key in path:
+        props = schema.get("properties", {})
+        if key not in props:
+            return None
+        schema = props[key]
+    return schema
+
+
+def property_names(schema: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for key, sub in schema.get("properties", {}).items():
+        out |= {key} | property_names(sub)
+    if isinstance(schema.get("items"), dict):
+        out |= property_names(schema["items"])
+    return out
+
+
+def nested_names(schema: dict[str, Any]) -> set[str]:
+    """Property names declared below the top level."""
+    out: set[str] = set()
+    for sub in schema.get("properties", {}).values():
+        out |= property_names(sub)
+    return out
+
+
+# --------------------------------------------------------------------------- rule 11 reader
+
+_ARGS_OPEN = re.compile(r'"(?:arguments|parameters|input)"\s*:\s*\{')
+_NAME = re.compile(r'"name"\s*:\s*("(?:[^"\\]|\\.)*")')
+_NAME_CUT = re.compile(r'"name"\s*:\s*"(?:[^"\\]|\\.)*\Z')
+_WS = " \t\r\n"
+_DELIMITERS = ",}] \t\r\n"
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _WS:
+        pos += 1
+    return pos
+
+
+def completed_prefix(text: str) -> dict[str, Any] | None:
+    """The top-level arguments whose values were completely written before a cut (D11.1-D11.4).
+
+    An independent reader of cut text used to verify truncated labels: a value counts only
+    if it decodes whole, and a number only if a delimiter follows it (D11.3). Containers that
+    never closed fail to decode and are therefore dropped whole (D11.2, D11.4).
+    """
+    match = _ARGS_OPEN.search(text)
+    if not match:
+        return None
+    decoder, pos = json.JSONDecoder(), match.end()
+    out: dict[str, Any] = {}
+    while True:
+        pos = _skip(text, pos)
+        if pos >= len(text) or text[pos] != '"':
+            return out
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return out
+        pos = _skip(text, pos)
+        if pos >= len(text) or text[pos] != ":":
+            return out
+        pos = _skip(text, pos + 1)
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            return out
+        if is_number(value) and (end >= len(text) or text[end] not in _DELIMITERS):
+            return out  # D11.3: a number with no delimiter after it may have had more digits
+        out[key] = value
+        pos = _skip(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+            continue
+        return out
+
+
+def required_defaults(
+    schema: dict[str, Any], present: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """Rule 6: defaults for missing required properties, and the missing ones without a default."""
+    fill, lost = {}, []
+    for key in schema.get("required", []):
+        if key not in present:
+            sub = schema.get("properties", {}).get(key, {})
+            if "default" in sub:
+                fill[key] = sub["default"]
+            else:
+                lost.append(key)
+    return fill, lost
+
+
+# --------------------------------------------------------------------------- refusal reasons
+
+
+def _value_reasons(value: Any, schema: dict[str, Any], where: str) -> Iterator[str]:
+    if "enum" in schema and not any(canonical(value) == canonical(m) for m in schema["enum"]):
+        if len(enum_matches(value, schema["enum"])) != 1:
+            yield f"enum value at {where} matches no single member (rule 4)"
+        return
+    kind = value_type(schema)
+    if kind is None:
+        return
+    if any(json_type_matches(value, t) for t in declared_types(schema)):
+        if kind == "object" and isinstance(value, dict):
+            yield from _object_reasons(value, schema, where)
+        return
+    if isinstance(value, list) and kind != "array":
+        if len(value) != 1:
+            yield f"{len(value)} values at {where} for a scalar (rule 8)"
+        return
+    if kind in ("integer", "number", "boolean"):
+        try:
+            coerce_lossless(value, kind)
+        except NotLossless:
+            yield f"value at {where} is not losslessly a {kind} (rule 5)"
+    elif kind == "string":
+        yield f"a non-string at {where} where a string is declared (rule 5)"
+
+
+def _object_reasons(args: dict[str, Any], schema: dict[str, Any], where: str) -> Iterator[str]:
+    _, lost = required_defaults(schema, args)
+    for key in lost:
+        yield f"required {where}.{key} is missing with no default (rule 6)"
+    for key, value in args.items():
+        sub = schema.get("properties", {}).get(key)
+        if isinstance(sub, dict):
+            yield from _value_reasons(value, sub, f"{where}.{key}")
+
+
+def refusal_reasons(case: dict[str, Any]) -> list[str]:
+    """Why a case's text holds no correct call: used to verify, never to label, refusals."""
+    ok, value = parsed(case)
+    text = case["text"]
+    if not ok:
+        if _NAME_CUT.search(text) or ('"name"' not in text and text.lstrip().startswith("{")):
+            return ["cut inside the tool name (D11.5)"]
+        return ["prose, no call"] if "{" not in text else []
+    calls = sent_calls(value)
+    if not calls:
+        return ["no call in the text"]
+    if len({canonical(c) for c in calls}) > 1:
+        return ["several calls that differ (rule 10)"]
+    call = calls[0]
+    names = names_of(case)
+    matches = tool_name_matches(call["name"], names)
+    resolved = resolve_tool_name(call["name"], names)
+    if resolved is None:
+        return [f"name matches {len(matches)} declared tools (rule 3)"]
+    args = call["arguments"]
+    while isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return ["arguments string does not decode (rule 9)"]
+    if not isinstance(args, dict):
+        return ["arguments are not an object"]
+    tool = tool_of(case, resolved)
+    return list(_object_reasons(args, tool_schema(tool), "$")) if tool else ["tool missing"]
+
+
+# --------------------------------------------------------------------------- the check classes
+
+Check = Callable[[Corpus], Iterator[Result]]
+CHECKS: dict[str, tuple[str, Check]] = {}
+
+
+def check(name: str, description: str) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        CHECKS[name] = (description, fn)
+        return fn
+
+    return register
+
+
+@check("categories", "exactly 25 cases in each of the 12 categories and no other category")
+def _categories(corpus: Corpus) -> Iterator[Result]:
+    counts = Counter(c.get("category") for c in corpus.cases)
+    for cat in CATEGORIES:
+        yield _ok(
+            counts[cat] == PER_CATEGORY,
+            None,
+            f"category {cat} has {counts[cat]} cases, not {PER_CATEGORY}",
+        )
+    extra = sorted(str(k) for k in counts if k not in CATEGORIES)
+    yield _ok(not extra, None, f"unknown categories {extra}")
+
+
+@check("ids_sequential", "ids are tc300-0001 .. tc300-0300 in file order")
+def _ids_sequential(corpus: Corpus) -> Iterator[Result]:
+    want = [f"tc300-{i:04d}" for i in range(1, len(CATEGORIES) * PER_CATEGORY + 1)]
+    got = [c.get("id") for c in corpus.cases]
+    yield _ok(got == want, None, "ids are not tc300-0001..tc300-0300 in order")
+
+
+@check("ids_unique", "all 300 ids are unique")
+def _ids_unique(corpus: Corpus) -> Iterator[Result]:
+    dupes = [k for k, n in Counter(c.get("id") for c in corpus.cases).items() if n > 1]
+    yield _ok(not dupes, None, f"duplicate ids {dupes[:5]}")
+
+
+@check("texts_unique", "all 300 input texts are unique")
+def _texts_unique(corpus: Corpus) -> Iterator[Result]:
+    seen: dict[str, str] = {}
+    for c in corpus.cases:
+        yield _ok(c.get("text") not in seen, c, f"text duplicates {seen.get(c.get('text', ''))}")
+        seen.setdefault(c.get("text", ""), str(c.get("id")))
+
+
+@check("case_shape", "each case has exactly the DESIGN.md fields; expected_kind and expected agree")
+def _case_shape(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        yield _ok(tuple(sorted(c)) == CASE_KEYS, c, f"fields {sorted(c)}")
+        yield _ok(
+            isinstance(c.get("text"), str) and bool(c.get("text")),
+            c,
+            "text must be a non-empty string",
+        )
+        exp, kind = c.get("expected"), c.get("expected_kind")
+        if kind == "value":
+            good = (
+                isinstance(exp, dict)
+                and sorted(exp) == ["arguments", "name"]
+                and isinstance(exp["name"], str)
+                and isinstance(exp["arguments"], dict)
+            )
+            yield _ok(good, c, "a value case needs expected {name, arguments(object)}")
+        else:
+            yield _ok(
+                kind == "unrecoverable" and exp is None,
+                c,
+                "an unrecoverable case needs expected null",
+            )
+
+
+@check(
+    "refusals",
+    "the 50 hallucinated_tool and unrecoverable cases, and only they, expect a refusal (D2.1)",
+)
+def _refusals(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        refuse = c.get("category") in REFUSAL_CATEGORIES
+        yield _ok(
+            (c.get("expected_kind") == "unrecoverable") == refuse,
+            c,
+            "expected_kind disagrees with its category",
+        )
+    count = sum(1 for c in corpus.cases if c.get("expected_kind") == "unrecoverable")
+    yield _ok(count == 2 * PER_CATEGORY, None, f"{count} refusal cases, not 50")
+
+
+def _named(entry: Any) -> bool:
+    fn = entry.get("function") if isinstance(entry, dict) else None
+    return isinstance(fn, dict) and isinstance(fn.get("name"), str)
+
+
+@check("tools_catalog", "each case's tools are a valid tools.json catalog with no x-* fields")
+def _tools_catalog(corpus: Corpus) -> Iterator[Result]:
+    seen: dict[str, list[str]] = {}  # the same declaration recurs across cases: check it once
+
+    def problems_of(tools: Any) -> list[str]:
+        if not isinstance(tools, list) or not tools:
+            return catalog_problems(tools)
+        out = catalog_problems([{"function": {"name": tool_name(t)}} for t in tools if _named(t)])
+        out = [p for p in out if "duplicate name" in p]
+        for entry in tools:
+            key = canonical(entry)
+            if key not in seen:
+                seen[key] = catalog_problems([entry])
+            out += seen[key]
+        return out
+
+    for c in corpus.cases:
+        problems = problems_of(c.get("tools"))
+        yield _ok(not problems, c, "; ".join(problems[:2]))
+        leaked = [
+            k
+            for t in c.get("tools", [])
+            if isinstance(t, dict)
+            for k in [*t, *t.get("function", {})]
+            if str(k).startswith("x-")
+        ]
+        yield _ok(not leaked, c, f"pack-only fields shown to the model: {leaked}")
+
+
+def _value_cases(corpus: Corpus) -> Iterator[dict[str, Any]]:
+    return (
+        c
+        for c in corpus.cases
+        if c.get("expected_kind") == "value" and isinstance(c.get("expected"), dict)
+    )
+
+
+@check("expected_declared", "every expected call names a declared tool exactly")
+def _expected_declared(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        yield _ok(
+            c["expected"]["name"] in names_of(c),
+            c,
+            f"expected tool {c['expected']['name']!r} is not declared",
+        )
+
+
+@check("expected_valid", "every expected call validates against its tool's schema")
+def _expected_valid(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        tool = tool_of(c, c["expected"]["name"])
+        yield _ok(
+            tool is not None and is_valid(c["expected"]["arguments"], tool_schema(tool)),
+            c,
+            "expected arguments fail the schema",
+        )
+
+
+def undeclared_keys(
+    value: Any, schema: dict[str, Any], path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[str | int, ...]]:
+    """Paths of object keys the schema does not declare, at every level."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key, sub in value.items():
+            if key not in props:
+                yield (*path, key)
+            else:
+                yield from undeclared_keys(sub, props[key], (*path, key))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            yield from undeclared_keys(item, schema["items"], (*path, i))
+
+
+@check(
+    "expected_declared_only",
+    "expected arguments hold only declared properties, at every level (D7.2)",
+)
+def _expected_declared_only(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        tool = tool_of(c, c["expected"]["name"])
+        extra = (
+            [format_path(p) for p in undeclared_keys(c["expected"]["arguments"], tool_schema(tool))]
+            if tool
+            else ["<no tool>"]
+        )
+        yield _ok(not extra, c, f"expected holds undeclared {extra}")
+
+
+_PARSE_EXEMPT = ("truncated", "unrecoverable")
+
+
+@check(
+    "texts_parse",
+    "every text meant to parse parses; an unparsable refusal is prose or a cut tool name",
+)
+def _texts_parse(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        ok, _ = parsed(c)
+        if c.get("category") not in _PARSE_EXEMPT:
+            yield _ok(ok, c, "text does not parse as JSON")
+        elif c.get("category") == "unrecoverable" and not ok:
+            yield _ok(
+                bool(refusal_reasons(c)), c, "unparsable text is neither prose nor a cut tool name"
+            )
+
+
+@check("truncated_unparsable", "every truncated text genuinely fails to parse")
+def _truncated_unparsable(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "truncated"):
+        yield _ok(not parsed(c)[0], c, "truncated text parses")
+
+
+@check(
+    "truncated_rederived",
+    "each truncated label equals what an independent reader finds complete (D11.1-D11.4) plus required defaults (rule 6)",
+)
+def _truncated_rederived(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "truncated"):
+        exp = c.get("expected") or {}
+        match = _NAME.search(c["text"])
+        name = json.loads(match.group(1)) if match else None
+        yield _ok(
+            name == exp.get("name"), c, f"the text's tool name {name!r} is not the expected one"
+        )
+        tool = tool_of(c, str(exp.get("name")))
+        prefix = completed_prefix(c["text"])
+        if tool is None or prefix is None:
+            yield _ok(False, c, "no arguments object in the truncated text")
+            continue
+        fill, lost = required_defaults(tool_schema(tool), prefix)
+        yield _ok(
+            not lost, c, f"required {lost} lost with no default: this belongs to unrecoverable"
+        )
+        yield _ok(
+            canonical({**prefix, **fill}) == canonical(exp.get("arguments")),
+            c,
+            "expected is not exactly the completed prefix plus required defaults",
+        )
+        yield _ok(
+            bool(prefix), c, "nothing was completely written: the case keeps no written property"
+        )
+
+
+@check(
+    "mangled_names_resolve",
+    "every wrong_tool_name text names no tool exactly and resolves to exactly the expected one (rule 3)",
+)
+def _mangled(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "wrong_tool_name"):
+        call = one_call(c)
+        name = call["name"] if call else None
+        yield _ok(name is not None and name not in names_of(c), c, f"name {name!r} is not mangled")
+        yield _ok(
+            name is not None
+            and resolve_tool_name(name, names_of(c)) == (c.get("expected") or {}).get("name"),
+            c,
+            f"name {name!r} does not resolve to the expected tool alone",
+        )
+
+
+@check(
+    "names_untouched",
+    "outside the name categories every call in the text uses the expected name exactly",
+)
+def _names_untouched(corpus: Corpus) -> Iterator[Result]:
+    cats = [
+        k
+        for k in CATEGORIES
+        if k not in ("wrong_tool_name", "hallucinated_tool", "truncated", "unrecoverable")
+    ]
+    for c in of(corpus.cases, *cats):
+        calls = calls_of(c) or []
+        yield _ok(
+            bool(calls) and all(x["name"] == c["expected"]["name"] for x in calls),
+            c,
+            "a call names another tool",
+        )
+
+
+@check("hallucinated_resolve_none", "every hallucinated name matches no declared tool (rule 3)")
+def _hallucinated(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "hallucinated_tool"):
+        calls = calls_of(c)
+        yield _ok(bool(calls), c, "the text carries no call")
+        for call in calls or []:
+            yield _ok(
+                not tool_name_matches(call["name"], names_of(c))
+                and call["name"] not in names_of(c),
+                c,
+                f"{call['name']!r} matches a declared tool",
+            )
+
+
+def _diffs(c: dict[str, Any]) -> list[tuple[tuple[str, ...], Any, Any]]:
+    call = one_call(c)
+    return list(leaves(call["arguments"], c["expected"]["arguments"])) if call else []
+
+
+@check(
+    "enum_single_member",
+    "every enum_violation value is no member and maps to exactly the expected member (rule 4)",
+)
+def _enum_single(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "enum_violation"):
+        tool = tool_of(c, c["expected"]["name"])
+        diffs = _diffs(c)
+        yield _ok(
+            bool(diffs) and tool is not None, c, "no enum value differs from the expected call"
+        )
+        for path, sent, want in diffs:
+            sub = schema_at(tool_schema(tool), path) if tool else None
+            members = (sub or {}).get("enum", [])
+            yield _ok(
+                sent not in members and enum_matches(sent, members) == [want],
+                c,
+                f"{'.'.join(path)}: {sent!r} does not map to {want!r} alone",
+            )
+
+
+@check(
+    "unrecoverable_enum_none",
+    "every unrecoverable enum value maps to no member or to two (rule 4 / D4.1)",
+)
+def _unrecoverable_enum(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "unrecoverable"):
+        call = one_call(c)
+        tool = tool_of(c, call["name"]) if call else None
+        if not call or not tool:
+            continue
+        for path, sent in walk(call["arguments"]):
+            sub = schema_at(tool_schema(tool), path)
+            if sub and "enum" in sub and sent not in sub["enum"]:
+                yield _ok(
+                    len(enum_matches(sent, sub["enum"])) != 1,
+                    c,
+                    f"{'.'.join(path)}: {sent!r} maps to a single member",
+                )
+
+
+@check(
+    "lossless_roundtrip",
+    "every type_coercion string converts losslessly to the expected value (rule 5)",
+)
+def _lossless(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "type_coercion"):
+        tool = tool_of(c, c["expected"]["name"])
+        diffs = _diffs(c)
+        yield _ok(bool(diffs), c, "nothing was written as a string")
+        for path, sent, want in diffs:
+            sub = schema_at(tool_schema(tool), path) if tool else None
+            kind = value_type(sub) if sub else None
+            try:
+                got = coerce_lossless(sent, str(kind)) if isinstance(sent, str) else _MISSING
+            except NotLossless:
+                got = _MISSING
+            yield _ok(
+                got is not _MISSING and canonical(got) == canonical(want) and _respell(got, sent),
+                c,
+                f"{'.'.join(path)}: {sent!r} is not a lossless {kind} for {want!r}",
+            )
+
+
+def _respell(value: Any, sent: str) -> bool:
+    """Reversible: writing the value back gives the sent text (booleans up to letter case)."""
+    back = json.dumps(value)
+    return back == sent if not isinstance(value, bool) else back == sent.casefold()
+
+
+@check(
+    "args_string_decodes",
+    "every args_as_string text carries a string that decodes to exactly the expected arguments (rule 9)",
+)
+def _args_string(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "args_as_string"):
+        calls = calls_of(c) or []
+        args = calls[0]["arguments"] if len(calls) == 1 else None
+        yield _ok(isinstance(args, str), c, "arguments are not a string")
+        while isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                break
+        yield _ok(
+            canonical(args) == canonical(c["expected"]["arguments"]),
+            c,
+            "decoded arguments differ from the expected ones",
+        )
+
+
+@check(
+    "multiple_identical",
+    "every multiple_calls text holds 2+ copies, all identical to the expected call (rule 10)",
+)
+def _multiple(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "multiple_calls"):
+        calls = calls_of(c) or []
+        yield _ok(len(calls) >= 2, c, "fewer than two calls")
+        yield _ok(
+            all(canonical(x) == canonical(c["expected"]) for x in calls),
+            c,
+            "a copy differs from the expected call",
+        )
+
+
+def renest(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """Rule 7 / D7.1: put flattened keys back under their nested object, or ``None`` if ambiguous."""
+    props = schema.get("properties", {})
+    owners: dict[str, list[str]] = {}
+    for parent, sub in props.items():
+        for key in sub.get("properties", {}) if value_type(sub) == "object" else {}:
+            owners.setdefault(key, []).append(parent)
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        parent, _, leaf = key.partition(".")
+        if key in props:
+            out[key] = value
+        elif leaf and parent in props and leaf in props[parent].get("properties", {}):
+            out.setdefault(parent, {})[leaf] = value
+        elif len(owners.get(key, [])) == 1:
+            out.setdefault(owners[key][0], {})[key] = value
+        else:
+            return None
+    return out
+
+
+@check(
+    "flattened_renests",
+    "every nested_flattened key belongs to one nested object and no top-level property; re-nesting gives the expected call (D7.1, D7.3)",
+)
+def _flattened(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "nested_flattened"):
+        call = one_call(c)
+        tool = tool_of(c, c["expected"]["name"])
+        if not call or not tool:
+            yield _ok(False, c, "no single call")
+            continue
+        schema = tool_schema(tool)
+        flat = [k for k in call["arguments"] if k not in schema.get("properties", {})]
+        yield _ok(bool(flat), c, "no flattened key")
+        back = renest(call["arguments"], schema)
+        yield _ok(
+            back is not None and canonical(back) == canonical(c["expected"]["arguments"]),
+            c,
+            "re-nesting does not give the expected arguments",
+        )
+
+
+@check(
+    "undeclared_not_nested",
+    "no undeclared key, at any level, names a property of the tool (D7.3); extra_undeclared_arg drops to the expected call (D7.2)",
+)
+def _undeclared(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        if c["category"] == "nested_flattened":
+            continue
+        call = one_call(c)
+        tool = tool_of(c, c["expected"]["name"])
+        if not call or not tool:
+            continue
+        schema = tool_schema(tool)
+        extra = list(undeclared_keys(call["arguments"], schema))
+        names = property_names(schema)
+        clash = [format_path(p) for p in extra if p[-1] in names or "." in str(p[-1])]
+        yield _ok(not clash, c, f"undeclared {clash} also names a property (or a dotted path)")
+        if c["category"] == "extra_undeclared_arg":
+            yield _ok(bool(extra), c, "no undeclared key")
+            kept = strip_undeclared(call["arguments"], schema)
+            yield _ok(
+                canonical(kept) == canonical(c["expected"]["arguments"]),
+                c,
+                "dropping the undeclared keys does not give the expected call",
+            )
+
+
+def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
+    """D7.2: the value with undeclared object keys removed at every level."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: strip_undeclared(v, props[k]) for k, v in value.items() if k in props}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [strip_undeclared(v, schema["items"]) for v in value]
+    return value
+
+
+@check(
+    "array_scalar_one_element",
+    "every array_vs_scalar difference is one element wrapped or unwrapped (rule 8 / D8.1)",
+)
+def _array_scalar(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "array_vs_scalar"):
+        tool = tool_of(c, c["expected"]["name"])
+        diffs = _diffs(c)
+        yield _ok(
+            len(diffs) == 1 and tool is not None, c, f"{len(diffs)} properties differ, not one"
+        )
+        for path, sent, want in diffs:
+            kind = value_type(schema_at(tool_schema(tool), path) or {}) if tool else None
+            wrapped = (
+                kind == "array"
+                and isinstance(want, list)
+                and len(want) == 1
+                and canonical(want[0]) == canonical(sent)
+            )
+            unwrapped = (
+                kind != "array"
+                and isinstance(sent, list)
+                and len(sent) == 1
+                and canonical(sent[0]) == canonical(want)
+            )
+            yield _ok(wrapped or unwrapped, c, f"{'.'.join(path)} is not a one-element repair")
+
+
+@check(
+    "missing_required_default",
+    "every missing_required_arg omission is a required property filled from its own default (rule 6)",
+)
+def _missing_required(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "missing_required_arg"):
+        call = one_call(c)
+        tool = tool_of(c, c["expected"]["name"])
+        if not call or not tool:
+            yield _ok(False, c, "no single call")
+            continue
+        fill, lost = required_defaults(tool_schema(tool), call["arguments"])
+        yield _ok(bool(fill) and not lost, c, "no required property with a default is missing")
+        yield _ok(
+            canonical({**call["arguments"], **fill}) == canonical(c["expected"]["arguments"]),
+            c,
+            "filling the defaults does not give the expected call",
+        )
+
+
+_SAME_SHAPE = (
+    "wrong_tool_name",
+    "missing_required_arg",
+    "extra_undeclared_arg",
+    "type_coercion",
+    "enum_violation",
+    "array_vs_scalar",
+)
+
+
+@check(
+    "optional_defaults_unfilled",
+    "no expected call holds a property the text omitted unless it is required with a default (D6.1)",
+)
+def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, *_SAME_SHAPE, "multiple_calls", "args_as_string"):
+        calls = calls_of(c) or []
+        args = calls[0]["arguments"] if calls else None
+        while isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                break
+        tool = tool_of(c, c["expected"]["name"])
+        if not isinstance(args, dict) or tool is None:
+            yield _ok(False, c, "no call to compare")
+            continue
+        fill, _ = required_defaults(tool_schema(tool), args)
+        added = [k for k in c["expected"]["arguments"] if k not in args and k not in fill]
+        yield _ok(not added, c, f"expected adds {added}, which the text never wrote")
+
+
+@check(
+    "not_valid_as_sent",
+    "no recoverable text is already an exact, schema-valid call to a declared tool",
+)
+def _not_valid_as_sent(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        call = one_call(c)
+        tool = tool_of(c, call["name"]) if call else None
+        free = (
+            call is not None and tool is not None and is_valid(call["arguments"], tool_schema(tool))
+        )
+        yield _ok(not free, c, "the text is already a valid call as sent (a freebie)")
+
+
+@check(
+    "unrecoverable_has_defect", "every unrecoverable text has a named reason no correct call exists"
+)
+def _unrecoverable_defect(corpus: Corpus) -> Iterator[Result]:
+    for c in of(corpus.cases, "unrecoverable"):
+        yield _ok(bool(refusal_reasons(c)), c, "no refusal reason found in the text")
+
+
+@check(
+    "rationale_rows",
+    "rationale.jsonl has one {id, rule, rationale} row per case, in order, citing a rule",
+)
+def _rationale(corpus: Corpus) -> Iterator[Result]:
+    ids = [c.get("id") for c in corpus.cases]
+    yield _ok(
+        [r.get("id") for r in corpus.rationale] == ids,
+        None,
+        "rationale ids do not match the cases one to one",
+    )
+    for r in corpus.rationale:
+        good = (
+            sorted(r) == ["id", "rationale", "rule"]
+            and str(r.get("rule", "")).startswith("rule ")
+            and len(str(r.get("rationale", ""))) >= 40
+        )
+        yield _ok(good, r, "rationale row lacks a rule or a specific rationale")
+
+
+@check(
+    "sample30",
+    "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order",
+)
+def _sample(corpus: Corpus) -> Iterator[Result]:
+    rows = {c.get("id"): canonical(c) for c in corpus.cases}
+    yield _ok(
+        len(corpus.sample) == SAMPLE_SIZE,
+        None,
+        f"sample has {len(corpus.sample)} cases, not {SAMPLE_SIZE}",
+    )
+    for s in corpus.sample:
+        yield _ok(rows.get(s.get("id")) == canonical(s), s, "sample row is not the corpus row")
+    counts = Counter(s.get("category") for s in corpus.sample)
+    for cat in CATEGORIES:
+        yield _ok(counts[cat] in (2, 3), None, f"sample has {counts[cat]} {cat} cases, not 2 or 3")
+    ids = [s.get("id") for s in corpus.sample]
+    yield _ok(ids == sorted(set(ids), key=str), None, "sample ids repeat or are out of order")
+
+
+@check("manifest_pins", "manifest.json pins the sha256 and count of every file")
+def _manifest(corpus: Corpus) -> Iterator[Result]:
+    files = (corpus.manifest or {}).get("files", {})
+    yield _ok(corpus.manifest is not None and bool(files), None, "no manifest or no file pins")
+    for fname, pin in sorted(files.items()):
+        data = corpus.files.get(fname)
+        yield _ok(data is not None, None, f"{fname} is pinned but missing")
+        if data is not None:
+            yield _ok(
+                sha256_hex(data) == pin.get("sha256"),
+                None,
+                f"{fname} sha256 does not match its pin",
+            )
+            yield _ok(len(data) == pin.get("bytes"), None, f"{fname} size does not match its pin")
+            lines = data.count(b"\n")
+            yield _ok(
+                lines == pin.get("count"),
+                None,
+                f"{fname} has {lines} rows, pinned {pin.get('count')}",
+            )
+    for fname, rows in (
+        ("toolcall300.jsonl", corpus.cases),
+        ("rationale.jsonl", corpus.rationale),
+        ("sample30.jsonl", corpus.sample),
+    ):
+        if fname in corpus.files:
+            yield _ok(
+                corpus.files[fname] == jsonl_bytes(rows), None, f"{fname} is not in canonical form"
+            )
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass(frozen=True)
+class Report:
+    """How many assertions ran and which failed, by check class."""
+
+    assertions: int
+    failures: list[tuple[str, str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def run_checks(corpus: Corpus, only: tuple[str, ...] = ()) -> Report:
+    """Run every check class (or ``only`` these) and count each assertion."""
+    count, failures = 0, []
+    for name, (_, fn) in CHECKS.items():
+        if only and name not in only:
+            continue
+        for result in fn(corpus):
+            count += 1
+            if result is not None:
+                failures.append((name, result))
+    return Report(count, failures)

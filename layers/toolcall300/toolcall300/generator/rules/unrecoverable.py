@@ -1,0 +1,264 @@
+"""The unrecoverable rules: texts with no correct call in them, where only a refusal passes.
+
+A mix, rotating with the case index: a required property missing with no default, an enum
+value matching no member or two, a lossy coercion, a name matching two declared tools, calls
+that differ, several values for a scalar, a cut inside the tool name, and prose with no call.
+Each builds a correct call first and breaks it in one named way. This module deliberately
+builds nothing that a normaliser could repair.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
+from toolcall300.generator.envelopes import STYLES, call_id, dumps, wrap
+from toolcall300.generator.rules import (
+    ENUM_SPELLINGS,
+    MANGLERS,
+    Ctx,
+    Draft,
+    Maker,
+    call_with_path,
+    choose_tools,
+    coercible,
+    dotted,
+    draft,
+    get_in,
+    leaf_paths,
+    plain_scalar,
+    quote,
+    render,
+    render_call,
+    set_in,
+    string_enum,
+    valid_call,
+)
+from toolcall300.generator.values import build_value, pool_list, props_of
+from toolcall300.rules import enum_matches, is_lossless, normalise_tool_name, tool_name_matches
+
+UNRECOVERABLE_KINDS = (
+    "missing_required",
+    "enum_no_match",
+    "lossy_coercion",
+    "ambiguous_name",
+    "conflicting_calls",
+    "multi_element_scalar",
+    "cut_in_name",
+    "prose",
+    "enum_two_members",
+)
+
+
+def _refuse(tools: list[Tool], text: str, rule: str, why: str) -> Draft:
+    return draft(
+        "unrecoverable",
+        text,
+        tools,
+        None,
+        rule,
+        why + " No correct call exists, so the only passing answer is a refusal (rule 2).",
+    )
+
+
+def _u_missing_required(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    cands = [p for p in props_of(tool) if p.required and not p.has_default]
+    if not cands:
+        return None
+    prop = cands[variant % len(cands)]
+    call = valid_call(ctx, tool)
+    sent = {k: v for k, v in call["arguments"].items() if k != prop.name}
+    why = f"Required property {quote(prop.name)} is missing and its schema declares no default; rule 6 allows no other source."
+    return _refuse(
+        choose_tools(ctx, tool), render_call(ctx, tool_name(tool), sent, variant), "rule 6", why
+    )
+
+
+def _misspellings(member: str) -> Iterator[str]:
+    """Close-looking strings that are not the member (rule 4: never the closest-looking one)."""
+    if len(member) > 3:
+        yield member[: len(member) // 2 + 1]
+        yield member[0] + member[2] + member[1] + member[3:]
+    yield member + "s"
+    yield member + "_" + "x"
+
+
+def _u_enum_no_match(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    cands = leaf_paths(tool_schema(tool), string_enum)
+    if not cands:
+        return None
+    path, sub = cands[variant % len(cands)]
+    call = call_with_path(ctx, tool, path, sub)
+    member = get_in(call["arguments"], path)
+    if not isinstance(member, str):
+        return None
+    wrong = next((w for w in _misspellings(member) if not enum_matches(w, sub["enum"])), None)
+    if wrong is None:
+        return None
+    set_in(call["arguments"], path, wrong)
+    why = f"{dotted(path)} is {quote(wrong)}, which matches no member of {quote(sub['enum'])} even after rule-4 normalisation; the closest-looking member ({quote(member)}) is never guessed."
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 4 / D4.1",
+        why,
+    )
+
+
+def _u_enum_two(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    for path, sub in leaf_paths(tool_schema(tool), string_enum):
+        for member in sub["enum"]:
+            if not isinstance(member, str):
+                continue
+            for spell in ENUM_SPELLINGS:
+                spelled = spell(member)
+                hits = enum_matches(spelled, sub["enum"])
+                if spelled not in sub["enum"] and len(hits) >= 2:
+                    call = call_with_path(ctx, tool, path, sub)
+                    set_in(call["arguments"], path, spelled)
+                    why = f"{dotted(path)} is {quote(spelled)}, which after rule-4 normalisation equals two members, {quote(hits)}; D4.1 refuses an ambiguous value like one matching none."
+                    return _refuse(
+                        choose_tools(ctx, tool),
+                        render_call(ctx, tool_name(tool), call["arguments"], variant),
+                        "rule 4 / D4.1",
+                        why,
+                    )
+    return None
+
+
+_LOSSY: dict[str, tuple[Any, ...]] = {
+    "integer": ("4.5", "03", "+3", " 3", "1e3", "three", "3.0"),
+    "number": ("12,5", "twelve", "12.5 EUR", "1/2"),
+    "boolean": ("yes", "1", "on", "no", 1, 0, "Y"),
+}
+
+
+def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    cands = leaf_paths(tool_schema(tool), coercible)
+    if not cands:
+        return None
+    path, sub = cands[variant % len(cands)]
+    kind = str(value_type(sub))
+    spelled = _LOSSY[kind][variant % len(_LOSSY[kind])]
+    if is_lossless(spelled, kind):
+        return None
+    call = call_with_path(ctx, tool, path, sub)
+    set_in(call["arguments"], path, spelled)
+    why = f"{dotted(path)} is declared {kind} but was written {quote(spelled)}; that conversion would be a guess, not lossless and reversible (rule 5 / D5.1)."
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 5 / D5.1",
+        why,
+    )
+
+
+def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    key = normalise_tool_name(tool_name(tool))
+    twins = [t for t in ctx.catalog if t is not tool and normalise_tool_name(tool_name(t)) == key]
+    if not twins:
+        return None
+    tools = choose_tools(ctx, tool, must=(twins[0],))
+    names = [tool_name(t) for t in tools]
+    for k in range(len(MANGLERS)):
+        mangled = MANGLERS[(variant + k) % len(MANGLERS)](key)
+        if mangled not in names and len(tool_name_matches(mangled, names)) >= 2:
+            break
+    else:
+        return None
+    call = valid_call(ctx, tool)
+    why = f"The text calls {quote(mangled)}, which normalises (rule 3) to {quote(key)}: both {quote(tool_name(tool))} and {quote(tool_name(twins[0]))} are declared and match, so the name resolves to no single tool."
+    return _refuse(
+        tools, render_call(ctx, mangled, call["arguments"], variant), "rule 3 / D3.1", why
+    )
+
+
+def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    first = valid_call(ctx, tool, fill=0.7)
+    for _ in range(10):
+        second = valid_call(ctx, tool, fill=0.7)
+        if json.dumps(second, sort_keys=True) != json.dumps(first, sort_keys=True):
+            break
+    else:
+        return None
+    body = {
+        "tool_calls": [
+            {"id": call_id(ctx.rng, "tool_calls"), "type": "function", "function": c}
+            for c in (first, second)
+        ]
+    }
+    diff = sorted(
+        k
+        for k in set(first["arguments"]) | set(second["arguments"])
+        if first["arguments"].get(k) != second["arguments"].get(k)
+    )
+    why = f"Two calls to {quote(tool_name(tool))} differ in {', '.join(quote(k) for k in diff)}; rule 10 (D10.1) collapses copies only when they are identical, and picking one would be a guess."
+    return _refuse(choose_tools(ctx, tool), render(ctx, body), "rule 10 / D10.1", why)
+
+
+def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    cands = [p for p in props_of(tool) if plain_scalar(p.schema)]
+    if not cands:
+        return None
+    prop = cands[variant % len(cands)]
+    call = valid_call(ctx, tool, force=(prop.name,))
+    first = call["arguments"][prop.name]
+    others = (
+        build_value(ctx.rng, prop.schema, ctx.pools, tool_name(tool), prop.name) for _ in range(6)
+    )
+    other = next((v for v in others if v != first), None)
+    if other is None:
+        return None
+    call["arguments"][prop.name] = [first, other]
+    why = f"{quote(prop.name)} is a {prop.type} but two values were written, {quote([first, other])}; rule 8 (D8.1) repairs only the one-element direction, and choosing one would be a guess."
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 8 / D8.1",
+        why,
+    )
+
+
+def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    name = tool_name(tool)
+    if len(name) < 3:
+        return None
+    call = valid_call(ctx, tool)
+    env = ("bare", "function", "typed", "tool_calls")[variant % 4]
+    text = dumps(wrap(name, call["arguments"], env, call_id(ctx.rng, env)), STYLES[variant % 2])
+    at = text.index('"name"')
+    start = text.index('"', at + 6) + 1
+    cut = start + ctx.rng.randint(1, len(name) - 1)
+    why = f"The stream stopped inside the tool name, after {quote(text[start:cut])} of what may have been any tool (D11.5): no call was written."
+    return _refuse(choose_tools(ctx, tool), text[:cut], "rule 11 / D11.5", why)
+
+
+def _u_prose(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    prose = pool_list(ctx.pools, "prose")
+    if not prose:
+        return None
+    text = prose[variant % len(prose)]
+    why = "The model answered in prose and emitted no call at all; inventing one (even with empty arguments) is the failure rule 2 measures."
+    return _refuse(choose_tools(ctx, tool), text, "rule 2 / D2.1", why)
+
+
+_UNRECOVERABLE: dict[str, Maker] = {
+    "missing_required": _u_missing_required,
+    "enum_no_match": _u_enum_no_match,
+    "lossy_coercion": _u_lossy,
+    "ambiguous_name": _u_ambiguous_name,
+    "conflicting_calls": _u_conflicting,
+    "multi_element_scalar": _u_multi_element,
+    "cut_in_name": _u_cut_in_name,
+    "prose": _u_prose,
+    "enum_two_members": _u_enum_two,
+}
+
+
+def unrecoverable(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """Rule 2: a mix of texts with no correct call in them; the kind rotates with the index."""
+    return _UNRECOVERABLE[UNRECOVERABLE_KINDS[variant % len(UNRECOVERABLE_KINDS)]](
+        ctx, tool, variant
+    )

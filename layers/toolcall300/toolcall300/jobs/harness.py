@@ -1,0 +1,139 @@
+"""The trusted harness: feed an adapter the corpus inputs over the stream protocol, keep its answers.
+
+Only each case's ``id``, ``text`` and ``tools`` ever reach the adapter (:func:`job_inputs`
+strips everything else); labels and rationale never enter the job, and scoring happens
+afterwards in trusted code with the CLI's scorer. :func:`run_job` drives
+``streamproto.run_stream`` with a per-case and a whole-run time limit and output caps, and
+:func:`classify` decides, purely, whether what came back can be scored or ends the run as
+``failed`` with a reason from the closed list. The standard library only, so the Batch harness
+image's entrypoint (``infra/harness/entrypoint.py``) runs it without the service's SDKs. It
+does not sandbox (the caller passes ``popen_kwargs``) and it does not score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolcall300.scoring import protocol as streamproto
+
+INPUT_FIELDS = ("id", "text", "tools")
+#: Signs in stderr that the adapter ran out of memory (RLIMIT_AS makes allocation fail).
+OOM_MARKERS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "std::bad_alloc",
+    "out of memory",
+    "OutOfMemoryError",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The job's time and output limits."""
+
+    per_case_timeout: float = 10.0
+    total_timeout: float = 900.0
+    max_output_bytes: int = 64 * 1024 * 1024
+    max_line_bytes: int = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class JobOutput:
+    """What a job hands back to the trusted side: answers and how the adapter behaved."""
+
+    answers: dict[str, Any]
+    diagnostics: dict[str, Any]
+    failure: dict[str, str] | None
+
+    def document(self) -> dict[str, Any]:
+        """The answers file the Batch job writes (and the worker keeps in memory)."""
+        return {"answers": self.answers, "diagnostics": self.diagnostics, "failure": self.failure}
+
+
+def job_inputs(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The only part of each case the job may see; labels never leave trusted code."""
+    return [{k: case.get(k) for k in INPUT_FIELDS} for case in cases]
+
+
+def diagnostics_of(result: streamproto.StreamResult) -> dict[str, Any]:
+    """How the adapter behaved, recorded in the stored report (no case content)."""
+    return {
+        "answered": len(result.answers) - len(result.unanswered),
+        "unanswered": len(result.unanswered),
+        "unknown_ids": len(result.unknown_ids),
+        "malformed_lines": result.malformed_lines,
+        "duplicate_answers": result.duplicate_answers,
+        "exit_code": result.exit_code,
+        "stopped_reason": result.stopped_reason,
+        "elapsed_s": round(result.elapsed, 3),
+    }
+
+
+def _failure(reason: str, detail: str, stderr_tail: str) -> dict[str, str]:
+    return {"reason": reason, "detail": detail, "stderr_tail": stderr_tail[-4096:]}
+
+
+def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str] | None:
+    """None when the answers can be scored; else the failure that ends the run.
+
+    Decisions (docs/hosted-scoring.md): the whole-run limit, the output cap and running out
+    of memory fail the run even with answers in hand; a run with no usable answer at all
+    fails with the most specific reason; otherwise unanswered ids are refusals (DESIGN.md,
+    stream protocol) and a crash halfway, unknown ids or non-JSON lines are only recorded.
+    """
+    tail = result.stderr_tail
+    answered = len(result.answers) - len(result.unanswered)
+    if result.stopped_reason == "total_timeout":
+        return _failure(
+            "job_timeout", f"the run exceeded its {limits.total_timeout:g} s limit", tail
+        )
+    if result.stopped_reason == "output_cap":
+        return _failure(
+            "output_malformed", f"the adapter wrote more than {limits.max_output_bytes} bytes", tail
+        )
+    crashed = result.exit_code not in (0, None) and result.stopped_reason == "exited"
+    if crashed and any(marker in tail for marker in OOM_MARKERS):
+        return _failure("out_of_memory", "the adapter ran out of memory", tail)
+    if answered > 0 or not result.answers:
+        return None
+    if result.malformed_lines:
+        return _failure(
+            "output_malformed", f"no valid answer line; {result.malformed_lines} malformed", tail
+        )
+    if result.stopped_reason == "idle_timeout":
+        return _failure(
+            "job_timeout",
+            f"no answer within the {limits.per_case_timeout:g} s per-case limit",
+            tail,
+        )
+    return _failure(
+        "adapter_start_failed", f"the adapter exited with {result.exit_code} before answering", tail
+    )
+
+
+def run_job(
+    argv: list[str],
+    inputs: list[dict[str, Any]],
+    *,
+    limits: Limits = Limits(),
+    popen_kwargs: Mapping[str, Any] | None = None,
+) -> JobOutput:
+    """Run the adapter over ``inputs``; a program that cannot even start is a failure, not a crash."""
+    try:
+        result = streamproto.run_stream(
+            argv,
+            inputs,
+            per_case_timeout=limits.per_case_timeout,
+            total_timeout=limits.total_timeout,
+            max_output_bytes=limits.max_output_bytes,
+            max_line_bytes=limits.max_line_bytes,
+            popen_kwargs=popen_kwargs,
+        )
+    except OSError as exc:  # not found, not executable
+        fail = _failure(
+            "adapter_start_failed", f"cannot start the adapter: {exc.strerror or exc}", ""
+        )
+        return JobOutput({}, {"answered": 0, "start_error": type(exc).__name__}, fail)
+    return JobOutput(dict(result.answers), diagnostics_of(result), classify(result, limits))

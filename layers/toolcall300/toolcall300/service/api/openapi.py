@@ -1,0 +1,50 @@
+"""The service's OpenAPI document, built from every router listed in ``routes.OPENAPI_ROUTERS``.
+
+Powertools derives paths, parameters and response models from the routers; this module adds
+what it cannot see: the request bodies of routes that read the raw body themselves (the
+checker hands bytes to ``toolcall300.argcheck.check``; the webhook verifies bytes). It serves the
+document; it does not route any other request.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import Any
+
+from toolcall300.service.api.resolver import JSON, make_resolver
+from toolcall300.service.api.routes import OPENAPI_ROUTERS
+
+TITLE = "TOOLCALL-300 service"
+
+_ARGUMENT_CHECK_BODY = {
+    "type": "object",
+    "properties": {
+        "schema": {"type": "object"},
+        "arguments": {"type": "object"},
+        "arguments_text": {"type": "string"},
+    },
+}
+#: (path, method) -> request body schema for routes that parse the raw body themselves.
+RAW_BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("/check", "post"): _ARGUMENT_CHECK_BODY,
+    ("/precheck", "post"): _ARGUMENT_CHECK_BODY,
+    ("/webhooks/stripe", "post"): {"type": "object"},
+}
+
+
+@cache
+def document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (built once per process)."""
+    routers = [importlib.import_module(name).router for name in OPENAPI_ROUTERS]
+    app = make_resolver(*routers)
+    from toolcall300 import __version__
+
+    doc: dict[str, Any] = app.get_openapi_schema(title=TITLE, version=__version__).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    for (path, method), schema in RAW_BODIES.items():
+        op = doc.get("paths", {}).get(path, {}).get(method)
+        if op is not None and "requestBody" not in op:
+            op["requestBody"] = {"required": True, "content": {JSON: {"schema": schema}}}
+    return doc

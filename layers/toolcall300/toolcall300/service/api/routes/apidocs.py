@@ -1,0 +1,20 @@
+"""``GET /openapi.json``: the service's OpenAPI document."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+
+from toolcall300.service.api.openapi import document
+from toolcall300.service.api.resolver import json_response, make_router, ok_response
+
+router = make_router()
+
+
+@router.get(
+    "/openapi.json",
+    summary="This API's OpenAPI document",
+    responses=ok_response(description="OpenAPI 3.1"),
+    include_in_schema=False,
+)
+def openapi() -> Response[str]:
+    return json_response(200, document())

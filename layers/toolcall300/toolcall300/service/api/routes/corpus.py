@@ -1,0 +1,71 @@
+"""``GET /corpus`` (presigned links, daily cap) and ``GET /cases/{id}/rationale``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from toolcall300.service.api.auth import require_licence
+from toolcall300.service.api.resolver import error_responses, make_router
+from toolcall300.service.api.wiring import corpus_objects, licence_store, usage_store
+from toolcall300.service.domain import corpus, usage
+from toolcall300.service.observability import count
+from toolcall300.service.settings import CorpusSettings, get_settings
+
+router = make_router()
+
+
+class CorpusFile(BaseModel):
+    name: str
+    sha256: str
+    bytes: int | None = None
+    count: int | None = None
+    url: str
+
+
+class CorpusView(BaseModel):
+    version: str
+    files: list[CorpusFile]
+    expires_in: int
+
+
+class RationaleView(BaseModel):
+    id: str
+    rule: str | int | None
+    rationale: str | None
+
+
+@router.get(
+    "/corpus",
+    summary="The corpus: version, sha256 pins and short-lived presigned download links",
+    responses=error_responses(401, 403, 404, 429, 503),
+    tags=["corpus"],
+)
+def get_corpus() -> CorpusView:
+    settings = get_settings(CorpusSettings)
+    licence = require_licence(router.current_event.headers, store=licence_store())
+    usage.take_download(
+        usage_store(CorpusSettings),
+        licence.licence_id,
+        per_day=settings.downloads_per_day,
+        now=datetime.now(UTC),
+    )
+    links = corpus.corpus_links(
+        corpus_objects(), seconds=settings.presign_seconds, max_age=settings.manifest_max_age_s
+    )
+    count("CorpusDownloads")
+    return CorpusView.model_validate(links)
+
+
+@router.get(
+    "/cases/<id>/rationale",
+    summary="One case's rationale (ids are exactly tc300-NNNN)",
+    responses=error_responses(400, 401, 403, 404, 503),
+    tags=["corpus"],
+)
+def get_rationale(id: str) -> RationaleView:
+    settings = get_settings(CorpusSettings)
+    require_licence(router.current_event.headers, store=licence_store())
+    record = corpus.case_rationale(corpus_objects(), id, max_age=settings.manifest_max_age_s)
+    return RationaleView.model_validate(record)

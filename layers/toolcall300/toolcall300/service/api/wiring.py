@@ -1,0 +1,108 @@
+"""Production collaborators, built at the edge on first use from the function's settings.
+
+Routes call these to get the stores they pass to domain functions. Tests and the local stack
+reset them with :func:`clear_ports` after changing the environment. This is the only place
+that decides which adapter backs which port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from toolcall300.service.errors import UpstreamUnavailable
+from toolcall300.service.observability import logger
+from toolcall300.service.sdk import secrets as secrets_adapter
+from toolcall300.service.sdk.aws import reset_clients
+from toolcall300.service.sdk.dynamo import LicenceTable, UsageTable
+from toolcall300.service.sdk.s3 import CorpusObjects
+from toolcall300.service.settings import (
+    ArgcheckSettings,
+    CorpusSettings,
+    LicenceSettings,
+    WebhookSettings,
+    clear_settings,
+    get_settings,
+)
+
+
+@cache
+def licence_store() -> LicenceTable:
+    return LicenceTable(get_settings(LicenceSettings).licences_table)
+
+
+@cache
+def usage_store(kind: type[CorpusSettings] | type[ArgcheckSettings]) -> UsageTable:
+    return UsageTable(get_settings(kind).usage_table)
+
+
+@cache
+def corpus_objects() -> CorpusObjects:
+    return CorpusObjects(get_settings(CorpusSettings).corpus_bucket)
+
+
+def webhook_secrets() -> list[str]:
+    """Current and previous Stripe signing secrets (both valid during a rotation)."""
+    s = get_settings(WebhookSettings)
+    doc = secrets_adapter.get_json_secret(s.stripe_webhook_secret_name, max_age=s.secrets_max_age_s)
+    return [str(doc.get(k) or "") for k in ("current", "previous") if doc.get(k)]
+
+
+def client_id_salt() -> bytes:
+    """The HMAC key that pseudonymises free-tier callers (generated at deploy, cached)."""
+    s = get_settings(ArgcheckSettings)
+    doc = secrets_adapter.get_json_secret(s.client_id_salt_secret_name, max_age=s.secrets_max_age_s)
+    salt = str(doc.get("salt") or "")
+    if not salt:
+        raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
+    return salt.encode()
+
+
+def payment_lookup() -> Callable[[str], str | None]:
+    """charge id -> payment intent, through Stripe's API with the stored restricted key."""
+    from toolcall300.service.sdk.stripe import charge_payment_intent
+
+    s = get_settings(WebhookSettings)
+
+    def lookup(charge_id: str) -> str | None:
+        if not s.stripe_api_key_secret_name:
+            return None
+        doc = secrets_adapter.get_json_secret(
+            s.stripe_api_key_secret_name, max_age=s.secrets_max_age_s
+        )
+        return charge_payment_intent(charge_id, api_key=str(doc.get("api_key") or ""))
+
+    return lookup
+
+
+@cache
+def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """``webhook.process_event`` bound to the production stores, once per Stripe event id."""
+    from toolcall300.service.domain.webhook import process_event
+    from toolcall300.service.sdk.idempotency import once_per_event_id
+
+    s = get_settings(WebhookSettings)
+    lookup = payment_lookup()
+    return once_per_event_id(
+        lambda event: process_event(
+            event,
+            store=licence_store(),
+            lookup=lookup,
+            log=lambda message, fields: logger.info(message, extra=fields),
+        ),
+        table=s.idempotency_table,
+        expires_after_s=s.idempotency_expiry_s,
+    )
+
+
+def clear_ports() -> None:
+    """Forget every cached collaborator, setting, client and secret."""
+    for fn in (licence_store, usage_store, corpus_objects, stripe_event_processor):
+        fn.cache_clear()
+    clear_settings()
+    reset_clients()
+    secrets_adapter.clear_secret_cache()
+    from toolcall300.service.domain import corpus
+
+    corpus.clear_cache()

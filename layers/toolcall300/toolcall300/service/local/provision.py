@@ -1,0 +1,136 @@
+"""Create the buckets, tables and secrets that ``template.yaml`` declares, on any AWS endpoint.
+
+Used by the local stack (against moto's server) and by the tests (against ``mock_aws``): the
+resource properties are read from the template, never restated, so a table or index added
+there exists here too. Also computes the functions' environment from the template's
+``Globals``. Deliberately not a CloudFormation emulator: only the resource types the service
+uses, and only the properties that change behaviour (keys, indexes, TTL, versioning).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolcall300.service.local.cfn import resolve, resources_of_type
+from toolcall300.service.sdk.aws import client
+
+
+@dataclass
+class Provisioned:
+    """Physical names of what was created, by logical id, and the functions' environment."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def physical_name(prefix: str, logical_id: str) -> str:
+    """A deterministic, bucket-safe physical name (lowercase, <= 63 characters)."""
+    return f"{prefix}-{logical_id}".lower()[:63]
+
+
+def _table_args(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "TableName": name,
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    return args
+
+
+def create_tables(template: dict[str, Any], prefix: str) -> dict[str, str]:
+    ddb = client("dynamodb")
+    names = {}
+    for logical, res in resources_of_type(template, "AWS::DynamoDB::Table").items():
+        props = res.get("Properties", {})
+        name = physical_name(prefix, logical)
+        ddb.create_table(**_table_args(name, props))
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            ddb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+            )
+        names[logical] = name
+    return names
+
+
+def create_buckets(template: dict[str, Any], prefix: str) -> dict[str, str]:
+    s3 = client("s3")
+    names = {}
+    for logical, res in resources_of_type(template, "AWS::S3::Bucket").items():
+        props = res.get("Properties", {})
+        name = physical_name(prefix, logical)
+        s3.create_bucket(Bucket=name)
+        if (props.get("VersioningConfiguration") or {}).get("Status") == "Enabled":
+            s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+        if props.get("PublicAccessBlockConfiguration"):
+            s3.put_public_access_block(
+                Bucket=name, PublicAccessBlockConfiguration=props["PublicAccessBlockConfiguration"]
+            )
+        rules = (props.get("BucketEncryption") or {}).get("ServerSideEncryptionConfiguration", [])
+        if rules:  # CloudFormation's shape -> the S3 API's shape
+            api_rules = [
+                {"ApplyServerSideEncryptionByDefault": r["ServerSideEncryptionByDefault"]}
+                for r in rules
+            ]
+            s3.put_bucket_encryption(
+                Bucket=name, ServerSideEncryptionConfiguration={"Rules": api_rules}
+            )
+        names[logical] = name
+    return names
+
+
+def _generated_secret(properties: dict[str, Any]) -> str:
+    spec = properties.get("GenerateSecretString") or {}
+    doc = json.loads(spec.get("SecretStringTemplate") or "{}")
+    if spec.get("GenerateStringKey"):
+        doc[spec["GenerateStringKey"]] = secrets.token_urlsafe(36)
+    return json.dumps(doc)
+
+
+def create_secrets(template: dict[str, Any], prefix: str, values: dict[str, str]) -> dict[str, str]:
+    """Secrets get the caller's value for their logical id (never a value from the template);
+    one the caller gives no value for is generated as CloudFormation would, from its
+    ``GenerateSecretString`` (template JSON plus a random string under ``GenerateStringKey``)."""
+    sm = client("secretsmanager")
+    names = {}
+    for logical in resources_of_type(template, "AWS::SecretsManager::Secret"):
+        name = physical_name(prefix, logical)
+        value = values.get(logical)
+        if value is None:
+            value = _generated_secret(template["Resources"][logical].get("Properties") or {})
+        sm.create_secret(Name=name, SecretString=value)
+        names[logical] = name
+    return names
+
+
+def function_environment(template: dict[str, Any], names: dict[str, str]) -> dict[str, str]:
+    """``Globals.Function.Environment.Variables`` with ``!Ref`` resolved to physical names."""
+    variables = (
+        ((template.get("Globals") or {}).get("Function") or {}).get("Environment") or {}
+    ).get("Variables", {})
+    defaults = {
+        k: str(v.get("Default"))
+        for k, v in (template.get("Parameters") or {}).items()
+        if "Default" in v
+    }
+    resolved = resolve(variables, {**defaults, **names})
+    return {k: str(v) for k, v in resolved.items() if isinstance(v, str | int | float)}
+
+
+def provision(
+    template: dict[str, Any], *, prefix: str, secret_values: dict[str, str]
+) -> Provisioned:
+    """Create everything the service stores data in; return names and the functions' env."""
+    names = {
+        **create_tables(template, prefix),
+        **create_buckets(template, prefix),
+        **create_secrets(template, prefix, secret_values),
+    }
+    return Provisioned(names=names, environment=function_environment(template, names))

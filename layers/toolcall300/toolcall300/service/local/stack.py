@@ -1,0 +1,212 @@
+"""``toolcall300 serve``: the whole service on one machine, from one command.
+
+Starts moto's server as the embedded AWS endpoint, creates the buckets, tables and secrets
+that ``template.yaml`` declares (read from the template), uploads ``corpus_private/``, and
+serves the same Lambda handlers behind the local HTTP gateway (``service.gateway``). Anything
+else that should run beside the gateway (issue 6's scoring worker) registers a starter with
+:func:`register_background`. :func:`start_local_stack` is the programmatic form the
+integration tests use. Not a deployment: state lives in memory and dies with the process. One stack per process at a
+time: the handlers read their settings from ``os.environ``, which ``stop()`` restores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+
+#: The local stack's Stripe webhook signing secret: a fixed dev value, known to ``dev purchase``.
+DEV_WEBHOOK_SECRET = "whsec_toolcall300_local_dev_only"
+LOCAL_PREFIX = "tc300-local"
+_FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+}
+_LOCAL_POWERTOOLS = {
+    "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here
+    "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would only be noise on a terminal
+    "POWERTOOLS_DEV": "false",
+}
+
+
+def repo_root() -> Path:
+    """The checkout this package runs from (where template.yaml and functions/ are)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "template.yaml").exists() and (parent / "functions").is_dir():
+            return parent
+    return Path.cwd()
+
+
+@dataclass
+class LocalStackContext:
+    """What a background service needs to know about the running stack."""
+
+    root: Path
+    url: str
+    aws_endpoint: str
+    names: dict[str, str]
+    environment: dict[str, str]
+    template: dict[str, Any]
+    webhook_secret: str = DEV_WEBHOOK_SECRET
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: A background service: ``start(context)`` starts it and returns the function that stops it.
+BackgroundStarter = Callable[[LocalStackContext], Callable[[], None]]
+_BACKGROUND: list[BackgroundStarter] = []
+
+
+def register_background(start: BackgroundStarter) -> BackgroundStarter:
+    """Run ``start(context)`` after the gateway is up, every time a local stack starts.
+
+    Call at import time of the module that provides the service, and add that module to
+    :data:`BACKGROUND_MODULES` so ``serve`` imports it. Usable as a decorator.
+    """
+    if start not in _BACKGROUND:
+        _BACKGROUND.append(start)
+    return start
+
+
+#: Modules imported before start so they can register background services (issue 6's worker).
+BACKGROUND_MODULES: list[str] = [
+    "toolcall300.service.local.worker"
+]  # issue 6: the scoring worker pool
+
+
+@dataclass
+class LocalStack:
+    """A running local stack: ``.url`` to talk to, ``.stop()`` to end it."""
+
+    url: str
+    context: LocalStackContext
+    _stops: list[Callable[[], None]]
+
+    def stop(self) -> None:
+        while self._stops:
+            with contextlib.suppress(Exception):  # one failed stop must not keep the rest running
+                self._stops.pop()()
+
+
+def _restore_environment(saved: dict[str, str]) -> None:
+    """Undo what a stack set (endpoint, names), so a later stack in this process starts clean."""
+    from toolcall300.service.api import wiring as ports
+
+    os.environ.clear()
+    os.environ.update(saved)
+    ports.clear_ports()
+
+
+def _import_background_modules() -> None:
+    import importlib
+
+    for name in BACKGROUND_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue  # that concern is not installed in this checkout yet
+
+
+def start_local_stack(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    corpus_dir: Path | None = None,
+    root: Path | None = None,
+    background: bool = True,
+) -> LocalStack:
+    """Start moto, provision from the template, upload the corpus, serve the functions."""
+    from moto.server import ThreadedMotoServer
+
+    from toolcall300.service.api import wiring as ports
+    from toolcall300.service.local import gateway
+    from toolcall300.service.local.cfn import load_template
+    from toolcall300.service.local.provision import provision
+    from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
+
+    root = root or repo_root()
+    saved_env = dict(os.environ)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
+    stops: list[Callable[[], None]] = [lambda: _restore_environment(saved_env)]
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    stops.append(moto.stop)
+    mhost, mport = moto.get_host_and_port()
+    endpoint = f"http://{mhost}:{mport}"
+    os.environ.update({**_FAKE_AWS, **_LOCAL_POWERTOOLS, "AWS_ENDPOINT_URL": endpoint})
+    ports.clear_ports()
+
+    template = load_template(root / "template.yaml")
+    secrets = {
+        "StripeWebhookSecret": json.dumps({"current": DEV_WEBHOOK_SECRET, "previous": ""}),
+        "StripeApiKeySecret": json.dumps({"api_key": ""}),  # no Stripe API from a local stack
+    }
+    made = provision(template, prefix=LOCAL_PREFIX, secret_values=secrets)
+    os.environ.update(made.environment)
+    ports.clear_ports()
+
+    corpus_dir = corpus_dir if corpus_dir is not None else root / "corpus_private"
+    if (corpus_dir / "manifest.json").exists():
+        upload_corpus(corpus_dir, CorpusObjects(made.names["CorpusBucket"]))
+
+    routes = gateway.bind_routes(root, template)
+    server = gateway.GatewayServer((host, port), routes)
+    thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
+    thread.start()
+    stops.append(server.server_close)
+    stops.append(server.shutdown)
+    url = f"http://{host}:{server.server_address[1]}"
+    context = LocalStackContext(root, url, endpoint, made.names, made.environment, template)
+    if background:
+        _import_background_modules()
+        for start in list(_BACKGROUND):
+            stops.append(start(context))
+    return LocalStack(url, context, stops)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = ArgParser(prog="toolcall300 serve", description="Run the whole service locally.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8300)
+    parser.add_argument(
+        "--corpus", type=Path, default=None, help="corpus directory (default corpus_private/)"
+    )
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        stack = start_local_stack(host=args.host, port=args.port, corpus_dir=args.corpus)
+    except OSError as exc:
+        stderr.write(f"toolcall300 serve: cannot start: {exc}\n")
+        return EXIT_ERROR
+    stdout.write(
+        f"TOOLCALL-300 local stack at {stack.url}\n"
+        f"  OpenAPI:      {stack.url}/openapi.json\n"
+        f"  dashboard:    {stack.url}/dashboard (sign in with a team licence key)\n"
+        f"  buy a test licence (signed test Stripe event, prints the key on its last line):\n"
+        f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
+        f"    toolcall300 dev purchase --api {stack.url} --tier team --team my-team\n"
+        f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
+        f"Ctrl-C stops it (state is in memory only).\n"
+    )
+    stdout.flush()
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+    return EXIT_OK

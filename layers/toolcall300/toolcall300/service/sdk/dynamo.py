@@ -1,0 +1,143 @@
+"""DynamoDB adapters: the licence table (a ``licences.LicenceStore``) and the usage counters.
+
+Translates ``ConditionalCheckFailedException`` into ``StoreConflict`` and every other
+botocore failure into ``UpstreamUnavailable``. Items come back with ``Decimal`` numbers; they
+are turned into ints here so domain code sees plain data.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+
+from toolcall300.service.sdk.aws import dynamodb_table, translated
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def scan_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every item a (possibly filtered) scan returns, across all pages, as plain values."""
+    items: list[dict[str, Any]] = []
+    while True:
+        page = table.scan(**kwargs)
+        items.extend(_plain(i) for i in page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _translated() -> AbstractContextManager[None]:
+    return translated("the database", code="store_unavailable")
+
+
+class LicenceTable:
+    """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``)."""
+
+    def __init__(self, name: str, table: Any = None) -> None:
+        self._name = name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = dynamodb_table(self._name)
+        return self._table
+
+    def get(self, licence_id: str) -> dict[str, Any] | None:
+        with _translated():
+            item = self.table.get_item(Key={"licence_id": licence_id}, ConsistentRead=True).get(
+                "Item"
+            )
+        return _plain(item) if item else None
+
+    def put(self, item: dict[str, Any], *, expected_version: int | None) -> None:
+        cond = (
+            Attr("licence_id").not_exists()
+            if expected_version is None
+            else Attr("version").eq(expected_version)
+        )
+        with _translated():
+            self.table.put_item(Item=item, ConditionExpression=cond)
+
+    def _one(self, index: str, attr: str, value: str) -> dict[str, Any] | None:
+        with _translated():
+            items = self.table.query(
+                IndexName=index, KeyConditionExpression=Key(attr).eq(value), Limit=2
+            )["Items"]
+        return _plain(items[0]) if len(items) == 1 else None
+
+    def find_by_key_hash(self, key_hash: str) -> dict[str, Any] | None:
+        return self._one("by_key_hash", "key_hash", key_hash)
+
+    def find_by_session(self, session_id: str) -> dict[str, Any] | None:
+        return self._one("by_session", "session_id", session_id)
+
+    def scan(self) -> list[dict[str, Any]]:
+        with _translated():
+            return scan_all(self.table)
+
+
+class UsageTable:
+    """Counters on the template's ``UsageTable`` (key ``counter_id``, TTL ``expires_at``)."""
+
+    def __init__(self, name: str, table: Any = None) -> None:
+        self._name = name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = dynamodb_table(self._name)
+        return self._table
+
+    def get(self, counter_id: str) -> dict[str, Any] | None:
+        with _translated():
+            item = self.table.get_item(Key={"counter_id": counter_id}, ConsistentRead=True).get(
+                "Item"
+            )
+        return _plain(item) if item else None
+
+    def take(
+        self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
+    ) -> None:
+        """Atomically count one use if fewer than ``limit`` so far and the last was at least
+        ``min_gap_ms`` ago; raises ``StoreConflict`` otherwise (the caller reads why)."""
+        with _translated():
+            self.table.update_item(
+                Key={"counter_id": counter_id},
+                UpdateExpression="SET used = if_not_exists(used, :zero) + :one, last_ms = :now, expires_at = :exp",
+                ConditionExpression="attribute_not_exists(counter_id) OR (used < :limit AND last_ms <= :cutoff)",
+                ExpressionAttributeValues={
+                    ":zero": 0,
+                    ":one": 1,
+                    ":now": now_ms,
+                    ":exp": expires_at,
+                    ":limit": limit,
+                    ":cutoff": now_ms - min_gap_ms,
+                },
+            )
+
+    def add(self, counter_id: str, names: list[str]) -> None:
+        """Add one to each named attribute of one item (aggregate metrics; no TTL)."""
+        if not names:
+            return
+        placeholders = {f"#n{i}": n for i, n in enumerate(names)}
+        expr = "ADD " + ", ".join(f"#n{i} :one" for i in range(len(names)))
+        with _translated():
+            self.table.update_item(
+                Key={"counter_id": counter_id},
+                UpdateExpression=expr,
+                ExpressionAttributeNames=placeholders,
+                ExpressionAttributeValues={":one": 1},
+            )

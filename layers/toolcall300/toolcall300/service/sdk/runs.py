@@ -1,0 +1,183 @@
+"""AWS adapters for hosted runs: the runs table, the reports bucket and AWS Batch.
+
+``RunTable`` is a ``runs.RunStore`` on the template's ``RunsTable`` (key ``run_id``, GSI
+``by_team`` on team + created_at), with the same optimistic ``version`` as the licence table.
+``ReportObjects`` stores each report once (``If-None-Match: *``, plus a HEAD first because
+not every S3 emulator honours it). ``BatchApi`` is the thin Batch surface ``service.batch``
+uses. SDK errors become ``StoreConflict``, ``NotFound`` or ``UpstreamUnavailable`` here.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from toolcall300.service.errors import StoreConflict
+from toolcall300.service.sdk.aws import client, dynamodb_table, translated
+from toolcall300.service.sdk.dynamo import _plain, scan_all
+
+
+def _translated(what: str) -> AbstractContextManager[None]:
+    return translated(what)
+
+
+class RunTable:
+    """``RunStore`` on DynamoDB."""
+
+    def __init__(self, name: str, table: Any = None) -> None:
+        self._name = name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = dynamodb_table(self._name)
+        return self._table
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        with _translated("the runs table"):
+            item = self.table.get_item(Key={"run_id": run_id}, ConsistentRead=True).get("Item")
+        return _plain(item) if item else None
+
+    def put(self, item: dict[str, Any], *, expected_version: int | None) -> None:
+        cond = (
+            Attr("run_id").not_exists()
+            if expected_version is None
+            else Attr("version").eq(expected_version)
+        )
+        with _translated("the runs table"):
+            self.table.put_item(Item=item, ConditionExpression=cond)
+
+    def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_team",
+            "KeyConditionExpression": Key("team").eq(team),
+            "ScanIndexForward": False,
+        }
+        with _translated("the runs table"):
+            while len(items) < limit:
+                page = self.table.query(**kwargs)
+                items.extend(_plain(i) for i in page["Items"])
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return items[:limit]
+
+    def by_status(self, status: str) -> list[dict[str, Any]]:
+        """Every run in ``status`` (a filtered scan: the sweeper and the local worker only)."""
+        with _translated("the runs table"):
+            return scan_all(
+                self.table, FilterExpression=Attr("status").eq(status), ConsistentRead=True
+            )
+
+
+class ReportObjects:
+    """``ReportStore`` on the reports bucket: write-once objects."""
+
+    def __init__(self, bucket: str, s3: Any = None) -> None:
+        self.bucket = bucket
+        self._s3 = s3
+
+    @property
+    def s3(self) -> Any:
+        if self._s3 is None:
+            self._s3 = client("s3")
+        return self._s3
+
+    def _exists(self, key: str) -> bool:
+        try:
+            self.s3.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
+    def put_once(self, key: str, body: bytes) -> None:
+        with _translated("the reports bucket"):
+            if self._exists(key):
+                raise StoreConflict(f"report {key} already stored")
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType="application/json",
+                IfNoneMatch="*",
+            )
+
+    def exists(self, key: str) -> bool:
+        with _translated("the reports bucket"):
+            return self._exists(key)
+
+    def put(self, key: str, body: bytes) -> None:
+        """An ordinary write (the label-free job inputs, which are derived and reproducible)."""
+        with _translated("the reports bucket"):
+            self.s3.put_object(
+                Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"
+            )
+
+    def presign(self, method: str, key: str, *, seconds: int) -> str:
+        """A SigV4 link for one GET or PUT of one key (a Batch job holds no credentials)."""
+        op = {"GET": "get_object", "PUT": "put_object"}[method]
+        url: str = self.s3.generate_presigned_url(
+            op, Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=seconds
+        )
+        return url
+
+    def get(self, key: str) -> bytes:
+        with _translated("the reports bucket"):
+            body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        return body
+
+    def read(self, key: str) -> bytes:
+        """Alias of :meth:`get` (the corpus reader's name for the same thing)."""
+        return self.get(key)
+
+
+class BatchApi:
+    """The few AWS Batch calls hosted runs make."""
+
+    def __init__(self, batch: Any = None) -> None:
+        self._batch = batch
+
+    @property
+    def batch(self) -> Any:
+        if self._batch is None:
+            self._batch = client("batch")
+        return self._batch
+
+    def active_definition(self, name: str) -> str | None:
+        """The ARN of the newest ACTIVE revision of job definition ``name``, if any."""
+        with _translated("AWS Batch"):
+            found = self.batch.describe_job_definitions(jobDefinitionName=name, status="ACTIVE")
+        defs = sorted(found.get("jobDefinitions", []), key=lambda d: int(d.get("revision", 0)))
+        return str(defs[-1]["jobDefinitionArn"]) if defs else None
+
+    def describe_definition(self, name_or_arn: str) -> dict[str, Any] | None:
+        with _translated("AWS Batch"):
+            found = self.batch.describe_job_definitions(jobDefinitions=[name_or_arn])
+        defs = sorted(found.get("jobDefinitions", []), key=lambda d: int(d.get("revision", 0)))
+        return dict(defs[-1]) if defs else None
+
+    def register(self, **kwargs: Any) -> str:
+        with _translated("AWS Batch"):
+            return str(self.batch.register_job_definition(**kwargs)["jobDefinitionArn"])
+
+    def submit(self, **kwargs: Any) -> str:
+        with _translated("AWS Batch"):
+            return str(self.batch.submit_job(**kwargs)["jobId"])
+
+    def describe_job(self, job_id: str) -> dict[str, Any] | None:
+        """The job as Batch describes it, or None when Batch no longer knows it."""
+        with _translated("AWS Batch"):
+            jobs = self.batch.describe_jobs(jobs=[job_id]).get("jobs", [])
+        return dict(jobs[0]) if jobs else None
+
+    def job_status(self, job_id: str) -> str | None:
+        """The job's status, or None when Batch no longer knows it."""
+        job = self.describe_job(job_id)
+        return str(job["status"]) if job else None

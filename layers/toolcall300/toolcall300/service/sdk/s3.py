@@ -1,0 +1,84 @@
+"""S3 adapter for the corpus bucket: read small objects, presign SigV4 GET links.
+
+Links are presigned with the client from ``adapters.aws`` (always SigV4). Missing objects
+become ``NotFound``; other failures ``UpstreamUnavailable``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from toolcall300.service.domain.corpus import manifest_entries
+from toolcall300.service.errors import NotFound, UpstreamUnavailable
+from toolcall300.service.sdk.aws import client
+
+
+class CorpusObjects:
+    """Read and presign objects of one bucket."""
+
+    def __init__(self, bucket: str, s3: Any = None) -> None:
+        self.bucket = bucket
+        self._s3 = s3
+
+    @property
+    def s3(self) -> Any:
+        if self._s3 is None:
+            self._s3 = client("s3")
+        return self._s3
+
+    def read(self, key: str) -> bytes:
+        try:
+            body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                raise NotFound("the corpus is not published yet", code="corpus_missing") from exc
+            raise UpstreamUnavailable(
+                "storage is unavailable; retry", code="storage_unavailable"
+            ) from exc
+        except BotoCoreError as exc:
+            raise UpstreamUnavailable(
+                "storage is unavailable; retry", code="storage_unavailable"
+            ) from exc
+        return body
+
+    def presign(self, key: str, *, seconds: int) -> str:
+        url: str = self.s3.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=seconds
+        )
+        return url
+
+
+def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
+    """Upload every file ``manifest.json`` lists, then the manifest itself (last, so a reader
+    never sees a manifest whose files are not there yet). Refuses a file whose sha256 does not
+    match its pin. Returns the parsed manifest."""
+    manifest_bytes = (directory / "manifest.json").read_bytes()
+    manifest = json.loads(manifest_bytes)
+    for entry in manifest_entries(manifest):
+        name = str(entry["name"])
+        if "/" in name or name.startswith("."):
+            raise ValueError(f"manifest names a path, not a file: {name!r}")
+        data = (directory / name).read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise ValueError(f"{name}: sha256 does not match the manifest pin")
+        objects.s3.put_object(
+            Bucket=objects.bucket, Key=name, Body=data, ContentType=_content_type(name)
+        )
+    objects.s3.put_object(
+        Bucket=objects.bucket,
+        Key="manifest.json",
+        Body=manifest_bytes,
+        ContentType="application/json",
+    )
+    return dict(manifest)
+
+
+def _content_type(name: str) -> str:
+    if name.endswith(".jsonl"):
+        return "application/x-ndjson"
+    return "application/json" if name.endswith(".json") else "application/octet-stream"

@@ -1,0 +1,506 @@
+"""``toolshim``: the reference normaliser, the grading contract (``toolcall300.spec``) as code.
+
+``normalise(text, tools)`` turns what a model emitted into the one call its declared tools
+accept, or ``None``. ``normalise_explained`` returns the same call with every repair made
+(``{path, rule, change, before, after}``), or the refusal and its :class:`Reason`. The steps:
+read the text, allowing a cut at its end (``toolshim_reader``); find the calls in their
+envelopes (``toolshim_envelope``); for each call resolve the tool name (rule 3), settle
+truncated arguments (rule 11, strict reading) and string-encoded ones (rule 9), repair
+them against the schema (rules 4-8, ``toolshim_repair``, a walk compiled once per schema
+that also refuses any value breaking a keyword no rule may change, so it never returns
+arguments their schema rejects); then collapse several calls only when they agree (rule 10).
+
+Where spec.py is silent it decides, once: whitespace after a number is a delimiter (D11.1);
+arguments streamed as a JSON string and cut inside it are read as the cut stream of the
+arguments (rules 9 and 11), while a complete string holding cut JSON is refused; a complete
+call with no arguments key has ``{}``, a cut one is refused; an object schema without
+``properties`` is free-form (its keys are kept unless ``additionalProperties`` is false); a
+tool without ``parameters`` takes no arguments; rule 8 wraps any non-null value, objects
+included; ``null`` is never coerced; a multi-call text with one cut or refusable copy is
+refused as a whole (D10.1).
+
+Speed comes from doing the schema work once: each parameter schema is checked and compiled
+into its repair walk the first time it is seen (cached on the schema object, and on its JSON
+text for callers that parse their tools afresh per call), and a tool list's name index is
+cached on the list. A caller that edits a tool or schema object in place between calls must
+pass a new object; a list whose tools were added, removed or replaced is read again.
+
+It is not a prose or Markdown extractor (text that is not JSON is refused) and it never
+guesses: every branch that could guess refuses instead. The module ends with its CLI shell,
+``toolcall300 toolshim``, the only part that does I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, TextIO
+
+from toolcall300.canonical import canonical, loads_strict
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+from toolcall300.rules import ToolNames
+from toolcall300.schema import (
+    declared_types,
+    format_path,
+    schema_problems,
+)
+from toolcall300.toolshim.envelope import RawCall, extract_calls
+from toolcall300.toolshim.reader import (
+    CutString,
+    CutToken,
+    Malformed,
+    OpenArray,
+    OpenObject,
+    is_complete,
+    read_values,
+)
+from toolcall300.toolshim.repair import Fix, compile_repair
+from toolcall300.toolshim.types import ABSENT, Explained, Reason, Refusal, Repair
+
+__all__ = ["Explained", "Reason", "Refusal", "Repair", "normalise", "normalise_explained"]
+
+#: A tool declared without ``parameters`` takes no arguments.
+_NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+#: Rule 9 decodes repeatedly; each decode shortens the text, this only bounds the work.
+_MAX_DECODES = 32
+
+
+def normalise(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call ``text`` means under the grading contract, or ``None`` to refuse (rule 12).
+
+    >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"days": {"type": "integer"}}, "required": ["days"]}}}]
+    >>> normalise('{"name": "Get-Weather", "arguments": "{\\\\"days\\\\": \\\\"3\\\\"}"}', tools)
+    {'name': 'get_weather', 'arguments': {'days': 3}}
+    >>> normalise('{"name": "get_weather", "arguments": {"days": 1', tools) is None
+    True
+    """
+    try:
+        return _normalise(text, tools, [])
+    except _REFUSED:  # the outcomes normalise_explained reports as refusals, without the report
+        return None
+
+
+def normalise_explained(text: str, tools: list[dict[str, Any]]) -> Explained:
+    """The call with every repair made to reach it, or the refusal with its reason."""
+    log: list[Repair] = []
+    try:
+        call = _normalise(text, tools, log)
+    except Refusal as refusal:
+        return Explained(None, log, refusal.reason, f"{refusal.path}: {refusal.detail}")
+    except RecursionError:
+        return Explained(None, log, Reason.NOT_JSON, "nested too deeply")
+    except ValueError as exc:  # NaN in a catalog's default, an integer too long for int()
+        return Explained(None, log, Reason.UNREPRESENTABLE, str(exc)[:200])
+    return Explained(call, log)
+
+
+#: What ends a normalisation in a refusal (see ``normalise_explained`` for which reason each
+#: becomes): a rule's refusal, nesting too deep to read, a value no JSON can carry.
+_REFUSED = (Refusal, RecursionError, ValueError)
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+
+def _normalise(text: Any, tools: Any, log: list[Repair]) -> dict[str, Any]:
+    if not isinstance(text, str):
+        raise Refusal(Reason.NO_CALL, "the text is not a string")
+    try:
+        documents = read_values(text)
+    except Malformed as exc:
+        raise Refusal(Reason.NOT_JSON, str(exc)) from None
+    raws = extract_calls(documents)
+    catalog = _catalog(tools)
+    if not raws:
+        raise Refusal(Reason.NO_CALL, "no JSON document in the text")
+    if len(raws) == 1:
+        return _one(raws[0], catalog, log)
+    return _collapse(raws, catalog, log)
+
+
+def _collapse(raws: list[RawCall], catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
+    """Rule 10, D10.1: normalise every copy on its own; one call only if all agree."""
+    calls: list[tuple[dict[str, Any], list[Repair]]] = []
+    for raw in raws:
+        own: list[Repair] = []
+        try:
+            calls.append((_one(raw, catalog, own), own))
+        except Refusal as refusal:
+            raise Refusal(
+                Reason.CONFLICTING_CALLS,
+                f"copy at {raw.path} must be refused ({refusal.reason.value}: {refusal.detail})",
+            ) from None
+    first = canonical(calls[0][0])
+    for (call, _), raw in zip(calls[1:], raws[1:], strict=True):
+        if canonical(call) != first:
+            raise Refusal(Reason.CONFLICTING_CALLS, f"copy at {raw.path} differs from the first")
+    log.extend(calls[0][1])
+    log.append(Repair("$", "10 D10.1", "collapse_identical_calls", before=len(calls), after=1))
+    return calls[0][0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Catalog:
+    """A tool list as ``_one`` reads it: declared name -> its parameter schemas, and rule 3's
+    index of those names."""
+
+    tools: list[Any]  # the list itself, held so that its id is not reused while cached
+    items: list[Any]  # a copy of it as it was when the catalog was built
+    schemas: dict[str, list[dict[str, Any]]]
+    names: ToolNames
+    compiled: dict[str, _Compiled] = field(default_factory=dict)  # filled as tools are called
+
+
+_NO_TOOLS = _Catalog([], [], {}, ToolNames(()))
+
+
+#: id(tools) -> its catalog. A caller passes the same tool list call after call; the entry is
+#: used only while the list holds the very same tool objects (an added, removed or replaced
+#: tool builds a new catalog). Like the schema cache, it is keyed on identity: a tool object
+#: edited in place (renamed, its parameters swapped) must be passed as a new object.
+_CATALOGS: dict[int, _Catalog] = {}
+_CATALOGS_MAX = 1024
+
+
+def _catalog(tools: Any) -> _Catalog:
+    """The catalog of ``tools``; tolerant of a tool without ``type``."""
+    if not isinstance(tools, list):
+        return _NO_TOOLS
+    hit = _CATALOGS.get(id(tools))
+    # The same list holding the same tools (list equality tries identity first; a tool that
+    # was replaced by an equal one is equal, and its catalog would be the same).
+    if hit is not None and hit.tools is tools and hit.items == tools:
+        return hit
+    schemas = _schemas_by_name(tools)
+    entry = _Catalog(tools, list(tools), schemas, ToolNames(schemas))
+    _remember(_CATALOGS, id(tools), entry, _CATALOGS_MAX)
+    return entry
+
+
+def _schemas_by_name(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for tool in tools:
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            continue
+        fn = tool.get("function", tool)
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        params = fn.get("parameters", _NO_PARAMETERS)
+        out.setdefault(fn["name"], []).append(params)
+    return out
+
+
+def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
+    """One call: name, arguments, the repair walk (which refuses what it cannot make valid)."""
+    name = _tool_name(raw, catalog.names, log)
+    compiled = catalog.compiled.get(name)
+    if compiled is None:
+        schemas = catalog.schemas[name]
+        if len(schemas) != 1:
+            raise Refusal(
+                Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
+            )
+        compiled = catalog.compiled[name] = _compiled(schemas[0])
+    if not compiled.usable:
+        raise Refusal(
+            Reason.UNUSABLE_SCHEMA, f"the parameters of {name!r} are outside the covered subset"
+        )
+    # The walk checks every keyword no rule may change, and refuses (schema_violation) rather
+    # than return arguments their schema rejects; a property test holds it to schema.is_valid.
+    arguments = compiled.repair(_arguments(raw, log), ("arguments",), log)
+    return {"name": name, "arguments": arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """What ``_one`` needs of one parameter schema, worked out once per schema."""
+
+    schema: Any  # the caller's object it was found for, held so that its id is not reused
+    source: Any  # a private copy the walk was compiled from: later edits cannot reach it
+    usable: bool
+    repair: Fix  # rules 4-8, and every keyword no rule may change (toolshim_repair)
+
+
+#: id(schema) -> its compiled form. Checking and compiling a schema costs far more than the
+#: rest of a call, and a catalog is the same objects call after call. The entry holds the
+#: schema, so its id is not reused while cached; a caller that edits a schema in place
+#: between calls must pass a new object (this cache is keyed on identity).
+_COMPILED: dict[int, _Compiled] = {}
+_COMPILED_MAX = 1024
+#: Sorted-keys JSON text -> its compiled form, for callers that parse their tools afresh for
+#: every call (the scorer's stream protocol does): an equal schema is not compiled again.
+_BY_CONTENT: dict[str, _Compiled] = {}
+_BY_CONTENT_MAX = 256
+_CONTENT_KEY_MAX = 65536
+_CONTENT_ENCODER = json.JSONEncoder(sort_keys=True)  # built once: json.dumps builds one per call
+
+
+def _compiled(schema: Any) -> _Compiled:
+    """The compiled form of ``schema``; unusable unless it is a covered object schema (the
+    catalog contract: its type defaults to object)."""
+    hit = _COMPILED.get(id(schema))
+    if hit is not None and hit.schema is schema:
+        return hit
+    key = _content_key(schema)
+    same = _BY_CONTENT.get(key) if key is not None else None
+    if same is not None and same.source == schema:  # equal text and equal types: the same
+        entry = replace(same, schema=schema)
+    else:
+        source = copy.deepcopy(schema)
+        usable = not schema_problems(source) and declared_types(source) in ((), ("object",))
+        entry = _Compiled(schema, source, usable, compile_repair(source) if usable else _unusable)
+        if key is not None:
+            _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)
+    _remember(_COMPILED, id(schema), entry, _COMPILED_MAX)
+    return entry
+
+
+def _content_key(schema: Any) -> str | None:
+    """The schema as sorted-keys JSON, or ``None`` when it has no such text or a long one."""
+    try:
+        text = _CONTENT_ENCODER.encode(schema)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if len(text) <= _CONTENT_KEY_MAX else None
+
+
+def _remember(cache: dict[Any, Any], key: Any, entry: Any, limit: int) -> None:
+    """Store ``entry``; a full cache is emptied first (bounded memory, no per-hit bookkeeping)."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = entry
+
+
+def _unusable(*args: Any) -> Any:
+    raise AssertionError("an unusable schema is refused before its compiled form is used")
+
+
+def _tool_name(raw: RawCall, names: ToolNames, log: list[Repair]) -> str:
+    """Rule 3: the one declared tool the written name means."""
+    if not raw.is_call:
+        raise Refusal(
+            Reason.NO_CALL, "nothing call-shaped here (D11.5: no name was written)", raw.path
+        )
+    if isinstance(raw.name, CutString):
+        raise Refusal(Reason.TRUNCATED_NAME, "the cut fell inside the tool name (D11.5)", "$.name")
+    if not isinstance(raw.name, str):
+        raise Refusal(Reason.INVALID_NAME, "the name is not a string", "$.name")
+    resolved = names.resolve(raw.name)
+    if resolved is None:
+        hits = names.matches(raw.name)
+        if len(hits) > 1:
+            raise Refusal(
+                Reason.AMBIGUOUS_TOOL, f"{raw.name!r} matches {len(hits)} tools", "$.name"
+            )
+        raise Refusal(Reason.UNKNOWN_TOOL, f"{raw.name[:80]!r} is not declared", "$.name")
+    if resolved != raw.name:
+        log.append(Repair("$.name", "3 D3.1", "resolve_tool_name", raw.name, resolved))
+    return resolved
+
+
+def _arguments(raw: RawCall, log: list[Repair]) -> dict[str, Any]:
+    """The arguments object as written: envelope key, truncation (rule 11), decoding (rule 9)."""
+    if raw.args_conflict:
+        raise Refusal(Reason.AMBIGUOUS_ARGUMENTS, "several argument keys with different values")
+    if raw.arguments is ABSENT:
+        if raw.open:
+            # Rule 11: the cut came before the arguments began; nothing to keep, invent nothing.
+            raise Refusal(
+                Reason.TRUNCATED_ARGUMENTS, "the cut came before the arguments", "$.arguments"
+            )
+        log.append(Repair("$.arguments", "1 D1.1", "absent_arguments_as_empty_object", after={}))
+        return {}
+    if raw.args_key != "arguments":
+        log.append(Repair(f"$.{raw.args_key}", "input", "rename_to_arguments", after="arguments"))
+    value = raw.arguments
+    if isinstance(value, dict):
+        return value  # the usual case
+    for _ in range(_MAX_DECODES):
+        if isinstance(value, dict):
+            return value
+        if not is_complete(value):
+            value = _close(value, log)
+        elif isinstance(value, str):
+            value = _decode(value, log)
+        else:
+            break
+    raise Refusal(Reason.NOT_AN_OBJECT, "the arguments are not an object", "$.arguments")
+
+
+def _decode(value: str, log: list[Repair]) -> Any:
+    """Rule 9: one JSON decoding of string-encoded arguments (D9.1: must lead to an object)."""
+    try:
+        decoded = loads_strict(value)
+    except (ValueError, RecursionError):
+        raise Refusal(
+            Reason.INVALID_ARGUMENTS,
+            "a string that does not decode to an object (D9.1)",
+            "$.arguments",
+        ) from None
+    if not isinstance(decoded, (dict, str)):
+        raise Refusal(
+            Reason.INVALID_ARGUMENTS,
+            "a string that decodes to neither object nor string (D9.1)",
+            "$.arguments",
+        )
+    log.append(Repair("$.arguments", "9 D9.1", "decode_json_string", value, decoded))
+    return decoded
+
+
+def _close(value: Any, log: list[Repair]) -> Any:
+    """Rule 11, strict reading (D11.1): keep only what was completely written.
+
+    The arguments object itself is the open container that gets closed; a property whose
+    own value was cut is dropped whole (D11.2-D11.4), never closed into a value."""
+    if isinstance(value, OpenObject):
+        kept: dict[str, Any] = {}
+        for key, member in value.members.items():
+            # Rule 11, STRICT reading (D11.1, D11.2), chosen over the generous one: a member is
+            # kept only if its value was completely written; a container never closed is
+            # dropped whole with its complete elements, never closed into a shorter value.
+            if is_complete(member):
+                kept[key] = member
+            else:
+                log.append(
+                    Repair(format_path(("arguments", key)), _cut_rule(member), "drop_incomplete")
+                )
+        if value.cut_key is not None:
+            log.append(
+                Repair("$.arguments", "11 D11.1", "drop_incomplete_key", before=value.cut_key)
+            )
+        log.append(Repair("$.arguments", "11", "close_container", after=kept))
+        return kept
+    if isinstance(value, CutString):
+        # Arguments streamed as a JSON string (rule 9) and cut inside it: what arrived of the
+        # string is the cut stream of the arguments themselves.
+        try:
+            documents = read_values(value.prefix)
+        except Malformed:
+            raise Refusal(
+                Reason.INVALID_ARGUMENTS, "the cut arguments string is not JSON", "$.arguments"
+            ) from None
+        if len(documents) != 1:
+            raise Refusal(
+                Reason.TRUNCATED_ARGUMENTS, "the cut came before the arguments began", "$.arguments"
+            )
+        log.append(Repair("$.arguments", "9 D9.1", "decode_cut_json_string", value.prefix))
+        return documents[0]
+    if isinstance(value, CutToken):
+        raise Refusal(
+            Reason.TRUNCATED_ARGUMENTS, "the arguments were cut before they began", "$.arguments"
+        )
+    raise Refusal(Reason.NOT_AN_OBJECT, "the arguments are an array, cut", "$.arguments")
+
+
+def _cut_rule(member: Any) -> str:
+    """Which truncation decision drops this member (for the repair log)."""
+    if isinstance(member, CutToken):
+        return "11 D11.3" if member.text[:1] in "-0123456789" else "11 D11.1"
+    if isinstance(member, OpenObject | OpenArray):
+        empty = not (member.members if isinstance(member, OpenObject) else member.items)
+        return "11 D11.4" if empty else "11 D11.2"
+    return "11 D11.1"
+
+
+# ---------------------------------------------------------------------------- CLI shell
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """``toolcall300 toolshim [--stream] [--explain]``."""
+    p = ArgParser(
+        prog="toolcall300 toolshim",
+        description=(
+            "The reference normaliser as an --adapter-cmd program. Default: one "
+            '{"text", "tools"} JSON document on stdin; the call as JSON on stdout, or '
+            "nothing at all on a refusal (exit 0: empty output is a refusal, D12.1). "
+            '--stream: JSON Lines {"id", "text", "tools"} in, {"id", "call"} out (call null on '
+            "a refusal), flushed per line. Input that is not such a document exits 1."
+        ),
+    )
+    p.add_argument("--stream", action="store_true", help="long-lived JSON Lines protocol")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also write each repair log (call, repairs, refusal) as JSON to stderr",
+    )
+    return p.parse_args(argv)
+
+
+def _dumps(value: Any) -> str:
+    # ASCII output: a lone surrogate in a model's string can never break the encoding of stdout.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _request(line: str) -> tuple[Any, str, Any]:
+    """(id, text, tools) from one request document, or ValueError with a one-line reason."""
+    doc = json.loads(line)
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("text"), str)
+        or not isinstance(doc.get("tools"), list)
+    ):
+        raise ValueError('expected a JSON object {"text": string, "tools": array}')
+    return doc.get("id"), doc["text"], doc["tools"]
+
+
+def run(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO | None = None
+) -> int:
+    """Serve one request, or a stream of them with ``--stream``."""
+    # UTF-8 whatever the locale, and a stray invalid byte becomes U+FFFD instead of killing
+    # a long-lived --stream process (every later id would go unanswered).
+    source = (
+        stdin
+        if stdin is not None
+        else io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    )
+    if args.stream:
+        return _run_stream(source, stdout, stderr, args.explain)
+    try:
+        _, text, tools = _request(source.read())
+    except ValueError as exc:
+        stderr.write(f"toolcall300 toolshim: bad input: {exc}\n")
+        return EXIT_ERROR
+    explained = normalise_explained(text, tools)
+    if args.explain:
+        stderr.write(_dumps(explained.as_dict()) + "\n")
+    if explained.call is not None:
+        stdout.write(_dumps(explained.call) + "\n")
+    return EXIT_OK
+
+
+def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -> int:
+    """One answer line per request line, in order, flushed at once."""
+    while line := source.readline():
+        if not line.strip():
+            continue
+        try:
+            case_id, text, tools = _request(line)
+        except ValueError as exc:
+            stderr.write(f"toolcall300 toolshim: skipped a bad request line: {exc}\n")
+            case_id = _id_of(line)
+            if case_id is None:
+                stderr.flush()
+                continue
+            text, tools = "", []
+        explained = normalise_explained(text, tools)
+        if explain:
+            stderr.write(_dumps({"id": case_id, **explained.as_dict()}) + "\n")
+            stderr.flush()
+        stdout.write(_dumps({"id": case_id, "call": explained.call}) + "\n")
+        stdout.flush()
+    return EXIT_OK
+
+
+def _id_of(line: str) -> Any:
+    """The id of a request line that is otherwise unusable, so it can still be answered."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return None
+    return doc.get("id") if isinstance(doc, dict) else None

@@ -1,0 +1,49 @@
+"""The CPU-time guard around checks whose schema has a pattern."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from toolcall300.argcheck import check as argcheck
+from toolcall300.service.api.bounded_check import (
+    CAP_CHECK,
+    check_body_bounded,
+    needs_bound,
+    refusal_status,
+)
+
+
+def _body(pattern: str, value: str, key: str = "pattern") -> bytes:
+    schema = {"type": "object", "properties": {"s": {"type": "string", key: pattern}}}
+    return json.dumps({"schema": schema, "arguments": {"s": value}}).encode()
+
+
+def test_polynomial_backtracking_is_cut_off_with_a_named_refusal() -> None:
+    started = time.monotonic()
+    answer = check_body_bounded(_body("\\w*\\w*x", "a" * 20000), seconds=1)
+    assert answer["refusal"]["code"] == CAP_CHECK
+    assert "a" * 50 not in json.dumps(answer)  # no submitted value is echoed
+    assert time.monotonic() - started < 10
+    assert refusal_status(CAP_CHECK) == 422
+
+
+def test_an_ordinary_pattern_gets_the_same_answer_as_in_process() -> None:
+    for value in ("ABC", "abc"):
+        body = _body("^[A-Z]{3}$", value)
+        assert check_body_bounded(body) == argcheck.check_body(body)
+        assert check_body_bounded(body, precheck=True) == argcheck.check_body(body, precheck=True)
+
+
+def test_escaped_pattern_keys_are_seen() -> None:
+    body = _body("^a$", "a").replace(b'"pattern"', b'"\\u0070attern"')
+    assert json.loads(body)["schema"]["properties"]["s"]["pattern"] == "^a$"
+    assert needs_bound(body)
+
+
+def test_schemas_without_pattern_and_malformed_bodies_stay_in_process() -> None:
+    assert not needs_bound(json.dumps({"schema": {"type": "object"}, "arguments": {}}).encode())
+    assert not needs_bound(b"{not json")
+    assert check_body_bounded(b"{not json")["refusal"]["code"] == "invalid_request_body"
+    assert refusal_status("CAP-EXCEEDED:body_bytes") == 413
+    assert refusal_status("schema_missing") == 400
