@@ -26,8 +26,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from toolcall300.argcheck.check import check
 from toolcall300.argcheck import vectors as argcheck_corpus
+from toolcall300.argcheck.check import check
 from toolcall300.schema import is_valid
 
 

@@ -1,6 +1,8 @@
-"""The TOOLCALL-300 service: licences, the licence-gated corpus, the argument checker, the local stack.
+"""The TOOLCALL-300 service, split by role: ``domain`` (SDK-free rules), ``api`` (the Lambda
+edge), ``sdk`` (boto3 and stripe wrappers), ``hosted`` (AWS orchestration of runs) and
+``local`` (the one-machine stack).
 
-Everything here may import boto3, Powertools, pydantic and stripe; the suite core beside it
-(``toolcall300.*`` outside ``service``) may not import anything from here. Only the modules in
-``adapters`` import AWS or Stripe SDKs; domain modules take their collaborators as parameters.
+Everything here may import Powertools and pydantic; only ``sdk`` imports boto3, botocore and
+stripe; the suite core beside it (``toolcall300.*`` outside ``service``) imports nothing from
+here. ``tests/core/test_import_rules.py`` checks each rule.
 """
