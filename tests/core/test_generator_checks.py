@@ -13,15 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall300.generator.build import FILES, MANIFEST, corpus_from_files
-from toolcall300.generator.checks import (
-    CHECKS,
-    Corpus,
-    _diffs,
-    completed_prefix,
-    one_call,
-    run_checks,
-    tool_of,
-)
+from toolcall300.generator.checks import CHECKS, Corpus, _diffs, run_checks
+from toolcall300.generator.oracles import completed_prefix, one_call, tool_of
 
 PRIVATE = Path(__file__).resolve().parents[2] / "corpus_private"
 

@@ -16,7 +16,7 @@ from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError
 
 #: name -> (module, one-line help). Core commands first; service commands need the extras.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "generate": ("toolcall300.generator.build", "build or check a corpus from a tool catalog"),
+    "generate": ("toolcall300.generator.cli", "build or check a corpus from a tool catalog"),
     "score": (
         "toolcall300.scoring.grading",
         "score an adapter against a corpus (exit 2 on regression)",

@@ -1,26 +1,25 @@
-"""``toolcall300 generate``: build a TOOLCALL-300 corpus from a tool catalog, or check one.
+"""Build a TOOLCALL-300 corpus from a tool catalog: the pure core of ``toolcall300 generate``.
 
 The build is a pure function of (catalog, pools, seed): one ``random.Random(seed)`` is
 passed down, 25 cases per category are made by the named mutation rules of
-``generator_mutations``, ids are assigned after a seeded shuffle, and every integrity check
-of ``generator_checks`` must pass before anything is written (same inputs, byte-identical
-files). The CLI shell at the bottom is the only code here that touches files. It
-deliberately contains no labelling logic of its own and does not score anything.
+``generator.rules``, ids are assigned after a seeded shuffle, and every integrity check
+of ``generator.checks`` must pass before anything is written (same inputs, byte-identical
+files). The CLI shell is ``generator.cli``, the only generator code that touches files.
+This module contains no labelling logic of its own and does not score anything.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from toolcall300 import __version__
 from toolcall300.canonical import jsonl_bytes, pretty_bytes, sha256_hex
 from toolcall300.catalog import CatalogError, generation_problems, load_catalog
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.cliutil import UsageError
 from toolcall300.generator.checks import (
     CHECKS,
     PER_CATEGORY,
@@ -29,22 +28,18 @@ from toolcall300.generator.checks import (
     Report,
     run_checks,
 )
-from toolcall300.generator.rules import (
-    Ctx,
-    Draft,
-    Maker,
-    args_as_string,
-    array_vs_scalar,
-    enum_violation,
-    extra_undeclared_arg,
-    hallucinated_tool,
-    missing_required_arg,
-    multiple_calls,
-    nested_flattened,
-    type_coercion,
-    wrong_tool_name,
-)
+from toolcall300.generator.rules import Ctx, Draft, Maker
+from toolcall300.generator.rules.arrays import array_vs_scalar
+from toolcall300.generator.rules.coercion import type_coercion
+from toolcall300.generator.rules.defaults import missing_required_arg
+from toolcall300.generator.rules.enums import enum_violation
+from toolcall300.generator.rules.hallucinated import hallucinated_tool
+from toolcall300.generator.rules.multiple import multiple_calls
+from toolcall300.generator.rules.names import wrong_tool_name
+from toolcall300.generator.rules.nesting import nested_flattened
+from toolcall300.generator.rules.strings import args_as_string
 from toolcall300.generator.rules.truncated import truncated
+from toolcall300.generator.rules.undeclared import extra_undeclared_arg
 from toolcall300.generator.rules.unrecoverable import unrecoverable
 from toolcall300.generator.values import GenerationError, Pools
 from toolcall300.spec import CATEGORIES, SPEC_VERSION
@@ -253,117 +248,3 @@ def input_pin_failures(manifest: dict[str, Any] | None, recorded: dict[str, byte
         if data is not None and sha256_hex(data) != pin.get("sha256"):
             out.append(f"manifest_pins: recorded {key} does not match the manifest's sha256")
     return out
-
-
-# --------------------------------------------------------------------------- the CLI shell
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = ArgParser(
-        prog="toolcall300 generate", description="Build or check a TOOLCALL-300 corpus."
-    )
-    parser.add_argument("--out", help="corpus directory to write (or, with --check-only, to check)")
-    parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
-    )
-    parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
-    parser.add_argument("--pools", help="value pools JSON (default: the public demo pools)")
-    parser.add_argument(
-        "--check-only", action="store_true", help="re-run every integrity check on --out"
-    )
-    parser.add_argument(
-        "--list-checks", action="store_true", help="print the classes of integrity check"
-    )
-    parser.add_argument(
-        "--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs"
-    )
-    args = parser.parse_args(argv)
-    if not args.list_checks and not args.out:
-        raise UsageError("toolcall300 generate: --out DIR is required")
-    return args
-
-
-def _recorded_inputs(directory: Path) -> Inputs:
-    recipe_path = directory / RECIPE
-    try:
-        recipe = json.loads(recipe_path.read_bytes())
-        tools, pools = directory / recipe["tools"], directory / recipe["pools"]
-        return Inputs(
-            tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"])
-        )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}"
-        ) from exc
-
-
-def _cli_inputs(args: argparse.Namespace) -> Inputs:
-    if args.rebuild:
-        return _recorded_inputs(Path(args.rebuild))
-    tools = Path(args.tools) if args.tools else DATA / "demo_tools.json"
-    pools = Path(args.pools) if args.pools else DATA / "demo_pools.json"
-    try:
-        return Inputs(tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), args.seed)
-    except OSError as exc:
-        raise UsageError(f"toolcall300 generate: {exc}") from exc
-
-
-def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) -> int:
-    for name, message in report.failures:
-        stderr.write(f"FAIL {name}: {message}\n")
-    for line in extra:
-        stderr.write(f"FAIL {line}\n")
-    failed = len(report.failures) + len(extra)
-    stdout.write(
-        f"{report.assertions} assertions in {len(CHECKS)} check classes, {failed} failed\n"
-    )
-    return EXIT_OK if not failed else EXIT_ERROR
-
-
-def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
-    files = {
-        name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()
-    }
-    missing = [name for name in (*FILES, MANIFEST) if name not in files]
-    if missing:
-        stderr.write(f"toolcall300 generate: {out} lacks {', '.join(missing)}\n")
-        return EXIT_ERROR
-    corpus = corpus_from_files(files)
-    extra = []
-    if (out / RECIPE).is_file():
-        inputs = _recorded_inputs(out)
-        extra = input_pin_failures(
-            corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes}
-        )
-        if corpus.manifest and corpus.manifest.get("seed") != inputs.seed:
-            extra.append("manifest_pins: recorded seed differs from the manifest's")
-    return _report(run_checks(corpus), stdout, stderr, extra)
-
-
-def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if args.list_checks:
-        for name, (description, _) in CHECKS.items():
-            stdout.write(f"{name:<28} {description}\n")
-        stdout.write(f"{len(CHECKS)} classes of check\n")
-        return EXIT_OK
-    out = Path(args.out)
-    if args.check_only:
-        return _check_only(out, stdout, stderr)
-    try:
-        result = build(_cli_inputs(args))
-    except CatalogError as exc:
-        for problem in exc.problems:
-            stderr.write(f"catalog: {problem}\n")
-        return EXIT_ERROR
-    except (GenerationError, ValueError) as exc:
-        stderr.write(f"toolcall300 generate: {exc}\n")
-        return EXIT_ERROR
-    if not result.report.ok:
-        _report(result.report, stdout, stderr, [])
-        stderr.write("toolcall300 generate: integrity checks failed; nothing was written\n")
-        return EXIT_ERROR
-    out.mkdir(parents=True, exist_ok=True)
-    for name, data in result.files.items():
-        (out / name).write_bytes(data)
-    stdout.write(f"wrote {len(CATEGORIES) * PER_CATEGORY} cases to {out}\n")
-    return _report(result.report, stdout, stderr, [])

@@ -4,22 +4,34 @@ Each check class reads only the finished artefacts (cases, rationale, sample, ma
 ``generate --check-only`` re-runs exactly what a build ran, on files anyone can hold. A
 check yields one item per assertion: ``None`` when it held, a one-line message when it did
 not. Checks verify labels with the shared predicates of ``schema`` and ``rules`` and with
-independent readers of the text (``sent_calls``, :func:`completed_prefix`); they never
+independent readers of the text (``generator.oracles``); they never
 produce a label. They deliberately do not score adapters or judge a normaliser.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.canonical import canonical, jsonl_bytes, sha256_hex
-from toolcall300.catalog import Tool, catalog_problems, tool_name, tool_schema, value_type
-from toolcall300.generator.envelopes import sent_calls
+from toolcall300.catalog import catalog_problems, tool_name, tool_schema, value_type
+from toolcall300.generator.oracles import (
+    NAME_FIELD,
+    calls_of,
+    completed_prefix,
+    names_of,
+    one_call,
+    parsed,
+    refusal_reasons,
+    renest,
+    required_defaults,
+    strip_undeclared,
+    tool_of,
+    undeclared_keys,
+)
 from toolcall300.rules import (
     NotLossless,
     coerce_lossless,
@@ -27,7 +39,7 @@ from toolcall300.rules import (
     resolve_tool_name,
     tool_name_matches,
 )
-from toolcall300.schema import declared_types, format_path, is_number, is_valid, json_type_matches
+from toolcall300.schema import format_path, is_valid
 from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
 
 PER_CATEGORY = 25
@@ -51,37 +63,8 @@ class Corpus:
 # --------------------------------------------------------------------------- readers
 
 
-def parsed(case: dict[str, Any]) -> tuple[bool, Any]:
-    """``(True, value)`` when the text is strict JSON, else ``(False, None)``."""
-    try:
-        return True, json.loads(case["text"])
-    except ValueError:
-        return False, None
-
-
-def calls_of(case: dict[str, Any]) -> list[dict[str, Any]] | None:
-    ok, value = parsed(case)
-    return sent_calls(value) if ok else None
-
-
-def tool_of(case: dict[str, Any], name: str) -> Tool | None:
-    return next((t for t in case["tools"] if tool_name(t) == name), None)
-
-
-def names_of(case: dict[str, Any]) -> list[str]:
-    return [tool_name(t) for t in case["tools"]]
-
-
 def of(cases: list[dict[str, Any]], *categories: str) -> Iterator[dict[str, Any]]:
     return (c for c in cases if c.get("category") in categories)
-
-
-def one_call(case: dict[str, Any]) -> dict[str, Any] | None:
-    """The single call a text carries with object arguments, else ``None``."""
-    calls = calls_of(case)
-    if not calls or len(calls) != 1 or not isinstance(calls[0]["arguments"], dict):
-        return None
-    return calls[0]
 
 
 def _ok(cond: bool, case: dict[str, Any] | None, message: str) -> Result:
@@ -143,143 +126,6 @@ def nested_names(schema: dict[str, Any]) -> set[str]:
     for sub in schema.get("properties", {}).values():
         out |= property_names(sub)
     return out
-
-
-# --------------------------------------------------------------------------- rule 11 reader
-
-_ARGS_OPEN = re.compile(r'"(?:arguments|parameters|input)"\s*:\s*\{')
-_NAME = re.compile(r'"name"\s*:\s*("(?:[^"\\]|\\.)*")')
-_NAME_CUT = re.compile(r'"name"\s*:\s*"(?:[^"\\]|\\.)*\Z')
-_WS = " \t\r\n"
-_DELIMITERS = ",}] \t\r\n"
-
-
-def _skip(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _WS:
-        pos += 1
-    return pos
-
-
-def completed_prefix(text: str) -> dict[str, Any] | None:
-    """The top-level arguments whose values were completely written before a cut (D11.1-D11.4).
-
-    An independent reader of cut text used to verify truncated labels: a value counts only
-    if it decodes whole, and a number only if a delimiter follows it (D11.3). Containers that
-    never closed fail to decode and are therefore dropped whole (D11.2, D11.4).
-    """
-    match = _ARGS_OPEN.search(text)
-    if not match:
-        return None
-    decoder, pos = json.JSONDecoder(), match.end()
-    out: dict[str, Any] = {}
-    while True:
-        pos = _skip(text, pos)
-        if pos >= len(text) or text[pos] != '"':
-            return out
-        try:
-            key, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            return out
-        pos = _skip(text, pos)
-        if pos >= len(text) or text[pos] != ":":
-            return out
-        pos = _skip(text, pos + 1)
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except ValueError:
-            return out
-        if is_number(value) and (end >= len(text) or text[end] not in _DELIMITERS):
-            return out  # D11.3: a number with no delimiter after it may have had more digits
-        out[key] = value
-        pos = _skip(text, end)
-        if pos < len(text) and text[pos] == ",":
-            pos += 1
-            continue
-        return out
-
-
-def required_defaults(
-    schema: dict[str, Any], present: dict[str, Any]
-) -> tuple[dict[str, Any], list[str]]:
-    """Rule 6: defaults for missing required properties, and the missing ones without a default."""
-    fill, lost = {}, []
-    for key in schema.get("required", []):
-        if key not in present:
-            sub = schema.get("properties", {}).get(key, {})
-            if "default" in sub:
-                fill[key] = sub["default"]
-            else:
-                lost.append(key)
-    return fill, lost
-
-
-# --------------------------------------------------------------------------- refusal reasons
-
-
-def _value_reasons(value: Any, schema: dict[str, Any], where: str) -> Iterator[str]:
-    if "enum" in schema and not any(canonical(value) == canonical(m) for m in schema["enum"]):
-        if len(enum_matches(value, schema["enum"])) != 1:
-            yield f"enum value at {where} matches no single member (rule 4)"
-        return
-    kind = value_type(schema)
-    if kind is None:
-        return
-    if any(json_type_matches(value, t) for t in declared_types(schema)):
-        if kind == "object" and isinstance(value, dict):
-            yield from _object_reasons(value, schema, where)
-        return
-    if isinstance(value, list) and kind != "array":
-        if len(value) != 1:
-            yield f"{len(value)} values at {where} for a scalar (rule 8)"
-        return
-    if kind in ("integer", "number", "boolean"):
-        try:
-            coerce_lossless(value, kind)
-        except NotLossless:
-            yield f"value at {where} is not losslessly a {kind} (rule 5)"
-    elif kind == "string":
-        yield f"a non-string at {where} where a string is declared (rule 5)"
-
-
-def _object_reasons(args: dict[str, Any], schema: dict[str, Any], where: str) -> Iterator[str]:
-    _, lost = required_defaults(schema, args)
-    for key in lost:
-        yield f"required {where}.{key} is missing with no default (rule 6)"
-    for key, value in args.items():
-        sub = schema.get("properties", {}).get(key)
-        if isinstance(sub, dict):
-            yield from _value_reasons(value, sub, f"{where}.{key}")
-
-
-def refusal_reasons(case: dict[str, Any]) -> list[str]:
-    """Why a case's text holds no correct call: used to verify, never to label, refusals."""
-    ok, value = parsed(case)
-    text = case["text"]
-    if not ok:
-        if _NAME_CUT.search(text) or ('"name"' not in text and text.lstrip().startswith("{")):
-            return ["cut inside the tool name (D11.5)"]
-        return ["prose, no call"] if "{" not in text else []
-    calls = sent_calls(value)
-    if not calls:
-        return ["no call in the text"]
-    if len({canonical(c) for c in calls}) > 1:
-        return ["several calls that differ (rule 10)"]
-    call = calls[0]
-    names = names_of(case)
-    matches = tool_name_matches(call["name"], names)
-    resolved = resolve_tool_name(call["name"], names)
-    if resolved is None:
-        return [f"name matches {len(matches)} declared tools (rule 3)"]
-    args = call["arguments"]
-    while isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return ["arguments string does not decode (rule 9)"]
-    if not isinstance(args, dict):
-        return ["arguments are not an object"]
-    tool = tool_of(case, resolved)
-    return list(_object_reasons(args, tool_schema(tool), "$")) if tool else ["tool missing"]
 
 
 # --------------------------------------------------------------------------- the check classes
@@ -435,22 +281,6 @@ def _expected_valid(corpus: Corpus) -> Iterator[Result]:
         )
 
 
-def undeclared_keys(
-    value: Any, schema: dict[str, Any], path: tuple[str | int, ...] = ()
-) -> Iterator[tuple[str | int, ...]]:
-    """Paths of object keys the schema does not declare, at every level."""
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for key, sub in value.items():
-            if key not in props:
-                yield (*path, key)
-            else:
-                yield from undeclared_keys(sub, props[key], (*path, key))
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            yield from undeclared_keys(item, schema["items"], (*path, i))
-
-
 @check(
     "expected_declared_only",
     "expected arguments hold only declared properties, at every level (D7.2)",
@@ -497,7 +327,7 @@ def _truncated_unparsable(corpus: Corpus) -> Iterator[Result]:
 def _truncated_rederived(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "truncated"):
         exp = c.get("expected") or {}
-        match = _NAME.search(c["text"])
+        match = NAME_FIELD.search(c["text"])
         name = json.loads(match.group(1)) if match else None
         yield _ok(
             name == exp.get("name"), c, f"the text's tool name {name!r} is not the expected one"
@@ -682,27 +512,6 @@ def _multiple(corpus: Corpus) -> Iterator[Result]:
         )
 
 
-def renest(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
-    """Rule 7 / D7.1: put flattened keys back under their nested object, or ``None`` if ambiguous."""
-    props = schema.get("properties", {})
-    owners: dict[str, list[str]] = {}
-    for parent, sub in props.items():
-        for key in sub.get("properties", {}) if value_type(sub) == "object" else {}:
-            owners.setdefault(key, []).append(parent)
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        parent, _, leaf = key.partition(".")
-        if key in props:
-            out[key] = value
-        elif leaf and parent in props and leaf in props[parent].get("properties", {}):
-            out.setdefault(parent, {})[leaf] = value
-        elif len(owners.get(key, [])) == 1:
-            out.setdefault(owners[key][0], {})[key] = value
-        else:
-            return None
-    return out
-
-
 @check(
     "flattened_renests",
     "every nested_flattened key belongs to one nested object and no top-level property; re-nesting gives the expected call (D7.1, D7.3)",
@@ -750,16 +559,6 @@ def _undeclared(corpus: Corpus) -> Iterator[Result]:
                 c,
                 "dropping the undeclared keys does not give the expected call",
             )
-
-
-def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
-    """D7.2: the value with undeclared object keys removed at every level."""
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        return {k: strip_undeclared(v, props[k]) for k, v in value.items() if k in props}
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [strip_undeclared(v, schema["items"]) for v in value]
-    return value
 
 
 @check(

@@ -16,26 +16,25 @@ from typing import Any
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
 from toolcall300.generator.envelopes import STYLES, call_id, dumps, wrap
 from toolcall300.generator.rules import (
-    ENUM_SPELLINGS,
-    MANGLERS,
     Ctx,
     Draft,
     Maker,
     call_with_path,
     choose_tools,
-    coercible,
     dotted,
     draft,
     get_in,
     leaf_paths,
-    plain_scalar,
     quote,
     render,
     render_call,
     set_in,
-    string_enum,
     valid_call,
 )
+from toolcall300.generator.rules.arrays import plain_scalar
+from toolcall300.generator.rules.coercion import coercible
+from toolcall300.generator.rules.enums import ENUM_SPELLINGS, string_enum
+from toolcall300.generator.rules.names import MANGLERS
 from toolcall300.generator.values import build_value, pool_list, props_of
 from toolcall300.rules import enum_matches, is_lossless, normalise_tool_name, tool_name_matches
 

@@ -1,0 +1,141 @@
+"""``toolcall300 generate``: the CLI shell over :mod:`toolcall300.generator.build`.
+
+The only generator code that touches files: it reads the inputs (given, default or recorded
+in ``DIR/inputs``), runs the pure build or the integrity checks, and writes a corpus only
+when every check held. It contains no labelling logic and does not score anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TextIO
+
+from toolcall300.catalog import CatalogError
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.generator.build import (
+    DATA,
+    DEFAULT_SEED,
+    FILES,
+    MANIFEST,
+    RECIPE,
+    Inputs,
+    build,
+    corpus_from_files,
+    input_pin_failures,
+)
+from toolcall300.generator.checks import CHECKS, PER_CATEGORY, Report, run_checks
+from toolcall300.generator.values import GenerationError
+from toolcall300.spec import CATEGORIES
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = ArgParser(
+        prog="toolcall300 generate", description="Build or check a TOOLCALL-300 corpus."
+    )
+    parser.add_argument("--out", help="corpus directory to write (or, with --check-only, to check)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
+    parser.add_argument("--pools", help="value pools JSON (default: the public demo pools)")
+    parser.add_argument(
+        "--check-only", action="store_true", help="re-run every integrity check on --out"
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="print the classes of integrity check"
+    )
+    parser.add_argument(
+        "--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs"
+    )
+    args = parser.parse_args(argv)
+    if not args.list_checks and not args.out:
+        raise UsageError("toolcall300 generate: --out DIR is required")
+    return args
+
+
+def _recorded_inputs(directory: Path) -> Inputs:
+    recipe_path = directory / RECIPE
+    try:
+        recipe = json.loads(recipe_path.read_bytes())
+        tools, pools = directory / recipe["tools"], directory / recipe["pools"]
+        return Inputs(
+            tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"])
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}"
+        ) from exc
+
+
+def _cli_inputs(args: argparse.Namespace) -> Inputs:
+    if args.rebuild:
+        return _recorded_inputs(Path(args.rebuild))
+    tools = Path(args.tools) if args.tools else DATA / "demo_tools.json"
+    pools = Path(args.pools) if args.pools else DATA / "demo_pools.json"
+    try:
+        return Inputs(tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), args.seed)
+    except OSError as exc:
+        raise UsageError(f"toolcall300 generate: {exc}") from exc
+
+
+def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) -> int:
+    for name, message in report.failures:
+        stderr.write(f"FAIL {name}: {message}\n")
+    for line in extra:
+        stderr.write(f"FAIL {line}\n")
+    failed = len(report.failures) + len(extra)
+    stdout.write(
+        f"{report.assertions} assertions in {len(CHECKS)} check classes, {failed} failed\n"
+    )
+    return EXIT_OK if not failed else EXIT_ERROR
+
+
+def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
+    files = {
+        name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()
+    }
+    missing = [name for name in (*FILES, MANIFEST) if name not in files]
+    if missing:
+        stderr.write(f"toolcall300 generate: {out} lacks {', '.join(missing)}\n")
+        return EXIT_ERROR
+    corpus = corpus_from_files(files)
+    extra = []
+    if (out / RECIPE).is_file():
+        inputs = _recorded_inputs(out)
+        extra = input_pin_failures(
+            corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes}
+        )
+        if corpus.manifest and corpus.manifest.get("seed") != inputs.seed:
+            extra.append("manifest_pins: recorded seed differs from the manifest's")
+    return _report(run_checks(corpus), stdout, stderr, extra)
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.list_checks:
+        for name, (description, _) in CHECKS.items():
+            stdout.write(f"{name:<28} {description}\n")
+        stdout.write(f"{len(CHECKS)} classes of check\n")
+        return EXIT_OK
+    out = Path(args.out)
+    if args.check_only:
+        return _check_only(out, stdout, stderr)
+    try:
+        result = build(_cli_inputs(args))
+    except CatalogError as exc:
+        for problem in exc.problems:
+            stderr.write(f"catalog: {problem}\n")
+        return EXIT_ERROR
+    except (GenerationError, ValueError) as exc:
+        stderr.write(f"toolcall300 generate: {exc}\n")
+        return EXIT_ERROR
+    if not result.report.ok:
+        _report(result.report, stdout, stderr, [])
+        stderr.write("toolcall300 generate: integrity checks failed; nothing was written\n")
+        return EXIT_ERROR
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in result.files.items():
+        (out / name).write_bytes(data)
+    stdout.write(f"wrote {len(CATEGORIES) * PER_CATEGORY} cases to {out}\n")
+    return _report(result.report, stdout, stderr, [])
