@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from toolcall300.scoring import adapters
-from toolcall300.scoring import grading as scorer
+from toolcall300.scoring import cli as score_cli
+from toolcall300.scoring.corpus import parse_corpus
+from toolcall300.scoring.report import score_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus_private" / "toolcall300.jsonl"
@@ -81,10 +83,10 @@ def synthetic_corpus(n: int = 300) -> bytes:
 
 def load() -> tuple[Path, list[dict[str, Any]], str]:
     if CORPUS.exists():
-        return CORPUS, scorer.parse_corpus(CORPUS.read_bytes()), "corpus_private/toolcall300.jsonl"
+        return CORPUS, parse_corpus(CORPUS.read_bytes()), "corpus_private/toolcall300.jsonl"
     path = Path(tempfile.mkdtemp()) / "synthetic.jsonl"
     path.write_bytes(synthetic_corpus())
-    return path, scorer.parse_corpus(path.read_bytes()), "synthetic 300-case corpus"
+    return path, parse_corpus(path.read_bytes()), "synthetic 300-case corpus"
 
 
 def in_process(cases: list[dict[str, Any]], repeats: int) -> None:
@@ -102,7 +104,7 @@ def in_process(cases: list[dict[str, Any]], repeats: int) -> None:
         t0 = time.perf_counter()
         run = adapters.CallableAdapter(perfect, "perfect").run(cases, timeout=10)
         t1 = time.perf_counter()
-        scorer.score_cases(cases, run.answers)
+        score_cases(cases, run.answers)
         t2 = time.perf_counter()
         full.append((t2 - t0) / len(cases))
         grading.append((t2 - t1) / len(cases))
@@ -118,8 +120,8 @@ def end_to_end(corpus: Path, argv: list[str], repeats: int) -> list[float]:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        code = scorer.run(
-            scorer.parse_args(["--corpus", str(corpus), *argv]), io.StringIO(), io.StringIO()
+        code = score_cli.run(
+            score_cli.parse_args(["--corpus", str(corpus), *argv]), io.StringIO(), io.StringIO()
         )
         times.append(time.perf_counter() - t0)
         assert code == 0

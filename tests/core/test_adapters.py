@@ -20,8 +20,9 @@ from toolcall300.scoring.adapters import (
     CommandAdapter,
     StreamAdapter,
 )
-from toolcall300.scoring.grading import SCHEMA_INVALID, grade_case, score_cases
+from toolcall300.scoring.grading import SCHEMA_INVALID, grade_case
 from toolcall300.scoring.protocol import OnceResult
+from toolcall300.scoring.report import score_cases
 
 # ------------------------------------------------------------------ the naive control
 

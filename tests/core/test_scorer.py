@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_scorer_data import TOOLS, TRUTH, call, corpus_bytes, refusal_case, tiny_corpus, value_case
 
-from toolcall300.scoring import grading as scorer
+from toolcall300.scoring import render
+from toolcall300.scoring.corpus import CorpusError, parse_corpus
 from toolcall300.scoring.grading import (
     EXACT,
     FALSE_REFUSAL,
@@ -21,13 +22,9 @@ from toolcall300.scoring.grading import (
     REFUSED_CORRECTLY,
     SCHEMA_INVALID,
     WRONG_CALL,
-    CorpusError,
-    ReportError,
-    compare_reports,
     grade_case,
-    parse_corpus,
-    score_cases,
 )
+from toolcall300.scoring.report import COUNT_FIELDS, ReportError, compare_reports, score_cases
 
 VALUE = value_case("v", "type_coercion", "", call())
 NONE = refusal_case("u", "unrecoverable", "")
@@ -131,7 +128,7 @@ def test_counts_follow_the_scoring_definitions() -> None:
         "room-6": call(),  # invented, schema-valid
     }
     report = score_cases(tiny_corpus(), answers)
-    assert {k: report[k] for k in scorer.COUNT_FIELDS} == {
+    assert {k: report[k] for k in COUNT_FIELDS} == {
         "cases": 6,
         "exact": 2,
         "refusal_cases": 3,
@@ -152,7 +149,7 @@ def test_report_uses_the_design_field_names() -> None:
         "corpus_sha256",
         "adapter",
         "timing",
-        *scorer.COUNT_FIELDS,
+        *COUNT_FIELDS,
         "categories",
         "per_case",
     }
@@ -163,7 +160,7 @@ def test_report_uses_the_design_field_names() -> None:
 
 
 def test_text_output_has_the_headline_block_and_table() -> None:
-    text = scorer.render_text(score_cases(tiny_corpus(), {}, adapter="naive", corpus_sha256="ab"))
+    text = render.render_text(score_cases(tiny_corpus(), {}, adapter="naive", corpus_sha256="ab"))
     assert text.startswith("TOOLCALL-300 adapter: naive\n")
     for label in ("exact match", "refused correctly", "invented calls", "false refusals"):
         assert label in text
@@ -173,8 +170,8 @@ def test_text_output_has_the_headline_block_and_table() -> None:
 
 
 def test_toolshim_output_says_the_figure_is_in_sample() -> None:
-    text = scorer.render_text(score_cases(tiny_corpus(), {}, adapter="toolshim:normalise"))
-    assert scorer.IN_SAMPLE_NOTE in text
+    text = render.render_text(score_cases(tiny_corpus(), {}, adapter="toolshim:normalise"))
+    assert render.IN_SAMPLE_NOTE in text
 
 
 # ------------------------------------------------------------------ corpus input

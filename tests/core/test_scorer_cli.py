@@ -163,9 +163,9 @@ def test_selftest_passes_every_check() -> None:
 
 
 def test_selftest_fails_when_grading_is_broken(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall300.scoring import grading as scorer
+    from toolcall300.scoring import grading
 
-    monkeypatch.setattr(scorer, "call_key", lambda returned: "same")  # everything "matches"
+    monkeypatch.setattr(grading, "call_key", lambda returned: "same")  # everything "matches"
     code, out, _ = score("--selftest")
     assert code == 1 and "FAIL" in out
 
@@ -176,15 +176,15 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(folder: Path) -> None:
 
 
 def test_progress_bar_when_stderr_is_a_terminal(folder: Path) -> None:
-    from toolcall300.scoring import grading as scorer
+    from toolcall300.scoring import cli as score_cli
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     err = Tty()
-    args = scorer.parse_args(["--corpus", "corpus.jsonl", "--adapter", "naive"])
-    assert scorer.run(args, io.StringIO(), err) == 0
+    args = score_cli.parse_args(["--corpus", "corpus.jsonl", "--adapter", "naive"])
+    assert score_cli.run(args, io.StringIO(), err) == 0
     assert "6/6" in err.getvalue() and "\r[" in err.getvalue()
 
 

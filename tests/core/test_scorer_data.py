@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolcall300.scoring.grading import case_problem, parse_corpus
+from toolcall300.scoring.corpus import case_problem, parse_corpus
 
 BOOK = {
     "type": "function",

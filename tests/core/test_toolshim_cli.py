@@ -13,7 +13,7 @@ import pytest
 
 from toolcall300.cli import dispatch
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK
-from toolcall300.toolshim.pipeline import parse_args, run
+from toolcall300.toolshim.cli import parse_args, run
 
 TOOLS = [
     {

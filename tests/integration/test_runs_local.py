@@ -25,7 +25,8 @@ import runs_fakes as fakes
 
 from toolcall300.client import ci as ci_client
 from toolcall300.client.http import ApiError, request_json
-from toolcall300.scoring import grading as scorer
+from toolcall300.scoring.corpus import parse_corpus
+from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import callback
 from toolcall300.service.hosted.flow import summary_of
 from toolcall300.service.local import worker
@@ -66,13 +67,13 @@ def cases(stack: LocalStack) -> list[dict[str, Any]]:
     data = s3.get_object(Bucket=stack.context.names["CorpusBucket"], Key="toolcall300.jsonl")[
         "Body"
     ].read()
-    return scorer.parse_corpus(data)
+    return parse_corpus(data)
 
 
 def expected(
     cases: list[dict[str, Any]], answer: Callable[[dict[str, Any]], Any]
 ) -> dict[str, Any]:
-    return summary_of(scorer.score_cases(cases, {c["id"]: answer(c) for c in cases}))
+    return summary_of(score_cases(cases, {c["id"]: answer(c) for c in cases}))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runs_fakes import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
 
-from toolcall300.scoring import grading as scorer
+from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import runs
 from toolcall300.service.errors import BadRequest, Conflict, NotFound, TooManyRequests
 from toolcall300.service.hosted.flow import compare, summary_of
@@ -49,7 +49,7 @@ def submit(
 
 def scoring(answers: dict[str, Any]) -> runs.Scoring:
     sha = "f" * 64
-    report = scorer.score_cases(CASES, answers, adapter="test", corpus_sha256=sha)
+    report = score_cases(CASES, answers, adapter="test", corpus_sha256=sha)
     return runs.Scoring(report, sha, "v", {}, {"network_isolated": True, "notes": []})
 
 

@@ -18,11 +18,11 @@ from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError
 COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("toolcall300.generator.cli", "build or check a corpus from a tool catalog"),
     "score": (
-        "toolcall300.scoring.grading",
+        "toolcall300.scoring.cli",
         "score an adapter against a corpus (exit 2 on regression)",
     ),
     "toolshim": (
-        "toolcall300.toolshim.pipeline",
+        "toolcall300.toolshim.cli",
         "the reference normaliser as an --adapter-cmd program",
     ),
     "check": (

@@ -21,11 +21,10 @@ from toolcall300.scoring.grading import (
     REFUSED_CORRECTLY,
     SCHEMA_INVALID,
     WRONG_CALL,
-    compare_reports,
     grade_case,
-    score_cases,
 )
 from toolcall300.scoring.protocol import OnceResult
+from toolcall300.scoring.report import compare_reports, score_cases
 
 
 def _value_case(expected: Any, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 The settings model is built from the environment on first use (the template's ``Globals``
 pass table and bucket names; Batch names come from the runs functions' own variables).
-:func:`summary_of` and :func:`compare` adapt ``toolcall300.scoring.grading``'s report and comparison
+:func:`summary_of` and :func:`compare` adapt ``toolcall300.scoring.report``'s report and comparison
 to the API contract; no grading happens here, the scorer is the CLI's own.
 """
 
@@ -19,7 +19,8 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from toolcall300.jobs.harness import JobOutput
-from toolcall300.scoring import grading as scorer
+from toolcall300.scoring import report as scorer
+from toolcall300.scoring.corpus import parse_corpus
 from toolcall300.service.domain import usage
 from toolcall300.service.domain.runs import (
     ReportStore,
@@ -118,7 +119,7 @@ class Corpus:
 def load_corpus(read: Callable[[str], bytes], name: str = CORPUS_FILE) -> Corpus:
     """Read and parse the corpus with the scorer's own parser."""
     data = read(name)
-    return Corpus(scorer.parse_corpus(data), hashlib.sha256(data).hexdigest())
+    return Corpus(parse_corpus(data), hashlib.sha256(data).hexdigest())
 
 
 def summary_of(report: dict[str, Any]) -> dict[str, Any]:

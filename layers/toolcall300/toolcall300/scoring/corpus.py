@@ -1,0 +1,116 @@
+"""Reading a corpus in the published format: each case checked for shape, never for its labels.
+
+Why a case or a tool declaration cannot be scored (tools.json contract, ``docs/``); the
+labels themselves are ``generate --check-only``'s business.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolcall300.canonical import loads_strict
+from toolcall300.schema import schema_problems
+from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
+
+
+class CorpusError(ValueError):
+    """A corpus that cannot be scored; the message names the line."""
+
+
+def _tool_problem(tool: Any, index: int) -> str | None:
+    """Why ``tools[index]`` is not a usable declaration (tools.json contract), or None."""
+    where = f"tools[{index}]"
+    if not isinstance(tool, dict):
+        return f"{where} is not an object"
+    if tool.get("type", "function") != "function":
+        return f'{where}.type must be "function"'
+    fn = tool.get("function")
+    if not isinstance(fn, dict):
+        return f"{where}.function is not an object"
+    if not isinstance(fn.get("name"), str) or not fn["name"]:
+        return f"{where}.function.name must be a non-empty string"
+    params = fn.get("parameters", {"type": "object"})
+    problems = schema_problems(params)
+    if problems:
+        return f"{where} ({fn['name']}) parameters: {problems[0].message}"
+    return None
+
+
+def case_problem(case: Any) -> str | None:
+    """Why ``case`` is not a well-formed case in the DESIGN.md format, or None.
+
+    >>> case_problem({"id": "x", "category": "cooking", "text": "", "tools": [],
+    ...               "expected_kind": "unrecoverable", "expected": None})
+    "unknown category 'cooking'"
+    """
+    if not isinstance(case, dict):
+        return "a case must be a JSON object"
+    missing = [
+        k for k in ("id", "category", "text", "tools", "expected_kind", "expected") if k not in case
+    ]
+    if missing:
+        return "missing field(s): " + ", ".join(missing)
+    if not isinstance(case["id"], str) or not case["id"]:
+        return "id must be a non-empty string"
+    if case["category"] not in CATEGORIES:
+        return f"unknown category {case['category']!r}"
+    if not isinstance(case["text"], str):
+        return "text must be a string"
+    tools = case["tools"]
+    if not isinstance(tools, list):
+        return "tools must be an array"
+    for index, tool in enumerate(tools):
+        problem = _tool_problem(tool, index)
+        if problem:
+            return problem
+    names = [t["function"]["name"] for t in tools]
+    if len(set(names)) != len(names):
+        return "tool names must be unique"
+    kind, expected = case["expected_kind"], case["expected"]
+    if kind == "unrecoverable":
+        return (
+            None
+            if expected is None
+            else "expected must be null when expected_kind is unrecoverable"
+        )
+    if kind != "value":
+        return f'expected_kind must be "value" or "unrecoverable", got {kind!r}'
+    if case["category"] in REFUSAL_CATEGORIES:
+        return f"D2.1: every {case['category']} case expects a refusal"
+    if not (
+        isinstance(expected, dict)
+        and isinstance(expected.get("name"), str)
+        and isinstance(expected.get("arguments"), dict)
+    ):
+        return "expected must be an object with a string name and an object arguments"
+    if expected["name"] not in names:
+        return f"expected names undeclared tool {expected['name']!r}"
+    return None
+
+
+def parse_corpus(data: bytes) -> list[dict[str, Any]]:
+    """Cases from JSON Lines bytes; blank lines are skipped; raises :class:`CorpusError` naming the line."""
+    cases: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark from an editor is not JSON
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            case = loads_strict(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise CorpusError(f"line {number}: not UTF-8") from None
+        except (ValueError, RecursionError) as exc:
+            raise CorpusError(f"line {number}: not valid JSON ({exc})") from None
+        problem = case_problem(case)
+        if problem:
+            raise CorpusError(f"line {number}: {problem}")
+        if case["id"] in seen:
+            raise CorpusError(
+                f"line {number}: duplicate id {case['id']!r} (first on line {seen[case['id']]})"
+            )
+        seen[case["id"]] = number
+        cases.append(case)
+    if not cases:
+        raise CorpusError("the corpus has no cases")
+    return cases

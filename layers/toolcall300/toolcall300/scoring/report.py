@@ -1,0 +1,212 @@
+"""Many graded cases as one report, and the baseline gate that compares two reports.
+
+Report (``REPORT_VERSION``), flat and stable: ``report_version``, ``spec_version``,
+``corpus_sha256``, ``adapter``, ``timing`` {``total_seconds``, ``median_case_seconds``},
+the counts ``cases``, ``exact``, ``refusal_cases``, ``refused_correctly``,
+``invented_calls``, ``false_refusals``, ``schema_invalid_returns``, ``categories``
+{name: {``n``, ``pass``}} and ``per_case`` [{``id``, ``category``, ``passed``, ``outcome``}].
+:func:`score_cases` and :func:`compare_reports` do no I/O, so the hosted runner calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolcall300.canonical import loads_strict
+from toolcall300.cliutil import UsageError
+from toolcall300.scoring.grading import (
+    FALSE_REFUSAL,
+    INVENTED_CALL,
+    PASSING,
+    REFUSED_CORRECTLY,
+    judge_case,
+)
+from toolcall300.spec import CATEGORIES, SPEC_VERSION
+
+REPORT_VERSION = "toolcall300-report/1"
+
+COUNT_FIELDS = (
+    "cases",
+    "exact",
+    "refusal_cases",
+    "refused_correctly",
+    "invented_calls",
+    "false_refusals",
+    "schema_invalid_returns",
+)
+DELTA_FIELDS = (
+    "exact",
+    "refused_correctly",
+    "invented_calls",
+    "false_refusals",
+    "schema_invalid_returns",
+)
+
+
+class ReportError(ValueError):
+    """A baseline that cannot be compared with this run (wrong shape, other corpus)."""
+
+
+def score_cases(
+    cases: Sequence[Mapping[str, Any]],
+    answers: Mapping[str, Any],
+    *,
+    adapter: str = "",
+    corpus_sha256: str = "",
+    timing: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report for ``cases`` given ``answers`` (id -> returned value; a missing id is a refusal).
+
+    Pure and deterministic: the same arguments give an equal report. ``schema_invalid_returns``
+    counts, on any case, a returned value that is not a call its declared schema accepts
+    (SCORING), so an invented call to an undeclared tool is also schema-invalid.
+    """
+    counts = dict.fromkeys(COUNT_FIELDS, 0)
+    categories: dict[str, dict[str, int]] = {}
+    per_case: list[dict[str, Any]] = []
+    for case in cases:
+        returned = answers.get(case["id"])
+        outcome, invalid = judge_case(case, returned)
+        passed = outcome in PASSING
+        counts["cases"] += 1
+        counts["exact"] += passed  # SCORING: a correct refusal counts as an exact pass
+        if case["expected_kind"] == "unrecoverable":
+            counts["refusal_cases"] += 1
+        counts["refused_correctly"] += outcome == REFUSED_CORRECTLY
+        counts["invented_calls"] += outcome == INVENTED_CALL
+        counts["false_refusals"] += outcome == FALSE_REFUSAL
+        counts["schema_invalid_returns"] += invalid
+        cat = categories.setdefault(case["category"], {"n": 0, "pass": 0})
+        cat["n"] += 1
+        cat["pass"] += passed
+        per_case.append(
+            {"id": case["id"], "category": case["category"], "passed": passed, "outcome": outcome}
+        )
+    timing = dict(timing or {})
+    return {
+        "report_version": REPORT_VERSION,
+        "spec_version": SPEC_VERSION,
+        "corpus_sha256": corpus_sha256,
+        "adapter": adapter,
+        "timing": {
+            "total_seconds": timing.get("total_seconds"),
+            "median_case_seconds": timing.get("median_case_seconds"),
+        },
+        **counts,
+        "categories": {name: categories[name] for name in CATEGORIES if name in categories},
+        "per_case": per_case,
+    }
+
+
+# --------------------------------------------------------------------------- the baseline gate
+
+
+def report_problem(report: Any) -> str | None:
+    """Why ``report`` is not a score report this version can compare, or None."""
+    if not isinstance(report, dict):
+        return "a report must be a JSON object"
+    if report.get("report_version") != REPORT_VERSION:
+        return f"report_version is {report.get('report_version')!r}, expected {REPORT_VERSION!r}"
+    for key in COUNT_FIELDS:
+        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool):
+            return f"missing or non-integer {key!r}"
+    if not isinstance(report.get("corpus_sha256"), str):
+        return "missing corpus_sha256"
+    cats = report.get("categories")
+    if not isinstance(cats, dict) or any(
+        not isinstance(v, dict) or not isinstance(v.get("pass"), int) for v in cats.values()
+    ):
+        return "categories must map names to {n, pass}"
+    rows = report.get("per_case")
+    if not isinstance(rows, list) or any(
+        not isinstance(r, dict)
+        or not isinstance(r.get("id"), str)
+        or not isinstance(r.get("passed"), bool)
+        for r in rows
+    ):
+        return "per_case must be a list of {id, category, passed, outcome}"
+    return None
+
+
+def compare_reports(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """Compare two reports over the same corpus; ``regressed`` is the CI gate.
+
+    It regresses when exact fell, any category's passes fell, invented_calls rose or
+    schema_invalid_returns rose (DESIGN.md, SCORING). Raises :class:`ReportError` when
+    either report is malformed or they were scored on different corpora.
+    """
+    for label, report in (("baseline", baseline), ("current", current)):
+        problem = report_problem(report)
+        if problem:
+            raise ReportError(f"{label} report: {problem}")
+    if baseline["corpus_sha256"] != current["corpus_sha256"]:
+        raise ReportError(
+            "baseline was scored on corpus "
+            f"{baseline['corpus_sha256'][:12]}, this run on {current['corpus_sha256'][:12]}: "
+            "reports over different corpora cannot be compared"
+        )
+    deltas = {
+        key: {
+            "baseline": baseline[key],
+            "current": current[key],
+            "delta": current[key] - baseline[key],
+        }
+        for key in DELTA_FIELDS
+    }
+    names = [n for n in CATEGORIES if n in baseline["categories"] or n in current["categories"]]
+    names += sorted(set(baseline["categories"]) | set(current["categories"]) - set(names))
+    per_category = {}
+    for name in names:
+        before = baseline["categories"].get(name, {}).get("pass", 0)
+        after = current["categories"].get(name, {}).get("pass", 0)
+        per_category[name] = {"baseline": before, "current": after, "delta": after - before}
+    reasons = []
+    if deltas["exact"]["delta"] < 0:
+        reasons.append(f"exact fell {baseline['exact']} -> {current['exact']}")
+    reasons += [
+        f"category {name} fell {row['baseline']} -> {row['current']}"
+        for name, row in per_category.items()
+        if row["delta"] < 0
+    ]
+    for key in ("invented_calls", "schema_invalid_returns"):
+        if deltas[key]["delta"] > 0:
+            reasons.append(f"{key} rose {baseline[key]} -> {current[key]}")
+    before_pass = {r["id"]: r["passed"] for r in baseline["per_case"]}
+    fixed = [
+        r["id"] for r in current["per_case"] if r["passed"] and before_pass.get(r["id"]) is False
+    ]
+    broken = [
+        r["id"] for r in current["per_case"] if not r["passed"] and before_pass.get(r["id"]) is True
+    ]
+    return {
+        "regressed": bool(reasons),
+        "reasons": reasons,
+        "deltas": deltas,
+        "categories": per_category,
+        "flipped": {"fixed": fixed, "broken": broken},
+    }
+
+
+def read_input(path: str, what: str) -> bytes:
+    """The bytes of a file the user named (a corpus, a baseline); any OS error is one usage line."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise UsageError(
+            f"toolcall300 score: cannot read {what} {path}: {exc.strerror or exc}"
+        ) from None
+
+
+def load_baseline(path: str) -> dict[str, Any]:
+    """A saved report, checked for shape; any problem is one usage line."""
+    try:
+        report = loads_strict(read_input(path, "baseline").decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"toolcall300 score: baseline {path} is not JSON: {exc}") from None
+    problem = report_problem(report)
+    if problem:
+        raise UsageError(f"toolcall300 score: baseline {path}: {problem}")
+    assert isinstance(report, dict)
+    return report
