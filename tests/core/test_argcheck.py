@@ -17,13 +17,13 @@ from toolcall300.argcheck.check import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
     REFUSAL_CODES,
-    apply_diff,
     check,
     check_body,
     precheck,
     refusal_status,
     status_summary,
 )
+from toolcall300.argcheck.repairs import apply_diff
 from toolcall300.canonical import canonical
 
 CORPUS = argcheck_corpus.load_corpus()

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolcall300.argcheck import text as tr
-from toolcall300.argcheck.check import apply_diff, check, check_body, precheck
+from toolcall300.argcheck.check import check, check_body, precheck
+from toolcall300.argcheck.repairs import apply_diff
 from toolcall300.canonical import canonical, json_equal
 from toolcall300.schema import is_valid, iter_errors
 
@@ -364,7 +365,7 @@ def _resolve(blob: Any, parts: list[Any]) -> bool:
 def test_every_defect_path_names_a_location_in_the_submitted_blob(
     schema: dict[str, Any], args: Any
 ) -> None:
-    from toolcall300.argcheck.check import _parse_path
+    from toolcall300.argcheck.repairs import _parse_path
 
     response = check({"schema": schema, "arguments": args})
     for defect in response.get("defects", []):

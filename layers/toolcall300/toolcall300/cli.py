@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the reference normaliser as an --adapter-cmd program",
     ),
     "check": (
-        "toolcall300.argcheck.check",
+        "toolcall300.argcheck.cli",
         "tool-argument/v1: check one arguments blob against a schema",
     ),
     "criteria": ("toolcall300.argcheck.criteria", "print the tool-argument/v1 criteria document"),

@@ -4,8 +4,9 @@ only with the closed whitelist R1..R9.
 :func:`check` takes ``{"schema", "arguments"}`` or ``{"schema", "arguments_text"}`` and returns
 a verdict (``VALID``, ``REPAIRED`` with the repaired blob and the exact diff, ``UNREPAIRABLE``
 with every blocking defect) or a named free refusal. The schema subset and the defect codes are
-the suite's schema engine (:mod:`toolcall300.schema`); this module adds the repairs, the
-refusals, the diff and its inverse :func:`apply_diff`, and the CLI shell ``toolcall300 check``.
+the suite's schema engine (:mod:`toolcall300.schema`); this module adds the request checks,
+the refusals and the verdict. The repairs and the diff are :mod:`toolcall300.argcheck.repairs`;
+the CLI shell ``toolcall300 check`` is :mod:`toolcall300.argcheck.cli`.
 
 It deliberately does not: fill defaults, delete a caller-supplied value other than an optional
 null (R8), guess, round, trim or case-fold outside R9, or log anything. Nothing here writes an
@@ -14,32 +15,20 @@ argument value, key or schema anywhere but into the response returned to the cal
 
 from __future__ import annotations
 
-import argparse
-import copy
-import decimal
 import json
 import math
-import re
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from toolcall300.argcheck import text as text_reader
-from toolcall300.canonical import canonical
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+from toolcall300.argcheck.repairs import Repairer
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
-    Path,
     SchemaProblem,
-    declared_types,
     format_path,
-    is_integer,
     is_valid,
     iter_errors,
-    json_type_matches,
-    node_errors,
     schema_problems,
 )
 
@@ -232,185 +221,6 @@ def _read_text(text: str) -> tuple[Any, list[dict[str, Any]]] | None:
         ) from exc
 
 
-# ------------------------------------------------------------------------- the node repairs
-
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-Repair = tuple[str, Any]  # (rule id, replacement value)
-
-
-def _r3_string_to_number(value: Any, types: tuple[str, ...]) -> Repair | None:
-    """R3: a string matching the JSON number grammar exactly becomes that number."""
-    if not (isinstance(value, str) and {"number", "integer"} & set(types)):
-        return None
-    if not _NUMBER.fullmatch(value):
-        return None
-    try:
-        number: int | float = float(value) if any(c in value for c in ".eE") else int(value)
-    except ValueError:  # more digits than int() reads
-        return None
-    # Never rounding (never-a-repair): the value must be the caller's digits exactly, so a
-    # string a double cannot hold (too long, or out of range) is not converted.
-    if isinstance(number, float) and (
-        not math.isfinite(number) or decimal.Decimal(repr(number)) != decimal.Decimal(value)
-    ):
-        return None
-    if "number" not in types and not is_integer(number):
-        return None  # R3: for type integer the number must be integral ("4.5" stays a defect)
-    return "R3", number
-
-
-def _r4_string_to_boolean(value: Any, types: tuple[str, ...]) -> Repair | None:
-    """R4: exactly "true" and "false", nothing else ("True", "yes", "1" are defects)."""
-    if "boolean" in types and value in ("true", "false") and isinstance(value, str):
-        return "R4", value == "true"
-    return None
-
-
-def _unwrapped(value: str, depth: int) -> Any:
-    """The JSON a string holds, or a private sentinel when it does not parse."""
-    try:
-        return text_reader.loads(value, MAX_DEPTH - depth)
-    except text_reader.TooDeep as exc:
-        raise Refusal(
-            "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
-        ) from exc
-    except text_reader.TextError:
-        return _NOT_JSON
-
-
-_NOT_JSON = object()
-
-
-def _r5_string_json_unwrap(value: Any, types: tuple[str, ...], depth: int) -> Repair | None:
-    """R5: a string that parses as JSON of exactly the schema's type (object or array)."""
-    wanted = [t for t in ("object", "array") if t in types]
-    if not (isinstance(value, str) and wanted):
-        return None
-    parsed = _unwrapped(value, depth)
-    if parsed is not _NOT_JSON and any(json_type_matches(parsed, t) for t in wanted):
-        return "R5", parsed
-    return None
-
-
-def _r6_scalar_to_string(value: Any, types: tuple[str, ...]) -> Repair | None:
-    """R6: a number or boolean becomes its canonical JSON spelling; containers never do."""
-    if "string" in types and (isinstance(value, (bool, int, float))):
-        return "R6", canonical(value)
-    return None
-
-
-def _r7_wrap_single(value: Any, types: tuple[str, ...], depth: int) -> Repair | None:
-    """R7: a non-array value becomes ``[value]``.
-
-    Decisions: a string holding a JSON array is R5's, never wrapped (two readings would be a
-    pick); null is the absence marker (R8's reading), so it is never wrapped into ``[null]``.
-    """
-    if "array" not in types or isinstance(value, list) or value is None:
-        return None
-    if isinstance(value, str) and isinstance(_unwrapped(value, depth), list):
-        return None
-    return "R7", [value]
-
-
-def _r9_enum_case_match(value: Any, schema: dict[str, Any]) -> Repair | None:
-    """R9: exactly one entry of an all-string enum equals the string case-insensitively."""
-    enum = schema.get("enum")
-    if not (isinstance(value, str) and isinstance(enum, list) and enum):
-        return None
-    if not all(isinstance(e, str) for e in enum):
-        return None
-    # Decision: "case-insensitively" is Unicode default caseless matching (str.casefold).
-    folded = value.casefold()
-    matches = {e for e in enum if e.casefold() == folded}
-    if len(matches) == 1:
-        return "R9", matches.pop()
-    return None
-
-
-def _own_repair(value: Any, schema: dict[str, Any], path: Path) -> Repair | None:
-    """The node's one candidate repair: the first applicable rule in whitelist order.
-
-    Only a failing node is repaired. R3..R7 need the node to fail ``type``; R9 needs it to
-    fail ``enum``. At most one own repair per node, and no fallback to a later rule when the
-    first applicable one does not bring the node into conformance (that would be a pick).
-    """
-    codes = {e.code for e in node_errors(value, schema, path)}
-    depth = len(path)  # containers around this node; unwrapped content nests below them
-    if "type_mismatch" in codes:
-        types = declared_types(schema)
-        candidates: tuple[Callable[[], Repair | None], ...] = (
-            lambda: _r3_string_to_number(value, types),
-            lambda: _r4_string_to_boolean(value, types),
-            lambda: _r5_string_json_unwrap(value, types, depth),
-            lambda: _r6_scalar_to_string(value, types),
-            lambda: _r7_wrap_single(value, types, depth),
-        )
-        for attempt in candidates:
-            found = attempt()
-            if found is not None:
-                return found
-        return None
-    if "enum_mismatch" in codes:
-        return _r9_enum_case_match(value, schema)
-    return None
-
-
-def _admits_null(schema: dict[str, Any]) -> bool:
-    return is_valid(None, schema)
-
-
-class _Repairer:
-    """One tentative repair pass over a blob, collecting the diff in application order."""
-
-    def __init__(self) -> None:
-        self.diff: list[dict[str, Any]] = []
-
-    def node(self, value: Any, schema: dict[str, Any], path: Path) -> Any:
-        """Repair one node: its own repair first, then its children.
-
-        The own repair is tentative: it is kept only when the node's whole subtree then
-        conforms; otherwise it and every repair beneath it are withdrawn and the node is
-        left as submitted ("the wrap never launders a bad value into a pass").
-        """
-        # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
-        found = _own_repair(value, schema, path) if path else None
-        if found is not None:
-            rule, replacement = found
-            mark = len(self.diff)
-            self.diff.append(_entry(path, rule, "replace", value, replacement))
-            repaired = self.children(replacement, schema, path)  # children() never mutates
-            if is_valid(repaired, schema):
-                return repaired
-            del self.diff[mark:]
-        return self.children(value, schema, path)
-
-    def children(self, value: Any, schema: dict[str, Any], path: Path) -> Any:
-        """Repair an object's declared properties (in submitted key order) or an array's items."""
-        if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
-            props: dict[str, Any] = schema["properties"]
-            required = schema.get("required", [])
-            out: dict[str, Any] = {}
-            for key, child in value.items():
-                sub = props.get(key)
-                if sub is None:
-                    out[key] = child
-                elif child is None and key not in required and not _admits_null(sub):
-                    # R8: null on an optional declared property is the absence marker.
-                    self.diff.append(_entry(path + (key,), "R8", "remove", None, None))
-                else:
-                    out[key] = self.node(child, sub, path + (key,))
-            return out
-        if isinstance(value, list) and isinstance(schema.get("items"), dict):
-            items: dict[str, Any] = schema["items"]
-            return [self.node(item, items, path + (i,)) for i, item in enumerate(value)]
-        return value
-
-
-def _entry(path: Path, rule: str, op: str, before: Any, after: Any) -> dict[str, Any]:
-    return {"path": format_path(path), "rule": rule, "op": op, "before": before, "after": after}
-
-
 # ------------------------------------------------------------------------- the check
 
 
@@ -454,8 +264,13 @@ def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
     if is_valid(submission.arguments, schema):
         # Fast path, same answer: where no node fails, no repair is ever attempted.
         return _valid_or_text_repaired(submission)
-    repairer = _Repairer()
-    repaired = repairer.node(submission.arguments, schema, ())
+    repairer = Repairer(MAX_DEPTH)
+    try:
+        repaired = repairer.node(submission.arguments, schema, ())
+    except text_reader.TooDeep as exc:
+        raise Refusal(
+            "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
+        ) from exc
     defects = _defects(repaired, schema)
     if defects:
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
@@ -568,105 +383,3 @@ def status_summary(response: dict[str, Any]) -> dict[str, Any]:
         "defects": len(defects),
         "defect_codes": sorted({d["code"] for d in defects}),
     }
-
-
-# ------------------------------------------------------------------------- apply_diff
-
-
-def _parse_path(path: str) -> list[str | int]:
-    """Invert :func:`toolcall300.schema.format_path`."""
-    if not path.startswith("$"):
-        raise ValueError(f"not an arguments path: {path!r}")
-    parts: list[str | int] = []
-    decoder = json.JSONDecoder()
-    i = 1
-    while i < len(path):
-        if path[i] == ".":
-            m = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*").match(path, i + 1)
-            if m is None:
-                raise ValueError(f"bad path {path!r}")
-            parts.append(m.group())
-            i = m.end()
-        elif path.startswith("[", i) and path.startswith('"', i + 1):
-            key, end = decoder.raw_decode(path, i + 1)
-            if not path.startswith("]", end):
-                raise ValueError(f"bad path {path!r}")
-            parts.append(key)
-            i = end + 1
-        elif path[i] == "[":
-            end = path.index("]", i)
-            parts.append(int(path[i + 1 : end]))
-            i = end + 1
-        else:
-            raise ValueError(f"bad path {path!r}")
-    return parts
-
-
-def apply_diff(arguments: Any, diff: list[dict[str, Any]]) -> Any:
-    """Replay a diff on the submitted blob (the object, or the text for ``$arguments_text``).
-
-    >>> apply_diff({"n": "3", "x": None}, [
-    ...     {"path": "$.n", "rule": "R3", "op": "replace", "before": "3", "after": 3},
-    ...     {"path": "$.x", "rule": "R8", "op": "remove", "before": None, "after": None}])
-    {'n': 3}
-    """
-    text_entries = [e for e in diff if e["path"] == text_reader.TEXT_PATH]
-    if isinstance(arguments, str):
-        repaired_text = text_reader.apply_text_diff(arguments, text_entries)
-        value: Any = text_reader.loads(repaired_text, sys.getrecursionlimit())
-    elif text_entries:
-        raise ValueError("text repairs apply to arguments_text only")
-    else:
-        value = copy.deepcopy(arguments)
-    for entry in diff:
-        if entry["path"] == text_reader.TEXT_PATH:
-            continue
-        parts = _parse_path(entry["path"])
-        if not parts:
-            value = copy.deepcopy(entry["after"])
-            continue
-        parent = value
-        for part in parts[:-1]:
-            parent = parent[part]
-        if entry["op"] == "remove":
-            del parent[parts[-1]]
-        else:
-            parent[parts[-1]] = copy.deepcopy(entry["after"])
-    return value
-
-
-# ------------------------------------------------------------------------- CLI shell
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """``toolcall300 check [FILE] [--selftest]``."""
-    parser = ArgParser(
-        prog="toolcall300 check", description=__doc__.split("\n\n")[0] if __doc__ else None
-    )
-    parser.add_argument("file", nargs="?", help="a request as JSON (default: standard input)")
-    parser.add_argument(
-        "--selftest", action="store_true", help="verify the corpus pin and run every vector"
-    )
-    return parser.parse_args(argv)
-
-
-def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """Print the response for one request (exit 0 for any verdict or refusal, 1 for I/O errors)."""
-    if args.selftest:
-        from toolcall300.argcheck import vectors as argcheck_corpus
-
-        return argcheck_corpus.selftest(stdout, stderr)
-    try:
-        if args.file:
-            with open(args.file, "rb") as fh:
-                body = fh.read()
-        else:
-            body = sys.stdin.buffer.read()
-    except OSError as exc:
-        stderr.write(f"toolcall300 check: cannot read {args.file or 'stdin'}: {exc.strerror}\n")
-        return EXIT_ERROR
-    # The CLI has no transport cap of its own, but answers exactly as the service would.
-    response = check_body(body)
-    # Not key-sorted: the repaired blob keeps the caller's key order, as apply_diff rebuilds it.
-    stdout.write(json.dumps(response, ensure_ascii=False, indent=2) + "\n")
-    return EXIT_OK
