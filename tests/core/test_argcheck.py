@@ -20,7 +20,6 @@ from toolcall300.argcheck.check import (
     check,
     check_body,
     precheck,
-    refusal_status,
     status_summary,
 )
 from toolcall300.argcheck.repairs import apply_diff
@@ -162,12 +161,9 @@ S: dict[str, Any] = {
 }
 
 
-def test_check_body_cap_is_413_and_everything_else_400() -> None:
+def test_check_body_over_the_cap_is_the_body_bytes_refusal() -> None:
     big = check_body(b" " * (MAX_BODY_BYTES + 1))
-    assert big["refusal"]["code"] == CAP_BODY and refusal_status(CAP_BODY) == 413
-    for code in REFUSAL_CODES:
-        if code != CAP_BODY:
-            assert refusal_status(code) == 400
+    assert big["refusal"]["code"] == CAP_BODY and CAP_BODY in REFUSAL_CODES
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,8 @@ MAX_DEPTH = 64
 #: Deepest nesting of the schema document itself (each argument level costs two).
 MAX_SCHEMA_DEPTH = 4 * MAX_DEPTH + 2
 CAP_BODY = "CAP-EXCEEDED:body_bytes"
+#: The service's refusal for a check past its CPU budget (criteria D20); check() never gives it.
+CAP_CHECK = "CAP-EXCEEDED:check_seconds"
 
 REFUSAL_CODES = (
     "invalid_request_body",
@@ -68,11 +70,6 @@ class Refusal(Exception):
 def refusal(code: str, message: str) -> dict[str, Any]:
     """The response body of a refusal."""
     return {"refusal": {"code": code, "message": message}}
-
-
-def refusal_status(code: str) -> int:
-    """HTTP status of a refusal: 413 for the body-size cap, 400 for every other code."""
-    return 413 if code == CAP_BODY else 400
 
 
 # ------------------------------------------------------------------------- request checks

@@ -2,10 +2,14 @@
 
 Domain code raises these; exactly one place (``toolcall300.service.api.resolver``) turns them into
 ``{"error": {"code", "message"}}`` responses. Nothing decides a status by reading message
-text. This module deliberately imports nothing third-party, so domain code stays SDK-free.
+text. The tool-argument/v1 checker answers a refusal in its own body (``{"refusal": ...}``);
+its HTTP status comes from :data:`REFUSAL_STATUS` here, the core knowing only the codes. This
+module deliberately imports nothing third-party, so domain code stays SDK-free.
 """
 
 from __future__ import annotations
+
+from toolcall300.argcheck.check import CAP_BODY, CAP_CHECK, REFUSAL_CODES
 
 
 class BackendError(Exception):
@@ -68,3 +72,17 @@ class UpstreamUnavailable(BackendError):
 
 class StoreConflict(Exception):
     """A conditional write lost a race; callers retry or translate. Not an HTTP error itself."""
+
+
+#: HTTP status of each tool-argument/v1 refusal code: the body cap is 413 (the criteria's free
+#: refusals), the CPU budget 422 (criteria D20), every other refusal 400.
+REFUSAL_STATUS: dict[str, int] = {
+    **dict.fromkeys(REFUSAL_CODES, 400),
+    CAP_BODY: 413,
+    CAP_CHECK: 422,
+}
+
+
+def refusal_status(code: str) -> int:
+    """The HTTP status of a checker refusal (:data:`REFUSAL_STATUS`)."""
+    return REFUSAL_STATUS[code]

@@ -21,7 +21,6 @@ from typing import Any
 from toolcall300.argcheck import check as argcheck
 
 CHECK_SECONDS = 2
-CAP_CHECK = "CAP-EXCEEDED:check_seconds"
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 _CHILD = (
@@ -66,7 +65,7 @@ def over_budget(seconds: int = CHECK_SECONDS) -> dict[str, Any]:
     """The refusal for a check that ran past its budget (no value of the request is echoed)."""
     return {
         "refusal": {
-            "code": CAP_CHECK,
+            "code": argcheck.CAP_CHECK,
             "message": f"the check ran past its {seconds} s CPU budget: a pattern in the schema "
             "backtracks on this input; nothing was judged",
         }
@@ -95,8 +94,3 @@ def check_body_bounded(
         return over_budget(seconds)  # SIGXCPU / SIGKILL from the CPU limit
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer
-
-
-def refusal_status(code: str) -> int:
-    """HTTP status of a refusal: 422 for the time budget, else as :func:`argcheck.refusal_status`."""
-    return 422 if code == CAP_CHECK else argcheck.refusal_status(code)

@@ -29,6 +29,7 @@ from toolcall300.service.api.resolver import (
 )
 from toolcall300.service.api.wiring import client_id_salt, licence_store, usage_store
 from toolcall300.service.domain import usage
+from toolcall300.service.errors import refusal_status
 from toolcall300.service.observability import count
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
@@ -37,7 +38,7 @@ router = make_router()
 
 def _answer(response: dict[str, Any]) -> Response[str]:
     refusal = response.get("refusal")
-    status = argcheck_bounded.refusal_status(refusal["code"]) if isinstance(refusal, dict) else 200
+    status = refusal_status(refusal["code"]) if isinstance(refusal, dict) else 200
     return json_response(status, response)
 
 
