@@ -33,6 +33,7 @@ FOUNDATION = {
     "toolcall300.spec",
     "toolcall300.rules",
     "toolcall300.catalog",
+    "toolcall300.controls",
     "toolcall300.schema",
 }
 SUITES = ("generator", "scoring", "toolshim", "argcheck")

@@ -2,7 +2,7 @@
 
 An adapter turns ``(text, tools)`` into a returned value, where ``None`` is a refusal
 (rule 12). This module knows the four adapter protocols of DESIGN.md (``module:callable``,
-``naive``/``toolshim``, ``--adapter-cmd`` one process per case, ``--adapter-cmd --stream``)
+``naive``/``integrator``/``toolshim``, ``--adapter-cmd`` one process per case, ``--adapter-cmd --stream``)
 and how each one's failures map onto "refused" or "returned something" (D12.1). It does
 not grade anything: the scorer judges what comes back.
 """
@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolcall300.controls import integrator, naive
 from toolcall300.scoring import protocol as streamproto
 
 Normaliser = Callable[[str, list[dict[str, Any]]], Any]
@@ -67,26 +68,6 @@ class Adapter(Protocol):
     ) -> AdapterRun: ...
 
 
-# --------------------------------------------------------------------------- the naive control
-
-
-def naive(text: str, tools: list[dict[str, Any]]) -> Any:
-    """The control: trust the model. Parse the text and pass the value on; refuse if it won't parse.
-
-    Whatever parses is returned as is, so a list, a string or a call with undeclared
-    arguments is graded as a failed, schema-invalid return (D1.1).
-
-    >>> naive('{"name": "f", "arguments": {}}', [])
-    {'name': 'f', 'arguments': {}}
-    >>> naive('{"name": "f", "argu', []) is None
-    True
-    """
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
 # --------------------------------------------------------------------------- in-process callables
 
 
@@ -121,7 +102,7 @@ class _Worker:
 
 @dataclass
 class CallableAdapter:
-    """``--adapter module:callable`` (and ``naive``, ``toolshim``): ``None`` or an exception refuses.
+    """``--adapter module:callable`` (and ``naive``, ``integrator``, ``toolshim``): ``None`` or an exception refuses.
 
     Each call runs on a worker thread so the per-case limit holds; a call that overruns is
     a refusal and its thread is abandoned (Python cannot kill a thread), so a hung
@@ -196,9 +177,12 @@ def _import_target(spec: str) -> Any:
 
 
 def load_callable(spec: str) -> CallableAdapter:
-    """The adapter named by ``--adapter``: ``naive``, ``toolshim`` or ``module:callable``."""
+    """The adapter named by ``--adapter``: the controls ``naive`` (C1) and ``integrator``
+    (C2), ``toolshim``, or ``module:callable``."""
     if spec == "naive":
         return CallableAdapter(naive, "naive")
+    if spec == "integrator":
+        return CallableAdapter(integrator, "integrator")
     if spec == "toolshim":
         spec = "toolcall300.toolshim:normalise"
     fn = _import_target(spec)

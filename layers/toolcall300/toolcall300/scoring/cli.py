@@ -28,7 +28,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = ArgParser(prog="toolcall300 score", description="Score an adapter against a corpus.")
     p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (DESIGN.md format)")
     who = p.add_mutually_exclusive_group()
-    who.add_argument("--adapter", metavar="SPEC", help="module:callable, naive or toolshim")
+    who.add_argument(
+        "--adapter", metavar="SPEC", help="module:callable, naive, integrator or toolshim"
+    )
     who.add_argument("--adapter-cmd", metavar="CMD", help="a program: one process per case")
     p.add_argument(
         "--stream",

@@ -1,0 +1,109 @@
+"""The integrator control (spec C2): what code that follows its SDK's documentation gets.
+
+A report is read against two controls that repair nothing. The naive control (C1) trusts
+the model; this one does what every integrator's own code already does: parse, unwrap the
+documented envelopes (E2), take the first call, look the tool up by its exact name, decode
+the arguments once where the envelope's own format carries a string (E3), and validate them
+with the suite's own schema engine, refusing when they are invalid. It lives in the
+foundation because two suites need the same steps: the scorer runs it as
+``--adapter integrator``, and the generator's integrity check ``integrator_fails`` proves no
+repairable case passes it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolcall300.canonical import loads_strict
+from toolcall300.schema import is_valid
+
+#: E2: where a call object keeps its arguments, in the order an SDK looks.
+ARGUMENT_KEYS = ("arguments", "parameters", "input")
+#: E2: keys whose object value is the call one level down (OpenAI's function family).
+FUNCTION_KEYS = ("function", "function_call")
+#: D6.3: a tool without ``parameters`` takes no arguments.
+NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def first_call(value: Any) -> tuple[dict[str, Any], bool] | None:
+    """E2: the first call object in a parsed text, and whether its envelope is in the
+    OpenAI family (E3: arguments carried as a JSON string); ``None`` when there is none.
+
+    >>> first_call({"tool_calls": [{"type": "function", "function": {"name": "f"}}]})
+    ({'name': 'f'}, True)
+    >>> first_call([{"name": "f", "input": {}}, {"name": "g"}])
+    ({'name': 'f', 'input': {}}, False)
+    """
+    if isinstance(value, list):
+        value = value[0] if value else None
+    openai = False
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        entries = value["tool_calls"]
+        value, openai = (entries[0] if entries else None), True
+    if isinstance(value, dict):
+        inner = next((value[k] for k in FUNCTION_KEYS if isinstance(value.get(k), dict)), None)
+        if inner is not None:
+            value, openai = inner, True
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return None  # E4: an unknown envelope is not a call
+    return value, openai
+
+
+def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """C2: the integrator control; ``None`` is a refusal (rule 12).
+
+    >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {
+    ...     "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    >>> integrator('{"function": {"name": "f", "arguments": "{\\\\"n\\\\": 1}"}}', tools)
+    {'name': 'f', 'arguments': {'n': 1}}
+    >>> integrator('{"name": "f", "arguments": "{\\\\"n\\\\": 1}"}', tools) is None
+    True
+    >>> integrator('{"name": "F", "arguments": {"n": 1}}', tools) is None
+    True
+    """
+    try:
+        found = first_call(loads_strict(text))
+    except (ValueError, RecursionError):
+        return None
+    if found is None:
+        return None
+    call, openai = found
+    name = call["name"]
+    key = next((k for k in ARGUMENT_KEYS if k in call), None)
+    arguments = call[key] if key else {}
+    if openai and isinstance(arguments, str):
+        try:
+            arguments = loads_strict(arguments)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(arguments, dict):
+        return None
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name") == name:
+            schema = fn.get("parameters", NO_PARAMETERS)
+            try:
+                valid = isinstance(schema, dict) and is_valid(arguments, schema)
+            except (TypeError, ValueError, RecursionError):
+                return None
+            return {"name": name, "arguments": arguments} if valid else None
+    return None
+
+
+def naive(text: str, tools: list[dict[str, Any]]) -> Any:
+    """C1, the naive control: trust the model. Parse the text and pass the value on; refuse
+    if it won't parse.
+
+    Whatever parses is returned as is, so a list, a string or a call with undeclared
+    arguments is graded as a failed, schema-invalid return (D1.1).
+
+    >>> naive('{"name": "f", "arguments": {}}', [])
+    {'name': 'f', 'arguments': {}}
+    >>> naive('{"name": "f", "argu', []) is None
+    True
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
