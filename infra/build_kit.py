@@ -1,6 +1,6 @@
 """Build the free kit: the standard-library-only suite, the public sample and the demo catalog.
 
-The kit is what the seed README promises: ``python3 score.py ...``, ``python3 generate.py ...``
+The kit is what the suite's README promises: ``python3 score.py ...``, ``python3 generate.py ...``
 and ``python3 toolshim.py`` from an unpacked folder with nothing installed (``-I`` included:
 each entry script puts its own folder on ``sys.path``, since isolated mode will not). It
 is the package minus ``toolcall300/service`` (everything outside ``service/`` is standard
@@ -74,11 +74,7 @@ def build(out: Path) -> Path:
         if (PACKAGE / "data" / public).exists():
             shutil.copy2(PACKAGE / "data" / public, out / public)
     (out / "README.md").write_text(KIT_README, encoding="utf-8")
-    (out / "LICENSE").write_text(
-        "CC0 1.0 Universal: public domain, no attribution required, no warranty.\n"
-        "https://creativecommons.org/publicdomain/zero/1.0/\n",
-        encoding="utf-8",
-    )
+    shutil.copy2(ROOT / "LICENSE", out / "LICENSE")  # the CC0 1.0 legal code, verbatim
     return out
 
 

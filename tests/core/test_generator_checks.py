@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall300.generator.build import FILES, MANIFEST, corpus_from_files
+from toolcall300.generator.build import corpus_from_files
 from toolcall300.generator.checks import CHECKS, Corpus, _diffs, run_checks
+from toolcall300.generator.cli import corpus_files
 from toolcall300.generator.oracles import completed_prefix, one_call, tool_of
 
 PRIVATE = Path(__file__).resolve().parents[2] / "corpus_private"
@@ -21,7 +22,7 @@ PRIVATE = Path(__file__).resolve().parents[2] / "corpus_private"
 
 @pytest.fixture(scope="module")
 def pristine() -> Corpus:
-    return corpus_from_files({n: (PRIVATE / n).read_bytes() for n in (*FILES, MANIFEST)})
+    return corpus_from_files(corpus_files(PRIVATE))
 
 
 def first(

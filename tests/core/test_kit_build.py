@@ -1,4 +1,4 @@
-"""The free kit as shipped: built by infra/build_kit.py, run with the seed's own commands.
+"""The free kit as shipped: built by infra/build_kit.py, run with the README's own commands.
 
 The kit folder is run by Debian's ``python3`` in isolated mode (``-I``: no environment, no
 user site, no current folder on ``sys.path``), so nothing of the development install leaks in.
@@ -56,6 +56,13 @@ def test_kit_holds_the_free_parts_only(kit: Path) -> None:
     assert not any("rationale" in n or n.endswith("toolcall300.jsonl") for n in names)
     assert sum(1 for _ in (kit / "sample30.jsonl").open(encoding="utf-8")) == 30
     assert kit.with_suffix(".zip").stat().st_size > 0
+
+
+def test_the_kit_licence_is_the_cc0_legal_code_of_the_repository(kit: Path) -> None:
+    text = (kit / "LICENSE").read_bytes()
+    assert text == (ROOT / "LICENSE").read_bytes()  # tests/core/test_licences.py pins its text
+    assert b"CC0 1.0 Universal" in text and b"4. Limitations and Disclaimers." in text
+    assert not (kit / "LICENSE-COMMERCIAL.txt").exists()
 
 
 def test_the_kit_is_the_package_minus_the_service(kit: Path) -> None:

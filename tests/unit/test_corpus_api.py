@@ -198,7 +198,13 @@ def test_the_real_corpus_uploads_with_its_pins(aws: Any, call: Call, key: str) -
     assert status == 200 and {f["name"] for f in data["files"]} >= {
         "toolcall300.jsonl",
         "rationale.jsonl",
+        "LICENSE-COMMERCIAL.txt",
     }
+    import requests
+
+    (licence,) = [f for f in data["files"] if f["name"] == "LICENSE-COMMERCIAL.txt"]
+    delivered = requests.get(licence["url"], timeout=10).content
+    assert delivered == (real / "LICENSE-COMMERCIAL.txt").read_bytes()  # the licence travels
     status, _, rationale = call(
         "GET", "/cases/tc300-0001/rationale", headers={"authorization": f"Bearer {key}"}
     )

@@ -52,7 +52,7 @@ MANIFEST = "manifest.json"
 RECIPE = "inputs/recipe.json"
 
 
-#: The twelve categories (DESIGN.md order) and the mutation rule that makes each.
+#: The twelve categories (report order, docs/case-format.md) and the mutation rule that makes each.
 MAKERS: dict[str, Maker] = {
     "wrong_tool_name": wrong_tool_name,
     "missing_required_arg": missing_required_arg,
@@ -96,6 +96,9 @@ class Inputs:
     pools_name: str
     pools_bytes: bytes
     seed: int
+    #: ``(name, bytes)`` of the licence that governs the corpus, written beside it and pinned
+    #: like its other files (the recipe's ``licence``), so ``download`` delivers it with them.
+    licence: tuple[str, bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,8 @@ def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None)
                 "bytes": len(files[f]),
                 "count": files[f].count(b"\n"),
             }
-            for f in FILES
+            for f in files
+            if f != MANIFEST
         },
         "assertions": report.assertions if report else None,
         "checks": list(CHECKS),
@@ -203,6 +207,8 @@ def build(inputs: Inputs) -> Build:
         "rationale.jsonl": jsonl_bytes(rationale),
         "sample30.jsonl": jsonl_bytes(sample),
     }
+    if inputs.licence is not None:
+        files[inputs.licence[0]] = inputs.licence[1]
     corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None), dict(files))
     report = run_checks(corpus)
     files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report))
@@ -235,7 +241,7 @@ def corpus_from_files(files: dict[str, bytes]) -> Corpus:
         read_jsonl(FILES[1], files.get(FILES[1], b"")),
         read_jsonl(FILES[2], files.get(FILES[2], b"")),
         manifest if isinstance(manifest, dict) else None,
-        {k: v for k, v in files.items() if k in FILES},
+        {k: v for k, v in files.items() if k != MANIFEST},
     )
 
 

@@ -55,13 +55,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _recorded_inputs(directory: Path) -> Inputs:
+def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
+    """The recipe's inputs; ``--check-only`` skips the licence (its manifest pin checks it)."""
     recipe_path = directory / RECIPE
     try:
         recipe = json.loads(recipe_path.read_bytes())
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
+        licence = directory / recipe["licence"] if with_licence and "licence" in recipe else None
         return Inputs(
-            tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), int(recipe["seed"])
+            tools.name,
+            tools.read_bytes(),
+            pools.name,
+            pools.read_bytes(),
+            int(recipe["seed"]),
+            (licence.name, licence.read_bytes()) if licence else None,
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
@@ -92,10 +99,32 @@ def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) ->
     return EXIT_OK if not failed else EXIT_ERROR
 
 
-def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
+def _pinned_names(manifest: bytes | None) -> list[str]:
+    """Plain file names a manifest pins (a path is never read from a manifest)."""
+    try:
+        doc = json.loads(manifest or b"{}")
+    except ValueError:
+        return []
+    pinned = doc.get("files") if isinstance(doc, dict) else None
+    return [n for n in pinned or {} if isinstance(n, str) and Path(n).name == n]
+
+
+def corpus_files(directory: Path) -> dict[str, bytes]:
+    """The corpus files present in ``directory``: the three JSON Lines files, the manifest and
+    every other file the manifest pins (the licence), as ``--check-only`` reads them."""
     files = {
-        name: (out / name).read_bytes() for name in (*FILES, MANIFEST) if (out / name).is_file()
+        name: (directory / name).read_bytes()
+        for name in (*FILES, MANIFEST)
+        if (directory / name).is_file()
     }
+    for name in _pinned_names(files.get(MANIFEST)):
+        if name not in files and (directory / name).is_file():
+            files[name] = (directory / name).read_bytes()
+    return files
+
+
+def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
+    files = corpus_files(out)
     missing = [name for name in (*FILES, MANIFEST) if name not in files]
     if missing:
         stderr.write(f"toolcall300 generate: {out} lacks {', '.join(missing)}\n")
@@ -103,7 +132,7 @@ def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
     corpus = corpus_from_files(files)
     extra = []
     if (out / RECIPE).is_file():
-        inputs = _recorded_inputs(out)
+        inputs = _recorded_inputs(out, with_licence=False)
         extra = input_pin_failures(
             corpus.manifest, {"catalog": inputs.catalog_bytes, "pools": inputs.pools_bytes}
         )
