@@ -202,7 +202,7 @@ def main(argv: list[str]) -> int:
     median = {name: fig[0] for name, fig in figures.items()}
     shim = median["toolshim.normalise"]
     print(
-        "targets (issue 3, medians, tools kept between calls): faster than json_repair + "
+        "targets (medians, tools kept between calls): faster than json_repair + "
         f"jsonschema.validate: {'met' if shim < median['json_repair + jsonschema.validate'] else 'NOT met'}; "
         f"within 5x of json.loads: {shim / median['json.loads alone']:.2f}x, "
         f"{'met' if shim <= 5 * median['json.loads alone'] else 'NOT met'}"

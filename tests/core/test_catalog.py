@@ -1,4 +1,4 @@
-"""The tools.json catalog contract (seed 003): each rule refuses what it must, naming it."""
+"""The tools.json catalog contract (toolcall300/catalog.py): each rule refuses what it must, naming it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Small inline corpora for the scorer, adapter and stream tests (and a check that they are well formed).
 
-The scorer must score ANY corpus in the DESIGN.md format, so these use their own tools,
+The scorer must score ANY corpus in the case format (docs/case-format.md), so these use their own tools,
 ids and a few of the twelve categories, never the project's corpus.
 """
 

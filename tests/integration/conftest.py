@@ -32,7 +32,7 @@ CASES = [
         "category": "truncated",
         "text": "{",
         "tools": [],
-        # a full case (DESIGN.md), so hosted runs on this stack can be scored
+        # a full case (docs/case-format.md), so hosted runs on this stack can be scored
         "expected_kind": "unrecoverable",
         "expected": None,
     }

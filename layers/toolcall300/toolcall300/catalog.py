@@ -1,6 +1,6 @@
 """The ``tools.json`` catalog contract: validate a tool catalog and produce what a model sees.
 
-The contract (seed 003): the root is an array of declarations with unique names; ``type``
+The contract, written down here: the root is an array of declarations with unique names; ``type``
 defaults to and must be ``"function"``; ``function.name`` is a non-empty string;
 ``description`` a string; ``strict`` a boolean; ``parameters`` an object schema (its
 ``type`` defaults to ``object``) inside the schema engine's subset, so ``anyOf``, ``oneOf``,
@@ -69,7 +69,7 @@ def _entry_problems(i: int, entry: Any) -> Iterator[str]:
     if "strict" in fn and not isinstance(fn["strict"], bool):
         yield f"{where}: function.strict must be a boolean"
     if "parameters" not in fn:
-        # The seed makes parameters "required for Gold"; a conformance case needs a schema.
+        # A conformance case needs a schema to grade against, so parameters are required.
         yield f"{where}: function.parameters is required"
         return
     yield from _parameters_problems(where, fn["parameters"])
@@ -108,7 +108,7 @@ def _default_problems(where: str, schema: dict[str, Any], path: tuple[str, ...])
 
 
 def _confirmation_problems(i: int, entry: Any, parameter: str) -> Iterator[str]:
-    """Seed 003: a tool marked x-requires-confirmation declares the manifest's confirmation flag."""
+    """The contract: a tool marked x-requires-confirmation declares the manifest's confirmation flag."""
     fn = entry.get("function") if isinstance(entry, dict) else None
     if not isinstance(fn, dict) or not (
         entry.get("x-requires-confirmation") or fn.get("x-requires-confirmation")

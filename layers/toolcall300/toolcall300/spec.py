@@ -10,7 +10,7 @@ from __future__ import annotations
 
 SPEC_VERSION = "toolcall300-grading/1.0"
 
-#: The twelve categories of DESIGN.md's case format, in report order.
+#: The twelve categories of the case format (docs/case-format.md), in report order.
 CATEGORIES = (
     "wrong_tool_name",
     "missing_required_arg",

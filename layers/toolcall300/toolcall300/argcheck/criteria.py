@@ -5,7 +5,7 @@ It is the published criteria (shipped verbatim as ``data/tool-argument-v1.seed.j
 three changes, all additive or factual: the corpus pin is the real SHA-256 of the shipped
 ``argument-check-corpus/v1``, the pin definition names this kit's harness, and a
 ``decisions`` list answers every question the criteria leave open, each tested. It is not a
-second source of rules: the checker's behaviour is defined here and in the seed, nowhere else.
+second source of rules: the checker's behaviour is defined here and in the published criteria, nowhere else.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
 
 
 def criteria_document() -> dict[str, Any]:
-    """The criteria as served: the seed, the real corpus pin, and the decisions."""
+    """The criteria as served: the published criteria, the real corpus pin, and the decisions."""
     raw = resources.files("toolcall300").joinpath("data", SEED_FILE).read_bytes()
     doc: dict[str, Any] = json.loads(raw)
     doc["corpus"] = {"id": doc["corpus"]["id"], "sha256": corpus_pin(load_corpus())}

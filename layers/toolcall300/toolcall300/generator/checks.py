@@ -176,7 +176,10 @@ def _texts_unique(corpus: Corpus) -> Iterator[Result]:
         seen.setdefault(c.get("text", ""), str(c.get("id")))
 
 
-@check("case_shape", "each case has exactly the DESIGN.md fields; expected_kind and expected agree")
+@check(
+    "case_shape",
+    "each case has exactly the docs/case-format.md fields; expected_kind and expected agree",
+)
 def _case_shape(corpus: Corpus) -> Iterator[Result]:
     for c in corpus.cases:
         yield _ok(tuple(sorted(c)) == CASE_KEYS, c, f"fields {sorted(c)}")

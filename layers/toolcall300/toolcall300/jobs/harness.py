@@ -78,10 +78,10 @@ def _failure(reason: str, detail: str, stderr_tail: str) -> dict[str, str]:
 def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str] | None:
     """None when the answers can be scored; else the failure that ends the run.
 
-    Decisions (docs/hosted-scoring.md): the whole-run limit, the output cap and running out
+    Decisions (docs/runs-contract.md, failure reasons): the whole-run limit, the output cap and running out
     of memory fail the run even with answers in hand; a run with no usable answer at all
-    fails with the most specific reason; otherwise unanswered ids are refusals (DESIGN.md,
-    stream protocol) and a crash halfway, unknown ids or non-JSON lines are only recorded.
+    fails with the most specific reason; otherwise unanswered ids are refusals (docs/adapter-protocols.md,
+    the stream protocol) and a crash halfway, unknown ids or non-JSON lines are only recorded.
     """
     tail = result.stderr_tail
     answered = len(result.answers) - len(result.unanswered)

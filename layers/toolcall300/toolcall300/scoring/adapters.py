@@ -1,7 +1,7 @@
 """The code under test, behind one interface: in-process callables, programs, and streams.
 
 An adapter turns ``(text, tools)`` into a returned value, where ``None`` is a refusal
-(rule 12). This module knows the four adapter protocols of DESIGN.md (``module:callable``,
+(rule 12). This module knows the four adapter protocols of docs/adapter-protocols.md (``module:callable``,
 ``naive``/``integrator``/``toolshim``, ``--adapter-cmd`` one process per case, ``--adapter-cmd --stream``)
 and how each one's failures map onto "refused" or "returned something" (D12.1). It does
 not grade anything: the scorer judges what comes back.

@@ -26,7 +26,7 @@ from toolcall300.spec import render_spec
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Flags of ``toolcall300 score``; a bad flag raises UsageError (exit 1, never 2)."""
     p = ArgParser(prog="toolcall300 score", description="Score an adapter against a corpus.")
-    p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (DESIGN.md format)")
+    p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (docs/case-format.md)")
     who = p.add_mutually_exclusive_group()
     who.add_argument(
         "--adapter", metavar="SPEC", help="module:callable, naive, integrator or toolshim"

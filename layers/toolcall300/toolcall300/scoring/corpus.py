@@ -37,7 +37,7 @@ def _tool_problem(tool: Any, index: int) -> str | None:
 
 
 def case_problem(case: Any) -> str | None:
-    """Why ``case`` is not a well-formed case in the DESIGN.md format, or None.
+    """Why ``case`` is not a well-formed case in the case format (docs/case-format.md), or None.
 
     >>> case_problem({"id": "x", "category": "cooking", "text": "", "tools": [],
     ...               "expected_kind": "unrecoverable", "expected": None})

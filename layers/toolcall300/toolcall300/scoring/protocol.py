@@ -6,7 +6,7 @@ may crash, hang, never read its stdin, flood its stdout, print non-JSON, answer 
 never asked, answer twice or answer out of order. Every read is bounded in bytes and time,
 stdin is written from a thread, and a stop kills the program's whole process group.
 
-The stream protocol (DESIGN.md, adapter protocol 3): JSON Lines ``{"id","text","tools"}`` on
+The stream protocol (docs/adapter-protocols.md, protocol 3): JSON Lines ``{"id","text","tools"}`` on
 stdin, JSON Lines ``{"id","call"}`` on stdout, any order; an id not answered in time is a
 refusal. This module reports what happened; it does not grade (that is ``scorer``) and it
 does not sandbox (callers pass ``popen_kwargs`` with their own ``preexec_fn``, ``env``, ``cwd``).

@@ -1,4 +1,4 @@
-"""The scorer's text output: the seed's headline block, the failures, the gate's verdict."""
+"""The scorer's text output: the headline block (docs/report.md), the failures, the gate's verdict."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _pct(part: int, whole: int) -> str:
 
 
 def render_text(report: Mapping[str, Any]) -> str:
-    """The seed's headline block and the per-category table."""
+    """The headline block and the per-category table."""
     rows = [
         ("cases", str(report["cases"])),
         (

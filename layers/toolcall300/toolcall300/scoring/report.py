@@ -133,7 +133,7 @@ def compare_reports(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> 
     """Compare two reports over the same corpus; ``regressed`` is the CI gate.
 
     It regresses when exact fell, any category's passes fell, invented_calls rose or
-    schema_invalid_returns rose (DESIGN.md, SCORING). Raises :class:`ReportError` when
+    schema_invalid_returns rose (docs/report.md). Raises :class:`ReportError` when
     either report is malformed or they were scored on different corpora.
     """
     for label, report in (("baseline", baseline), ("current", current)):

@@ -28,7 +28,7 @@ class BackendError(Exception):
         self.headers: dict[str, str] = dict(headers or {})
 
     def body(self) -> dict[str, dict[str, str]]:
-        """The JSON error body shared by every route (DESIGN.md: errors)."""
+        """The JSON error body shared by every route (docs/api.md, "Errors")."""
         return {"error": {"code": self.code, "message": self.message}}
 
 

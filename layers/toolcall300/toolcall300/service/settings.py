@@ -14,10 +14,10 @@ from typing import TypeVar
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: tool-argument/v1 free tier: 100 checks a day, at least 5 s apart (seed 004, free_tier).
+#: tool-argument/v1 free tier: 100 checks a day, at least 5 s apart (the criteria's ``free_tier``, ``GET /criteria``).
 FREE_CHECKS_PER_DAY = 100
 FREE_MIN_INTERVAL_S = 5
-#: issue 5: presigned links valid for at most five minutes.
+#: Presigned corpus links are valid for at most five minutes (docs/api.md, ``GET /corpus``).
 MAX_PRESIGN_SECONDS = 300
 
 

@@ -34,7 +34,7 @@ def require_licence(
     """The bearer's licence, or the 401/403 that refuses it.
 
     ``tier="team"`` admits only team licences (a single licence may download but not run
-    hosted scoring, issue 5); ``team`` additionally requires the licence to belong to that team.
+    hosted scoring, docs/api.md); ``team`` additionally requires the licence to belong to that team.
     """
     key = bearer_key(headers)
     if key is None:

@@ -2,7 +2,7 @@
 
 ``make_resolver(*routers)`` returns a Powertools ``APIGatewayHttpResolver`` with pydantic
 validation on, the given routers included, and every exception mapped to the JSON error body
-``{"error": {"code", "message"}}`` here and nowhere else (DESIGN.md). Validation failures are
+``{"error": {"code", "message"}}`` here and nowhere else (docs/api.md). Validation failures are
 400 (not Powertools' default 422); unknown routes 404; an unexpected exception is logged once
 and answered 500 without detail. Also the helpers routes use to read the raw request.
 """

@@ -2,8 +2,8 @@
 
 A licence is one item per paid checkout (or per manual sale). Its status is never stored as
 truth: it is folded from the list of transitions, each recorded with the Stripe event (or
-operator action) that caused it, so arrival order does not matter (issue 5: "arrival order
-never trusted"). Keys are ``tc300_`` plus 192 random bits; only their sha256 is stored, and a
+operator action) that caused it, so arrival order does not matter (Stripe does not guarantee
+it). Keys are ``tc300_`` plus 192 random bits; only their sha256 is stored, and a
 key is shown exactly once, at claim or at (re)issue. This module imports no SDK: the store is a
 parameter (``adapters.dynamo.LicenceTable`` in production, a dict-backed fake in tests).
 """
@@ -80,8 +80,8 @@ class Transition:
 def fold_status(transitions: Iterable[Transition]) -> Status:
     """Status from transitions, independent of arrival order.
 
-    A full refund, a lost dispute or an operator revoke is final (issue 5: "a refund that
-    arrives before its checkout still ends revoked"); otherwise the latest dispute transition by
+    A full refund, a lost dispute or an operator revoke is final (a refund that
+    arrives before its checkout still ends revoked); otherwise the latest dispute transition by
     Stripe's event time decides between suspended and active; without a paid checkout there
     is no licence yet.
     """

@@ -5,7 +5,7 @@ when it is refused, the counter is read back and :func:`refusal_for` decides, pu
 the caller is too early (429 + Retry-After) or out of allowance (402 for checks, 429 for
 downloads). Counters expire through the table's TTL two days after their day. Client ids
 are hashes; nothing submitted to the checker is ever stored here, only verdicts and defect
-codes (seed 004, custody).
+codes (the tool-argument/v1 criteria's ``custody``, ``GET /criteria``).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def take(
 def take_free_check(
     store: UsageStore, client: str, *, per_day: int, min_gap_s: int, now: datetime
 ) -> None:
-    """Seed 004 free tier: ``per_day`` checks a day, ``min_gap_s`` apart; 429 too soon, 402 spent.
+    """The tool-argument/v1 free tier (docs/api.md): ``per_day`` checks a day, ``min_gap_s`` apart; 429 too soon, 402 spent.
 
     ``client`` is already pseudonymous (:func:`client_id`); no address reaches the store."""
     take(
@@ -116,7 +116,7 @@ def take_free_check(
 
 
 def take_download(store: UsageStore, licence_id: str, *, per_day: int, now: datetime) -> None:
-    """Issue 5: corpus downloads are capped per licence per day (429 + Retry-After past it)."""
+    """Corpus downloads are capped per licence per day (429 + Retry-After past it)."""
     take(store, f"download#{licence_id}", limit=per_day, now=now)
 
 

@@ -2,7 +2,7 @@
 
 Pure reading of already-verified event dicts (signature checking lives in
 ``adapters.stripe_api``; once-only processing is Powertools idempotency plus the per-licence
-event-id check in ``licences.apply_change``). Issue 5 rules: a paid checkout issues (tier from
+event-id check in ``licences.apply_change``). The rules (docs/api.md, ``POST /webhooks/stripe``): a paid checkout issues (tier from
 ``metadata.tier``, team from ``metadata.team``), a full refund revokes, a dispute suspends, a
 dispute won reinstates (lost: revokes); unknown event types are acknowledged and ignored.
 """
@@ -99,7 +99,7 @@ def interpret(event: dict[str, Any], *, lookup: PaymentLookup = _no_lookup) -> C
         pi = _payment_of(obj, obj.get("id"), lookup)
         if pi is None:
             return None
-        # Issue 5: a full refund revokes; a partial refund is recorded and changes nothing.
+        # A full refund revokes; a partial refund is recorded and changes nothing.
         return Change(
             licence_id_for(payment_intent=pi, session_id=None),
             _transition(event, "revoke" if full else "note"),

@@ -211,7 +211,7 @@ def parse_event(event: Mapping[str, Any]) -> JobEvent | None:
 
 
 def failure_of(ev: JobEvent) -> dict[str, str]:
-    """Batch's failure text -> the closed list of reasons (issue 6)."""
+    """Batch's failure text -> the closed list of reasons (docs/runs-contract.md)."""
     text = f"{ev.reason} {ev.container_reason}"
     low = text.lower()
     if "cannotpullcontainer" in low or "pull image" in low or "image manifest" in low:

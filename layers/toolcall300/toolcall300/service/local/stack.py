@@ -3,7 +3,7 @@
 Starts moto's server as the embedded AWS endpoint, creates the buckets, tables and secrets
 that ``template.yaml`` declares (read from the template), uploads ``corpus_private/``, and
 serves the same Lambda handlers behind the local HTTP gateway (``service.gateway``). Anything
-else that should run beside the gateway (issue 6's scoring worker) registers a starter with
+else that should run beside the gateway (the scoring worker, ``service.local.worker``) registers a starter with
 :func:`register_background`. :func:`start_local_stack` is the programmatic form the
 integration tests use. Not a deployment: state lives in memory and dies with the process. One stack per process at a
 time: the handlers read their settings from ``os.environ``, which ``stop()`` restores.
@@ -80,10 +80,8 @@ def register_background(start: BackgroundStarter) -> BackgroundStarter:
     return start
 
 
-#: Modules imported before start so they can register background services (issue 6's worker).
-BACKGROUND_MODULES: list[str] = [
-    "toolcall300.service.local.worker"
-]  # issue 6: the scoring worker pool
+#: Modules imported before start so they can register background services (the scoring worker).
+BACKGROUND_MODULES: list[str] = ["toolcall300.service.local.worker"]  # the scoring worker pool
 
 
 @dataclass

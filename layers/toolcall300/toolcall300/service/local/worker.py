@@ -277,7 +277,7 @@ def start_local(context: Any) -> Callable[[], None]:
     from toolcall300.service.hosted import flow as runs_config
     from toolcall300.service.sdk.s3 import CorpusObjects
 
-    os.environ["TOOLCALL300_LOCAL_STACK"] = "true"  # accept adapter_cmd (issue 6: local only)
+    os.environ["TOOLCALL300_LOCAL_STACK"] = "true"  # accept adapter_cmd (runs-contract.md)
     runs_config.clear()
     conf = runs_config.settings()
     deps = WorkerDeps(

@@ -1,6 +1,6 @@
 """The tool-argument/v1 endpoints: ``GET /criteria``, ``POST /precheck``, ``POST /check``, ``GET /metrics``.
 
-Seed 004: refusals are free and never count against the free tier; a check with a verdict
+The tool-argument/v1 criteria (``GET /criteria``, ``free_tier``): refusals are free and never count against the free tier; a check with a verdict
 costs one free check (100 a day, 5 s apart) unless a valid licence is presented. The body is
 handed to ``toolcall300.argcheck.check`` as raw bytes and never logged or stored: only the status
 summary (verdict, counts, defect codes) reaches the metrics counters. Criteria D20: a schema
@@ -83,7 +83,7 @@ def check() -> Response[str]:
     licence = optional_licence(router.current_event.headers, store=licence_store())
     response = argcheck_bounded.check_body_bounded(raw_body(event))
     if "refusal" not in response and licence is None:
-        # Seed 004 free tier; refusals above are free and never consume an allowance.
+        # tool-argument/v1 free tier; refusals above are free and never consume an allowance.
         usage.take_free_check(
             store,
             usage.client_id(source_ip(event), client_id_salt()),

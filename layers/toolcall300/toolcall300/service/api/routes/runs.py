@@ -3,7 +3,7 @@
 Team licences only (a single licence gets 403). Another team's run answers 404, so run ids
 do not leak. The callback secret is derived from the bearer's key at submission
 (``callback.callback_secret``) so the team can verify callbacks with the key it holds; the key
-itself is never stored. The contract is /tmp/runs_contract.md (docs/hosted-scoring.md).
+itself is never stored. The contract is docs/runs-contract.md (the user's guide: docs/hosted-scoring.md).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from toolcall300.service.errors import BadRequest, Conflict, NotFound, StoreConf
 Status = Literal["queued", "running", "scored", "failed"]
 Verdict = Literal["pass", "regression", "baseline_set"]
 
-#: The closed list of failure reasons (issue 6); anything else is a bug in the caller.
+#: The closed list of failure reasons (docs/runs-contract.md); anything else is a bug in the caller.
 FAILURE_REASONS = (
     "image_pull_failed",
     "adapter_start_failed",
@@ -157,7 +157,7 @@ def _adapter(body: Mapping[str, Any], *, local: bool) -> dict[str, Any]:
             )
         return {"kind": "image", "image": image}
     if not local:
-        # Issue 6: an argument list runs only on a local stack; AWS runs images by digest.
+        # docs/runs-contract.md: an argument list runs only on a local stack; AWS runs images by digest.
         raise BadRequest(
             "'adapter_cmd' is accepted only on a local stack; send 'image'",
             code="adapter_cmd_not_allowed",
@@ -535,7 +535,7 @@ def current_baseline(runs: Iterable[Run], name: str, *, exclude: str | None = No
 def decide_verdict(*, regressed: bool | None, on_baseline_ref: bool) -> tuple[Verdict, bool]:
     """(verdict, becomes_baseline) from the comparison (None: no baseline yet) and the ref.
 
-    Issue 6: a run on the baseline's ref that does not regress becomes the new baseline. With
+    docs/runs-contract.md, verdicts: a run on the baseline's ref that does not regress becomes the new baseline. With
     no baseline yet, such a run is ``baseline_set``; a run on another ref with nothing to
     compare against passes (there is no regression to report) and sets nothing.
     """
