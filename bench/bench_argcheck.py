@@ -1,4 +1,4 @@
-"""Argument-checker benchmark: checks per second over the argument-check-corpus/v1 vectors.
+"""Argument-checker benchmark: checks per second over the toolcall300-argument-vectors/v1 vectors.
 
 Prints medians and ratios against peers measured in the same run; asserts nothing.
 
@@ -96,7 +96,7 @@ def main() -> None:
     }
     base = results["argcheck.check (validate + repair)"]
     print(
-        f"argument-check-corpus/v1: {len(work)} blobs x {args.inner} passes, median of {args.repeats}"
+        f"{argcheck_corpus.CORPUS_ID}: {len(work)} blobs x {args.inner} passes, median of {args.repeats}"
     )
     for name, seconds in results.items():
         per_sec = n / seconds

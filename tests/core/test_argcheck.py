@@ -79,11 +79,23 @@ def test_corpus_claims_recursion_and_every_never_item_and_decision() -> None:
     assert {"recursion-properties", "recursion-items", "recursion-unwrapped"} <= covers
     assert {f"N{i}" for i in range(1, 6)} <= covers
     assert len(SEED["never_a_repair"]) == 5
-    # Service-scope decisions (the check-time budget) are tested at the service edge instead.
+    # Service-scope decisions (the check-time budget) are tested at the service edge instead;
+    # the corpus-scope one (D21, the corpus's own id) by the test below.
     decisions = {
-        d["id"].split("-")[0] for d in argcheck_criteria.DECISIONS if d.get("scope") != "service"
+        d["id"].split("-")[0]
+        for d in argcheck_criteria.DECISIONS
+        if d.get("scope") not in ("service", "corpus")
     }
     assert decisions - covers == set()
+
+
+def test_the_vectors_have_their_own_id_not_the_criteria_corpus_id() -> None:
+    """D21: the criteria's argument-check-corpus/v1 is pinned to another SHA-256."""
+    doc = argcheck_criteria.criteria_document()
+    assert SEED["corpus"]["id"] == "argument-check-corpus/v1"
+    assert CORPUS["id"] == argcheck_corpus.CORPUS_ID == doc["corpus"]["id"]
+    assert doc["corpus"]["id"] != SEED["corpus"]["id"]
+    assert doc["corpus"]["sha256"] != SEED["corpus"]["sha256"]
 
 
 def test_recursion_vectors_really_repair_below_the_top() -> None:

@@ -2,8 +2,8 @@
 criteria`` prints.
 
 It is the published criteria (shipped verbatim as ``data/tool-argument-v1.seed.json``) with
-three changes, all additive or factual: the corpus pin is the real SHA-256 of the shipped
-``argument-check-corpus/v1``, the pin definition names this kit's harness, and a
+changes that are additive or factual: the corpus names the vectors this project ships (their
+own id and pin, decision D21), the pin definition names this kit's harness, and a
 ``decisions`` list answers every question the criteria leave open, each tested. It is not a
 second source of rules: the checker's behaviour is defined here and in the published criteria, nowhere else.
 """
@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any, TextIO
 
 from toolcall300.argcheck.check import MAX_BODY_BYTES, MAX_DEPTH, MAX_SCHEMA_DEPTH
-from toolcall300.argcheck.vectors import corpus_pin, load_corpus
+from toolcall300.argcheck.vectors import CORPUS_ID, corpus_pin, load_corpus
 from toolcall300.cliutil import EXIT_OK, ArgParser
 from toolcall300.schema import ANNOTATIONS, ENFORCED
 
@@ -127,6 +127,12 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "question": "What stops a caller's pattern from stalling a check with polynomial backtracking?",
         "decision": "At the service (POST /check and POST /precheck), a request whose schema has a pattern anywhere is checked in a child process with a 2 s CPU budget. Past it, the answer is the free refusal CAP-EXCEEDED:check_seconds (HTTP 422): nothing is judged, nothing is charged, and no submitted value is echoed. A schema without a pattern is checked in process. The library function check() itself has no budget: it runs on the caller's own machine.",
     },
+    {
+        "id": "D21-corpus-id",
+        "scope": "corpus",
+        "question": "Which corpus does the corpus field name?",
+        "decision": f"The criteria pin argument-check-corpus/v1 to a SHA-256 beginning 572e80b4; this project does not have that corpus. It ships its own hand-written vectors under their own id, {CORPUS_ID}, with their own pin, and the corpus field names those, so one id never names two corpora. toolcall300 check --selftest recomputes the pin and runs every vector.",
+    },
 )
 
 
@@ -134,7 +140,7 @@ def criteria_document() -> dict[str, Any]:
     """The criteria as served: the published criteria, the real corpus pin, and the decisions."""
     raw = resources.files("toolcall300").joinpath("data", SEED_FILE).read_bytes()
     doc: dict[str, Any] = json.loads(raw)
-    doc["corpus"] = {"id": doc["corpus"]["id"], "sha256": corpus_pin(load_corpus())}
+    doc["corpus"] = {"id": CORPUS_ID, "sha256": corpus_pin(load_corpus())}
     doc["corpus_pin_definition"] = (
         "The corpus pin is the SHA-256 of the corpus's canonical serialization (the corpus object "
         "excluding its sha256 field: sorted keys, no whitespace, UTF-8), computed and verifiable by "

@@ -1,10 +1,12 @@
-"""``argument-check-corpus/v1``: the checker's own pinned conformance vectors, and their runner.
+"""``toolcall300-argument-vectors/v1``: this project's pinned conformance vectors, and their runner.
 
 Each vector is one submission (a ``request`` object, a raw ``body`` string, or a ``body_bytes``
 size for the cap) and the outcome the tool-argument/v1 criteria require: the verdict, the
 arguments and the exact diff it carries, the defects as ``[path, code]`` pairs, or the refusal
 code. Messages are informative, not part of the contract, and are not compared. The pin is the
 SHA-256 of the canonical serialisation of the corpus object without its ``sha256`` field.
+The criteria pin another corpus, ``argument-check-corpus/v1``, which this project does not have;
+these vectors carry their own id so that one id never names two corpora (criteria D21).
 
 It is not a fuzzer and not generated from the checker: every expectation was written from the
 criteria by hand, so a vector can disagree with the code.
@@ -20,8 +22,8 @@ from toolcall300.argcheck.check import check, check_body
 from toolcall300.canonical import canonical, canonical_bytes, sha256_hex
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK
 
-CORPUS_ID = "argument-check-corpus/v1"
-CORPUS_FILE = "argument-check-corpus-v1.json"
+CORPUS_ID = "toolcall300-argument-vectors/v1"
+CORPUS_FILE = "toolcall300-argument-vectors-v1.json"
 
 
 def load_corpus() -> dict[str, Any]:
