@@ -173,6 +173,18 @@ S: dict[str, Any] = {
 }
 
 
+def test_only_a_valid_answer_states_that_no_repair_was_needed() -> None:
+    """The criteria's verdict text: VALID's answer states that no repair was needed (D18)."""
+    answers = [argcheck_corpus.submit(v) for v in CORPUS["vectors"]]
+    verdicts = {a.get("verdict") for a in answers}
+    assert {"VALID", "REPAIRED", "UNREPAIRABLE"} <= verdicts
+    for answer in answers:
+        if answer.get("verdict") == "VALID":
+            assert answer["repair_needed"] is False and "diff" not in answer
+        else:
+            assert "repair_needed" not in answer
+
+
 def test_check_body_over_the_cap_is_the_body_bytes_refusal() -> None:
     big = check_body(b" " * (MAX_BODY_BYTES + 1))
     assert big["refusal"]["code"] == CAP_BODY and CAP_BODY in REFUSAL_CODES

@@ -245,7 +245,17 @@ def _valid_or_text_repaired(submission: _Submission) -> dict[str, Any]:
             "arguments": submission.arguments,
             "diff": submission.text_diff,
         }
-    return {"criteria_id": CRITERIA_ID, "verdict": "VALID", "arguments": submission.arguments}
+    return _valid(submission.arguments)
+
+
+def _valid(arguments: dict[str, Any]) -> dict[str, Any]:
+    """VALID states that no repair was needed, as the criteria's verdict text requires (D18)."""
+    return {
+        "criteria_id": CRITERIA_ID,
+        "verdict": "VALID",
+        "repair_needed": False,
+        "arguments": arguments,
+    }
 
 
 def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
@@ -273,7 +283,7 @@ def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
     diff = submission.text_diff + repairer.diff
     if not diff:
-        return {"criteria_id": CRITERIA_ID, "verdict": "VALID", "arguments": submission.arguments}
+        return _valid(submission.arguments)
     return {"criteria_id": CRITERIA_ID, "verdict": "REPAIRED", "arguments": repaired, "diff": diff}
 
 

@@ -119,7 +119,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D18-verdict-fields",
         "question": "Which fields does each verdict carry?",
-        "decision": "VALID: criteria_id, verdict, arguments (as submitted; for arguments_text, the parsed object). REPAIRED: criteria_id, verdict, arguments (repaired), diff. UNREPAIRABLE: criteria_id, verdict, defects. A refusal: {refusal: {code, message}}.",
+        "decision": "VALID: criteria_id, verdict, repair_needed (false: the answer states that no repair was needed), arguments (as submitted; for arguments_text, the parsed object). REPAIRED: criteria_id, verdict, arguments (repaired), diff. UNREPAIRABLE: criteria_id, verdict, defects. A refusal: {refusal: {code, message}}.",
     },
     {
         "id": "D20-check-time-budget",
