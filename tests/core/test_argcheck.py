@@ -61,7 +61,7 @@ def _expected(field: str) -> set[str]:
         if field == "rule":
             out |= {e["rule"] for e in exp.get("diff", [])}
         elif field == "defect":
-            out |= {code for _, code in exp.get("defects", [])}
+            out |= {defect[1] for defect in exp.get("defects", [])}
         elif field == "refusal" and "refusal" in exp:
             out.add(exp["refusal"])
     return out

@@ -362,15 +362,26 @@ def _resolve(blob: Any, parts: list[Any]) -> bool:
 
 @SETTINGS
 @given(RICH, st.dictionaries(KEYS, JSON, max_size=4))
-def test_every_defect_path_names_a_location_in_the_submitted_blob(
+def test_every_defect_path_names_a_location_in_the_submitted_blob_or_under_a_withdrawn_repair(
     schema: dict[str, Any], args: Any
 ) -> None:
     from toolcall300.argcheck.repairs import _parse_path
 
     response = check({"schema": schema, "arguments": args})
-    for defect in response.get("defects", []):
+    defects = response.get("defects", [])
+    # D22: a defect a withdrawn repair would leave sits at or below a node named as submitted
+    # with the type or enum failure that repair answered.
+    withdrawn_at = [
+        _parse_path(d["path"])
+        for d in defects
+        if "after_repair" not in d and d["code"] in ("type_mismatch", "enum_mismatch")
+    ]
+    for defect in defects:
         parts = _parse_path(defect["path"])
-        if defect["code"] == "missing_required":
+        if "after_repair" in defect:
+            assert any(parts[: len(w)] == w for w in withdrawn_at), defect
+            assert defect["after_repair"] in ("R3", "R4", "R5", "R6", "R7", "R9")
+        elif defect["code"] == "missing_required":
             assert _resolve(args, parts[:-1]) and not _resolve(args, parts)
         else:
             assert _resolve(args, parts), defect

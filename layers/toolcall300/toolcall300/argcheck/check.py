@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
-from toolcall300.argcheck.repairs import Repairer
+from toolcall300.argcheck.repairs import Repairer, Withdrawn
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
+    Path,
     SchemaProblem,
     format_path,
     is_valid,
@@ -221,20 +222,37 @@ def _read_text(text: str) -> tuple[Any, list[dict[str, Any]]] | None:
 # ------------------------------------------------------------------------- the check
 
 
-def _defects(arguments: dict[str, Any], schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every blocking defect: missing_required first, then the rest in traversal order."""
-    errors = list(iter_errors(arguments, schema))
+def _defects(
+    arguments: Any, schema: dict[str, Any], path: Path = (), after_repair: str | None = None
+) -> list[dict[str, Any]]:
+    """The defects of one value: missing_required first, then the rest in traversal order."""
+    errors = list(iter_errors(arguments, schema, path))
     ordered = [e for e in errors if e.code == "missing_required"]
     ordered += [e for e in errors if e.code != "missing_required"]
-    return [
-        {
+    out = []
+    for e in ordered:
+        defect = {
             "path": format_path(e.instance_path),
             "code": e.code,
             "keyword": e.keyword,
             "message": e.message,
         }
-        for e in ordered
-    ]
+        if after_repair is not None:
+            defect["after_repair"] = after_repair
+        out.append(defect)
+    return out
+
+
+def _blocking_defects(
+    arguments: dict[str, Any], schema: dict[str, Any], withdrawn: list[Withdrawn]
+) -> list[dict[str, Any]]:
+    """Every blocking defect (D22): those of the blob as left by the repair pass, then, for each
+    withdrawn repair in traversal order, the defects its repaired value would still have."""
+    defects = _defects(arguments, schema)
+    if defects:
+        for w in withdrawn:
+            defects += _defects(w.value, w.schema, w.path, w.rule)
+    return defects
 
 
 def _valid_or_text_repaired(submission: _Submission) -> dict[str, Any]:
@@ -278,7 +296,7 @@ def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
         raise Refusal(
             "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
         ) from exc
-    defects = _defects(repaired, schema)
+    defects = _blocking_defects(repaired, schema, repairer.withdrawn)
     if defects:
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
     diff = submission.text_diff + repairer.diff

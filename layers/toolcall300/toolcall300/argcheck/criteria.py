@@ -64,7 +64,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D8-one-tentative-repair-per-node",
         "question": "Which repair is tried at a failing node, and what if it does not suffice?",
-        "decision": "R3..R7 are tried only at a node that fails type, R9 only at a node that fails enum (R8 at an optional declared property whose null fails its subschema). At most one own repair per node: the first applicable rule in whitelist order (R3, R4, R5, R6, R7, then R9). It is kept only if the node's whole subtree then conforms (after the repairs of its children); otherwise it and every repair beneath it are withdrawn, no other rule is tried, and the node's defects are reported against the value as submitted. So every defect path names a location in the submitted blob.",
+        "decision": "R3..R7 are tried only at a node that fails type, R9 only at a node that fails enum (R8 at an optional declared property whose null fails its subschema). At most one own repair per node: the first applicable rule in whitelist order (R3, R4, R5, R6, R7, then R9). It is kept only if the node's whole subtree then conforms (after the repairs of its children); otherwise it and every repair beneath it are withdrawn, no other rule is tried, and the node's defects are reported against the value as submitted, followed by the defects the withdrawn repair would leave (D22).",
     },
     {
         "id": "D9-r7-null",
@@ -126,6 +126,11 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "scope": "service",
         "question": "What stops a caller's pattern from stalling a check with polynomial backtracking?",
         "decision": "At the service (POST /check and POST /precheck), a request whose schema has a pattern anywhere is checked in a child process with a 2 s CPU budget. Past it, the answer is the free refusal CAP-EXCEEDED:check_seconds (HTTP 422): nothing is judged, nothing is charged, and no submitted value is echoed. A schema without a pattern is checked in process. The library function check() itself has no budget: it runs on the caller's own machine.",
+    },
+    {
+        "id": "D22-defects-after-a-withdrawn-repair",
+        "question": 'A tentative repair leaves a value that still breaks another keyword ("120" under {"type": "integer", "maximum": 100}): which defects does "every blocking defect" name?',
+        "decision": "Both. Fixing only the type would be refused again for the maximum, so the value as submitted and the value the repair would make both block. The answer names first the defects of the blob as the repair pass left it (each withdrawn node as submitted: type_mismatch at $.n, paths in the submitted blob, ordered as D3), then, for each withdrawn repair in traversal order, the defects its repaired value still has, each with after_repair naming the rule (maximum_violation at $.n, after_repair R3), missing_required first within each. Their paths are in the repaired value: inside an R5-unwrapped string's own content, or [0] under an R7 wrap. This applies to R3, R4, R5, R6, R7 and R9 alike (R8 is never withdrawn). A withdrawn repair beneath a withdrawn repair is not named separately: its node is reported as it stands in the outer repair's value. No repaired blob is returned (the verdict stays UNREPAIRABLE).",
     },
     {
         "id": "D21-corpus-id",

@@ -16,6 +16,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
@@ -160,8 +161,20 @@ def _admits_null(schema: dict[str, Any]) -> bool:
     return is_valid(None, schema)
 
 
+@dataclass(frozen=True)
+class Withdrawn:
+    """A node's own repair that was withdrawn because its repaired subtree still failed: the
+    repaired ``value`` and its ``schema`` give the defects the repair would leave (D22)."""
+
+    path: Path
+    rule: str
+    value: Any
+    schema: dict[str, Any]
+
+
 class Repairer:
-    """One tentative repair pass over a blob, collecting the diff in application order.
+    """One tentative repair pass over a blob, collecting the diff in application order and the
+    repairs withdrawn (outermost only: one beneath a withdrawn repair goes with it).
 
     ``max_depth`` bounds the blob's nesting with R5-unwrapped content included.
     """
@@ -169,6 +182,7 @@ class Repairer:
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
         self.diff: list[dict[str, Any]] = []
+        self.withdrawn: list[Withdrawn] = []
 
     def node(self, value: Any, schema: dict[str, Any], path: Path) -> Any:
         """Repair one node: its own repair first, then its children.
@@ -181,12 +195,14 @@ class Repairer:
         found = _own_repair(value, schema, path, self.max_depth) if path else None
         if found is not None:
             rule, replacement = found
-            mark = len(self.diff)
+            mark, withdrawn_mark = len(self.diff), len(self.withdrawn)
             self.diff.append(_entry(path, rule, "replace", value, replacement))
             repaired = self.children(replacement, schema, path)  # children() never mutates
             if is_valid(repaired, schema):
                 return repaired
             del self.diff[mark:]
+            del self.withdrawn[withdrawn_mark:]
+            self.withdrawn.append(Withdrawn(path, rule, repaired, schema))
         return self.children(value, schema, path)
 
     def children(self, value: Any, schema: dict[str, Any], path: Path) -> Any:

@@ -2,7 +2,8 @@
 
 Each vector is one submission (a ``request`` object, a raw ``body`` string, or a ``body_bytes``
 size for the cap) and the outcome the tool-argument/v1 criteria require: the verdict, the
-arguments and the exact diff it carries, the defects as ``[path, code]`` pairs, or the refusal
+arguments and the exact diff it carries, the defects as ``[path, code]`` pairs (``[path, code,
+rule]`` for one a withdrawn repair would leave, D22), or the refusal
 code. Messages are informative, not part of the contract, and are not compared. The pin is the
 SHA-256 of the canonical serialisation of the corpus object without its ``sha256`` field.
 The criteria pin another corpus, ``argument-check-corpus/v1``, which this project does not have;
@@ -58,7 +59,11 @@ def outcome(response: dict[str, Any]) -> dict[str, Any]:
         if field in response:
             out[field] = response[field]
     if "defects" in response:
-        out["defects"] = [[d["path"], d["code"]] for d in response["defects"]]
+        # A defect left by a withdrawn repair (D22) also pins the rule it assumes.
+        out["defects"] = [
+            [d["path"], d["code"], *([d["after_repair"]] if "after_repair" in d else [])]
+            for d in response["defects"]
+        ]
     return out
 
 
