@@ -266,7 +266,7 @@ def _valid_or_text_repaired(submission: _Submission) -> dict[str, Any]:
     return _valid(submission.arguments)
 
 
-def _valid(arguments: dict[str, Any]) -> dict[str, Any]:
+def _valid(arguments: dict[str, Any] | None) -> dict[str, Any]:
     """VALID states that no repair was needed, as the criteria's verdict text requires (D18)."""
     return {
         "criteria_id": CRITERIA_ID,
