@@ -109,7 +109,7 @@ def test_the_baseline_gate_works_in_a_bare_folder(kit: Path) -> None:
 def test_the_reference_normaliser_runs_in_a_bare_folder(kit: Path) -> None:
     result = kit_run(kit, "score", "--corpus", "corpus.jsonl", "--adapter", "toolshim")
     assert result.returncode == 0, result.stderr
-    assert "in-sample" in result.stdout
+    assert "in-sample" not in result.stdout  # a corpus this suite's generator did not build
 
 
 def public_sample() -> Path | None:

@@ -85,6 +85,15 @@ def test_the_kit_is_the_package_minus_the_service(kit: Path) -> None:
     } <= expected
 
 
+@pytest.mark.parametrize("adapter", ["toolshim:normalise", "toolshim"])
+def test_the_seeds_toolshim_command_works_beside_the_toolshim_entry_script(
+    kit: Path, adapter: str
+) -> None:
+    result = run(kit, "score.py", "--corpus", "sample30.jsonl", "--adapter", adapter)
+    assert result.returncode == 0, result.stderr
+    assert "exact match             30 / 30" in result.stdout and "in-sample" in result.stdout
+
+
 def test_selftest_runs_in_isolated_mode(kit: Path) -> None:
     result = run(kit, "score.py", "--selftest")
     assert result.returncode == 0, result.stderr

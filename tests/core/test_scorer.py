@@ -150,10 +150,16 @@ def test_report_uses_the_design_field_names() -> None:
         "adapter",
         "timing",
         *COUNT_FIELDS,
+        "adapter_errors",
+        "errors",
         "categories",
         "per_case",
     }
-    assert set(report["timing"]) == {"total_seconds", "median_case_seconds"}
+    assert set(report["timing"]) == {
+        "total_seconds",
+        "wall_seconds_per_case",
+        "median_case_seconds",
+    }
     assert all(set(r) == {"id", "category", "passed", "outcome"} for r in report["per_case"])
     assert report["exact"] == 6
     assert json.loads(json.dumps(report)) == report  # plain JSON, nothing else
@@ -170,8 +176,25 @@ def test_text_output_has_the_headline_block_and_table() -> None:
 
 
 def test_toolshim_output_says_the_figure_is_in_sample() -> None:
-    text = render.render_text(score_cases(tiny_corpus(), {}, adapter="toolshim:normalise"))
-    assert render.IN_SAMPLE_NOTE in text
+    report = score_cases(tiny_corpus(), {}, adapter="toolshim:normalise")
+    assert render.IN_SAMPLE_NOTE in render.render_text(report, in_sample=True)
+    assert "in-sample" not in render.render_text(report, in_sample=False)  # a third party's corpus
+
+
+def test_adapter_errors_are_counted_apart_and_keep_the_grade() -> None:
+    errors = {"room-3": "exit 1\nImportError: x", "room-5": "raised KeyError", "elsewhere": "x"}
+    report = score_cases(tiny_corpus(), {"room-1": TRUTH["room-1"]}, errors=errors)
+    assert report["adapter_errors"] == 2 and set(report["errors"]) == {"room-3", "room-5"}
+    plain = score_cases(tiny_corpus(), {"room-1": TRUTH["room-1"]})
+    assert {k: report[k] for k in COUNT_FIELDS} == {k: plain[k] for k in COUNT_FIELDS}
+    text = render.render_text(report)
+    assert "adapter errors          2" in text and "(1 of them adapter errors)" in text
+
+
+def test_a_saved_report_without_adapter_errors_is_still_a_baseline() -> None:
+    current = score_cases(tiny_corpus(), TRUTH)
+    old = {k: v for k, v in current.items() if k not in ("adapter_errors", "errors")}
+    assert compare_reports(old, current)["regressed"] is False
 
 
 # ------------------------------------------------------------------ corpus input

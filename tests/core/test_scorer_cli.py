@@ -3,9 +3,11 @@ baseline gate, one-line input errors, --json, --spec, --selftest and --show-fail
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ from test_scorer_data import TRUTH, corpus_bytes, tiny_corpus, write_corpus
 
 from toolcall300.cli import dispatch
 from toolcall300.spec import render_spec
+
+SAMPLE = Path(__file__).parents[2] / "layers/toolcall300/toolcall300/data/sample30.jsonl"
 
 ADAPTERS = """
 import json
@@ -27,6 +31,12 @@ def worse(text, tools):
 
 def boom(text, tools):
     raise RuntimeError("no")
+
+def sometimes(text, tools):
+    value = TRUTH[text]
+    if value and value["arguments"].get("room") == "borealis":
+        raise RuntimeError("no")
+    return value
 """
 
 
@@ -78,7 +88,7 @@ def test_the_naive_control_regresses_against_a_perfect_baseline(folder: Path) ->
         ["--corpus", "missing.jsonl", "--adapter", "naive"],
         ["--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "missing.json"],
         ["--corpus", "corpus.jsonl", "--adapter", "naive", "--stream"],
-        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--adapter-cmd", "cat"],
+        ["--corpus", "corpus.jsonl", "--adapter", "naive", "--adapter-cmd", "cat", "--json", "x"],
         ["--corpus", "corpus.jsonl", "--adapter", "nosuchmodule:fn"],
         ["--corpus", "corpus.jsonl", "--adapter", "myadapters:nosuchfn"],
         ["--corpus", "corpus.jsonl", "--adapter", "no-colon"],
@@ -128,12 +138,22 @@ def test_json_report_is_written_with_the_corpus_sha(folder: Path) -> None:
     assert report["exact"] == 1 and report["cases"] == 6
 
 
-def test_an_adapter_that_raises_refuses_every_case(folder: Path) -> None:
-    code, out, _ = score(
+def test_an_adapter_that_raises_on_every_case_exits_1_with_one_line(folder: Path) -> None:
+    code, out, err = score(
         "--corpus", "corpus.jsonl", "--adapter", "myadapters:boom", "--show-failures"
     )
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "failed on every case (6/6)" in err
+    assert "RuntimeError: no" in err
+
+
+def test_an_adapter_that_raises_on_some_cases_shows_its_errors(folder: Path) -> None:
+    code, out, _ = score(
+        "--corpus", "corpus.jsonl", "--adapter", "myadapters:sometimes", "--show-failures"
+    )
     assert code == 0
-    assert "false refusals          3" in out and "raised RuntimeError: no" in out
+    assert "adapter errors          1" in out and "false refusals          1" in out
+    assert "raise RuntimeError" in out and "RuntimeError: no" in out  # the traceback's tail
 
 
 def test_adapter_file_path_form(folder: Path) -> None:
@@ -212,13 +232,92 @@ def test_stream_and_per_case_programs_score_like_the_in_process_adapter(folder: 
     assert "in-sample" not in out
 
 
-def test_a_program_named_toolshim_gets_the_in_sample_note(folder: Path) -> None:
+def test_a_program_named_toolshim_gets_the_in_sample_note_on_this_suites_corpus(
+    folder: Path,
+) -> None:
     Path("toolshim").mkdir()
-    Path("toolshim/__main__.py").write_text("import sys\nsys.exit(1)\n")
-    code, out, _ = score(
-        "--corpus", "corpus.jsonl", "--adapter-cmd", f"{sys.executable} toolshim", "--timeout", "5"
+    Path("toolshim/__main__.py").write_text("print('null')\n")
+    argv = ["--corpus", "corpus.jsonl", "--adapter-cmd", f"{sys.executable} toolshim"]
+    code, out, _ = score(*argv, "--timeout", "5")
+    assert code == 0 and "false refusals          3" in out
+    assert "in-sample" not in out  # a corpus this suite did not build
+    pin = {"sha256": hashlib.sha256(Path("corpus.jsonl").read_bytes()).hexdigest()}
+    manifest = {"generator_version": "1.0.0", "files": {"corpus.jsonl": pin}}
+    Path("manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = score(*argv, "--timeout", "5")
+    assert code == 0 and "in-sample" in out
+
+
+def test_the_packaged_sample_is_in_sample_for_toolshim() -> None:
+    code, out, _ = score("--corpus", str(SAMPLE), "--adapter", "toolshim")
+    assert code == 0 and "in-sample" in out
+    code, out, _ = score("--corpus", str(SAMPLE), "--adapter", "naive")
+    assert code == 0 and "in-sample" not in out
+
+
+def test_several_adapters_print_one_table_side_by_side(folder: Path) -> None:
+    Path("refuser.py").write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({'id': json.loads(line)['id'], 'call': None}), flush=True)\n"
     )
-    assert code == 0 and "in-sample" in out and "false refusals          3" in out
+    code, out, _ = score(
+        "--corpus",
+        "corpus.jsonl",
+        "--adapter",
+        "naive",
+        "--adapter",
+        "myadapters:worse",
+        "--adapter-stream",
+        f"{sys.executable} refuser.py",
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert "naive = naive" in lines and "myadapters:worse = myadapters:worse" in lines
+    header = next(line for line in lines if line.startswith("category"))
+    assert header.split()[:4] == ["category", "n", "naive", "myadapters:worse"]
+    exact = next(line for line in lines if line.startswith("exact match"))
+    assert exact.split()[2:] == ["1", "/", "6", "5", "/", "6", "3", "/", "6"]
+    errors = next(line for line in lines if line.startswith("adapter errors"))
+    assert errors.split()[2:] == ["0", "0", "0"]
+
+
+def test_junit_has_a_testcase_per_case_and_failures_carry_the_outcome(folder: Path) -> None:
+    argv = ["--corpus", "corpus.jsonl", "--adapter", "naive", "--junit", "out.xml"]
+    code, _, _ = score(*argv, "--json", "report.json")
+    assert code == 0
+    report = json.loads(Path("report.json").read_text())
+    suite = ET.parse("out.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "6" and suite.get("failures") == "5"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [c["id"] for c in tiny_corpus()]
+    assert all(c.get("classname", "").startswith("toolcall300.") for c in cases)
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert {name: f.get("type") for name, f in failed.items() if f is not None} == {
+        row["id"]: row["outcome"] for row in report["per_case"] if not row["passed"]
+    }
+
+
+def test_summary_is_markdown_and_accumulates(folder: Path) -> None:
+    Path("summary.md").write_text("earlier step\n")
+    code, _, _ = score("--corpus", "corpus.jsonl", "--adapter", "naive", "--summary", "summary.md")
+    text = Path("summary.md").read_text()
+    assert code == 0 and text.startswith("earlier step\n## TOOLCALL-300")
+    assert "| exact match |  | 1 / 6 |" in text and "| truncated | 1 | 0 |" in text
+
+
+def test_a_corpus_x_field_never_reaches_the_adapter(folder: Path) -> None:
+    case = dict(tiny_corpus()[0])
+    tool = json.loads(json.dumps(case["tools"][0]))
+    tool["x-mutates"] = True
+    tool["function"]["x-owner"] = "billing"
+    case["tools"] = [tool]
+    Path("x.jsonl").write_text(json.dumps(case) + "\n")
+    Path("seen.py").write_text(
+        "import json\ndef f(text, tools):\n    raise RuntimeError(json.dumps(tools))\n"
+    )
+    _, _, err = score("--corpus", "x.jsonl", "--adapter", "seen:f")
+    assert "failed on every case" in err and "x-" not in err.split("last error")[1]
 
 
 def test_an_adapter_module_exiting_2_on_import_is_a_usage_error_not_a_regression(

@@ -4,7 +4,10 @@ An adapter turns ``(text, tools)`` into a returned value, where ``None`` is a re
 (rule 12). This module knows the four adapter protocols of docs/adapter-protocols.md (``module:callable``,
 ``naive``/``integrator``/``toolshim``, ``--adapter-cmd`` one process per case, ``--adapter-cmd --stream``)
 and how each one's failures map onto "refused" or "returned something" (D12.1). It does
-not grade anything: the scorer judges what comes back.
+not grade anything: the scorer judges what comes back. It does record, apart from the
+answers, every case where the adapter broke rather than answered (an exception, a crash, a
+non-zero exit, a timeout, output that is not JSON), so a broken adapter is never mistaken for
+a refusing one (docs/report.md, ``adapter_errors``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from toolcall300.controls import integrator, naive
@@ -44,18 +49,48 @@ class AdapterRun:
     ``answers`` maps every id to the returned value (``None`` = refusal). ``notes`` says,
     for cases where the protocol decided the answer (a timeout, an exit code, an
     exception), what happened, for ``--show-failures``; it never changes the grade.
+    ``errors`` holds, for each case where the adapter broke instead of answering, the
+    error's tail (the end of a traceback or of stderr); it never changes the grade either.
+    ``case_seconds`` is each case's latency, from sending it to its answer.
     """
 
     answers: dict[str, Any]
     notes: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
     case_seconds: list[float] = field(default_factory=list)
     total_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     def timing(self) -> dict[str, Any]:
-        """The report's ``timing`` block."""
+        """The report's ``timing`` block: total wall time, wall time per case, median latency."""
         median = statistics.median(self.case_seconds) if self.case_seconds else None
-        return {"total_seconds": round(self.total_seconds, 6), "median_case_seconds": median}
+        per_case = self.total_seconds / len(self.answers) if self.answers else None
+        return {
+            "total_seconds": round(self.total_seconds, 6),
+            "wall_seconds_per_case": per_case,
+            "median_case_seconds": median,
+        }
+
+
+#: How much of an error's text is kept per case: enough for a traceback's last frames.
+ERROR_TAIL_CHARS = 800
+
+
+def error_tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
+    """The last lines of ``text`` that fit in ``limit`` characters (where an error is named).
+
+    >>> error_tail("Traceback (most recent call last):\\n  ...\\nKeyError: 'x'\\n", 20)
+    "...\\nKeyError: 'x'"
+    """
+    lines = text.strip().splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line) + 1
+        if kept and size > limit:
+            break
+        kept.append(line[-limit:])
+    return "\n".join(reversed(kept))
 
 
 class Adapter(Protocol):
@@ -128,9 +163,11 @@ class CallableAdapter:
                 worker = _Worker()
                 ok, value = True, None
                 out.notes[key] = f"no answer within {timeout:g}s"
+                out.errors[key] = out.notes[key]
             out.case_seconds.append(time.perf_counter() - t0)
             if not ok:
                 out.notes[key] = f"raised {type(value).__name__}: {value}"[:300]
+                out.errors[key] = error_tail("".join(traceback.format_exception(value)))
                 value = None
             out.answers[key] = value
             if progress:
@@ -149,16 +186,25 @@ def _copy_json(value: Any) -> Any:
 
 
 def _import_target(spec: str) -> Any:
-    """Import ``module:attr.path`` (or ``path/to/file.py:attr``) and return the attribute."""
+    """Import ``module:attr.path`` (or ``path/to/file.py:attr``) and return the attribute.
+
+    A file's folder goes first on ``sys.path``, so the adapter can import its sibling modules
+    as it would when run from there.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise AdapterError(f"adapter {spec!r} is not in the form module:callable")
     try:
         if module_name.endswith(".py"):
-            loc = importlib.util.spec_from_file_location("_toolcall300_adapter", module_name)
+            path = Path(module_name).resolve()
+            folder = str(path.parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            loc = importlib.util.spec_from_file_location(f"_toolcall300_adapter_{path.stem}", path)
             if loc is None or loc.loader is None:
                 raise ImportError(f"cannot load {module_name}")
             module = importlib.util.module_from_spec(loc)
+            sys.modules[loc.name] = module  # dataclasses and pickling look the module up
             loc.loader.exec_module(module)
         else:
             if os.getcwd() not in sys.path and "" not in sys.path:
@@ -176,18 +222,22 @@ def _import_target(spec: str) -> Any:
     return target
 
 
+#: The reference normaliser's names: ``toolshim`` and the published ``toolshim:normalise``
+#: (which no ``toolshim`` module on the path may shadow, the kit's entry script included).
+_REFERENCE = "toolcall300.toolshim:normalise"
+_REFERENCE_SPECS = frozenset({"toolshim", "toolshim:normalise", _REFERENCE})
+
+
 def load_callable(spec: str) -> CallableAdapter:
     """The adapter named by ``--adapter``: the controls ``naive`` (C1) and ``integrator``
-    (C2), ``toolshim``, or ``module:callable``."""
+    (C2), ``toolshim[:normalise]``, or ``module:callable``."""
     if spec == "naive":
         return CallableAdapter(naive, "naive")
     if spec == "integrator":
         return CallableAdapter(integrator, "integrator")
-    if spec == "toolshim":
-        spec = "toolcall300.toolshim:normalise"
-    fn = _import_target(spec)
-    description = "toolshim:normalise" if spec == "toolcall300.toolshim:normalise" else spec
-    return CallableAdapter(fn, description)
+    if spec in _REFERENCE_SPECS:  # imported by name: scoring never imports toolshim's code
+        return CallableAdapter(_import_target(_REFERENCE), "toolshim:normalise")
+    return CallableAdapter(_import_target(spec), spec)
 
 
 _TOOLSHIM = re.compile(r"(?<![\w-])toolshim(?![\w-])")
@@ -232,6 +282,30 @@ def interpret_output(result: streamproto.OnceResult, timeout: float) -> tuple[An
     return value, ("null" if value is None else None)
 
 
+def program_error(result: streamproto.OnceResult, timeout: float) -> str | None:
+    """Why one program run broke instead of answering, with its stderr's tail; None if it answered.
+
+    A refusal (exit 0 with empty stdout or ``null``) is an answer; a timeout, a non-zero exit,
+    a crash, an output flood or stdout that is not JSON is an adapter error.
+    """
+    if result.output_capped:
+        what = "stdout over the output limit"
+    elif result.timed_out:
+        what = f"no answer within {timeout:g}s"
+    elif result.exit_code != 0:
+        what = f"exit {result.exit_code}"
+    else:
+        text = result.stdout.decode("utf-8", "replace")
+        try:
+            if text.strip():
+                json.loads(text)
+            return None
+        except (ValueError, RecursionError):
+            what = "stdout is not JSON: " + text.strip()[:120]
+    tail = error_tail(result.stderr_tail)
+    return f"{what}\n{tail}" if tail else what
+
+
 @dataclass
 class CommandAdapter:
     """``--adapter-cmd CMD``: one process per case, ``{"text","tools"}`` on stdin."""
@@ -264,6 +338,9 @@ class CommandAdapter:
             out.case_seconds.append(result.elapsed)
             if note:
                 out.notes[key] = note
+            error = program_error(result, timeout)
+            if error:
+                out.errors[key] = error
             if progress:
                 progress(done, len(items))
         out.total_seconds = time.perf_counter() - start
@@ -298,29 +375,23 @@ class StreamAdapter:
             raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
         if progress and result.unanswered:
             progress(len(items), len(items))  # close the bar; the gaps are refusals
+        notes = {
+            key: f"never answered ({result.stopped_reason or 'skipped'})"
+            for key in result.unanswered
+        }
+        tail = error_tail(result.stderr_tail)
         return AdapterRun(
             answers=result.answers,
-            notes={
-                key: f"never answered ({result.stopped_reason or 'skipped'})"
-                for key in result.unanswered
-            },
-            case_seconds=answer_gaps(result.answered_at.values()),
+            notes=notes,
+            errors={key: f"{note}\n{tail}" if tail else note for key, note in notes.items()},
+            # send to answer: it includes the time a case waited behind the ones before it,
+            # which is what a caller of a stream waits; wall time per case is in timing()
+            case_seconds=[
+                result.latencies[key] for key in result.answers if key in result.latencies
+            ],
             total_seconds=result.elapsed,
             warnings=stream_warnings(result),
         )
-
-
-def answer_gaps(arrivals: Iterable[float]) -> list[float]:
-    """Seconds between consecutive answers (the first from the start): a stream's per-case time.
-
-    Every item is written up front, so the time from sending an item to its answer is mostly
-    queueing; the gap between answers is what one case cost.
-
-    >>> answer_gaps([0.5, 0.2, 0.3])
-    [0.2, 0.1, 0.2]
-    """
-    ordered = sorted(arrivals)
-    return [round(b - a, 9) for a, b in zip([0.0, *ordered], ordered, strict=False)]
 
 
 def stream_warnings(result: streamproto.StreamResult) -> list[str]:

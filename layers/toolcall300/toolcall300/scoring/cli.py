@@ -11,31 +11,82 @@ import argparse
 import math
 import shlex
 import sys
-from collections.abc import Iterable, Sequence
-from typing import TextIO
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TextIO
 
 from toolcall300.canonical import pretty_bytes, sha256_hex
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
 from toolcall300.scoring import adapters
-from toolcall300.scoring.corpus import CorpusError, parse_corpus
-from toolcall300.scoring.render import render_comparison, render_failures, render_text
+from toolcall300.scoring.corpus import (
+    CorpusError,
+    adapter_items,
+    built_by_this_suite,
+    parse_corpus,
+)
+from toolcall300.scoring.render import (
+    render_comparison,
+    render_failures,
+    render_junit,
+    render_markdown,
+    render_side_by_side,
+    render_text,
+)
 from toolcall300.scoring.report import compare_reports, load_baseline, read_input, score_cases
 from toolcall300.spec import render_spec
 
 
+class _AddAdapter(argparse.Action):
+    """Appends ``(kind, value)`` to ``args.adapters``, so several adapters keep their order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        listed = list(getattr(namespace, "adapters", None) or [])
+        listed.append((self.const, str(values)))
+        namespace.adapters = listed
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Flags of ``toolcall300 score``; a bad flag raises UsageError (exit 1, never 2)."""
-    p = ArgParser(prog="toolcall300 score", description="Score an adapter against a corpus.")
-    p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (docs/case-format.md)")
-    who = p.add_mutually_exclusive_group()
-    who.add_argument(
-        "--adapter", metavar="SPEC", help="module:callable, naive, integrator or toolshim"
+    p = ArgParser(
+        prog="toolcall300 score",
+        description=(
+            "Score one or more adapters against a corpus. Several --adapter/--adapter-cmd/"
+            "--adapter-stream print one table with a column per adapter. The protocols are in "
+            "docs/adapter-protocols.md."
+        ),
     )
-    who.add_argument("--adapter-cmd", metavar="CMD", help="a program: one process per case")
+    p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (docs/case-format.md)")
+    p.set_defaults(adapters=[])
+    p.add_argument(
+        "--adapter",
+        metavar="SPEC",
+        action=_AddAdapter,
+        const="callable",
+        help="module:callable, path/to/file.py:callable, naive, integrator or toolshim (repeatable)",
+    )
+    p.add_argument(
+        "--adapter-cmd",
+        metavar="CMD",
+        action=_AddAdapter,
+        const="cmd",
+        help="a program: one process per case (repeatable)",
+    )
+    p.add_argument(
+        "--adapter-stream",
+        metavar="CMD",
+        action=_AddAdapter,
+        const="stream",
+        help="a program speaking the JSON Lines stream protocol (repeatable)",
+    )
     p.add_argument(
         "--stream",
         action="store_true",
-        help="with --adapter-cmd: one long-lived process, JSON Lines",
+        help="every --adapter-cmd is one long-lived process, JSON Lines",
     )
     p.add_argument(
         "--timeout",
@@ -50,6 +101,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument(
         "--json", metavar="FILE", help="write the report here (a saved report is a baseline)"
     )
+    p.add_argument(
+        "--junit", metavar="FILE", help="write JUnit XML: one testcase per case, per adapter"
+    )
+    p.add_argument(
+        "--summary", metavar="FILE", help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)"
+    )
     p.add_argument("--show-failures", action="store_true", help="print every failed case")
     p.add_argument("--spec", action="store_true", help="print the grading contract and exit")
     p.add_argument("--selftest", action="store_true", help="check the grading logic on inline data")
@@ -58,27 +115,30 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         return args
     if not args.corpus:
         p.error("--corpus FILE is required")
-    if not args.adapter and not args.adapter_cmd:
-        p.error("one of --adapter or --adapter-cmd is required")
-    if args.stream and not args.adapter_cmd:
+    if not args.adapters:
+        p.error("one of --adapter, --adapter-cmd or --adapter-stream is required")
+    if args.stream and not any(kind == "cmd" for kind, _ in args.adapters):
         p.error("--stream needs --adapter-cmd")
+    if len(args.adapters) > 1 and (args.baseline or args.json or args.show_failures):
+        p.error("--baseline, --json and --show-failures take a single adapter")
     if not (args.timeout > 0 and math.isfinite(args.timeout)):
         p.error("--timeout must be a positive number of seconds")
     return args
 
 
-def build_adapter(args: argparse.Namespace) -> adapters.Adapter:
-    """The adapter the flags name; an unknown module or empty command is a usage error."""
+def build_adapter(kind: str, value: str, *, stream: bool = False) -> adapters.Adapter:
+    """The adapter one flag names; an unknown module or empty command is a usage error."""
     try:
-        if args.adapter:
-            return adapters.load_callable(args.adapter)
-        argv = shlex.split(args.adapter_cmd)
+        if kind == "callable":
+            return adapters.load_callable(value)
+        argv = shlex.split(value)
     except (adapters.AdapterError, ValueError) as exc:
         raise UsageError(f"toolcall300 score: {exc}") from None
     if not argv:
-        raise UsageError("toolcall300 score: --adapter-cmd is empty")
-    description = adapters.command_description(argv, args.stream)
-    if args.stream:
+        raise UsageError(f"toolcall300 score: --adapter-{kind} is empty")
+    streaming = kind == "stream" or stream
+    description = adapters.command_description(argv, streaming)
+    if streaming:
         return adapters.StreamAdapter(argv, description)
     return adapters.CommandAdapter(argv, description)
 
@@ -100,8 +160,28 @@ def _progress_bar(stderr: TextIO) -> adapters.Progress | None:
     return show
 
 
+def _write(path: str, data: bytes, *, append: bool = False) -> None:
+    try:
+        with open(path, "ab" if append else "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise UsageError(f"toolcall300 score: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def all_errored_line(report: Mapping[str, Any]) -> str | None:
+    """One line when the adapter broke on every case (nothing it returned was an answer)."""
+    if not report["cases"] or report.get("adapter_errors", 0) < report["cases"]:
+        return None
+    first = next(iter(report["errors"].values()), "").strip().splitlines()
+    return (
+        f"toolcall300 score: {report['adapter']}: the adapter failed on every case "
+        f"({report['cases']}/{report['cases']}), last error: {first[-1] if first else '?'}"
+    )
+
+
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """Score, print, save, gate. Exit 0, 1 (usage or input error) or 2 (regression only)."""
+    """Score, print, save, gate. Exit 0, 1 (usage or input error, or an adapter that failed on
+    every case) or 2 (regression only)."""
     if args.spec:
         stdout.write(render_spec())
         return EXIT_OK
@@ -115,6 +195,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except CorpusError as exc:
         raise UsageError(f"toolcall300 score: corpus {args.corpus} {exc}") from None
     corpus_sha = sha256_hex(data)
+    in_sample = built_by_this_suite(args.corpus, corpus_sha)
     baseline = load_baseline(args.baseline) if args.baseline else None
     if baseline is not None and baseline["corpus_sha256"] != corpus_sha:
         raise UsageError(
@@ -122,34 +203,47 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             f"{baseline['corpus_sha256'][:12]}, not on {args.corpus} ({corpus_sha[:12]}); "
             "reports over different corpora cannot be compared"
         )
-    adapter = build_adapter(args)
-    try:
-        result = adapter.run(cases, timeout=args.timeout, progress=_progress_bar(stderr))
-    except adapters.AdapterError as exc:
-        raise UsageError(f"toolcall300 score: {exc}") from None
-    for warning in result.warnings:
-        stderr.write(f"toolcall300 score: warning: {warning}\n")
-    report = score_cases(
-        cases,
-        result.answers,
-        adapter=adapter.description,
-        corpus_sha256=corpus_sha,
-        timing=result.timing(),
-    )
-    stdout.write(render_text(report))
-    if args.show_failures:
-        stdout.write("\n" + render_failures(report, cases, result.answers, result.notes))
-    if args.json:
+    chosen = [build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
+    items = adapter_items(cases)
+    reports, runs = [], []
+    for adapter in chosen:
         try:
-            with open(args.json, "wb") as fh:
-                fh.write(pretty_bytes(report))
-        except OSError as exc:
-            raise UsageError(
-                f"toolcall300 score: cannot write {args.json}: {exc.strerror or exc}"
-            ) from None
-    if baseline is None:
+            result = adapter.run(items, timeout=args.timeout, progress=_progress_bar(stderr))
+        except adapters.AdapterError as exc:
+            raise UsageError(f"toolcall300 score: {exc}") from None
+        for warning in result.warnings:
+            stderr.write(f"toolcall300 score: warning: {adapter.description}: {warning}\n")
+        runs.append(result)
+        reports.append(
+            score_cases(
+                cases,
+                result.answers,
+                adapter=adapter.description,
+                corpus_sha256=corpus_sha,
+                timing=result.timing(),
+                errors=result.errors,
+            )
+        )
+    broken = [line for line in map(all_errored_line, reports) if line]
+    if broken:
+        stderr.write("\n".join(broken) + "\n")
+        return EXIT_ERROR
+    comparison = compare_reports(baseline, reports[0]) if baseline is not None else None
+    if len(reports) == 1:
+        stdout.write(render_text(reports[0], in_sample=in_sample))
+    else:
+        stdout.write(render_side_by_side(reports, in_sample=in_sample))
+    if args.show_failures:
+        stdout.write("\n" + render_failures(reports[0], cases, runs[0].answers, runs[0].notes))
+    if args.json:
+        _write(args.json, pretty_bytes(reports[0]))
+    if args.junit:
+        _write(args.junit, render_junit(reports, cases))
+    if args.summary:
+        markdown = render_markdown(reports, in_sample=in_sample, comparison=comparison)
+        _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
+    if comparison is None:
         return EXIT_OK
-    comparison = compare_reports(baseline, report)
     stdout.write("\n" + render_comparison(comparison))
     return EXIT_REGRESSION if comparison["regressed"] else EXIT_OK
 

@@ -6,9 +6,14 @@ labels themselves are ``generate --check-only``'s business.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from toolcall300.canonical import loads_strict
+from toolcall300.catalog import model_view
 from toolcall300.schema import schema_problems
 from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
 
@@ -114,3 +119,43 @@ def parse_corpus(data: bytes) -> list[dict[str, Any]]:
     if not cases:
         raise CorpusError("the corpus has no cases")
     return cases
+
+
+def adapter_items(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What an adapter is handed for each case: its id, its text, and its tools as a model
+    sees them under the catalog contract (``x-*`` fields are pack-only and never reach it)."""
+    return [
+        {"id": case["id"], "text": case["text"], "tools": [model_view(t) for t in case["tools"]]}
+        for case in cases
+    ]
+
+
+#: The manifest the generator writes beside every corpus it builds.
+MANIFEST_NAME = "manifest.json"
+
+
+def _packaged_sample_sha256() -> str:
+    return hashlib.sha256(
+        resources.files("toolcall300").joinpath("data", "sample30.jsonl").read_bytes()
+    ).hexdigest()
+
+
+def built_by_this_suite(path: str | Path, sha256: str) -> bool:
+    """Whether the corpus at ``path`` (whose bytes hash to ``sha256``) came from this suite's
+    generator, so it follows the same rulebook as the reference normaliser.
+
+    True for the packaged public sample, and for a corpus whose ``manifest.json`` beside it
+    (written by ``generate`` and delivered by ``download``) pins exactly these bytes and names
+    a generator version. Any other corpus, a third party's, is out of sample.
+    """
+    if sha256 == _packaged_sample_sha256():
+        return True
+    try:
+        manifest = loads_strict((Path(path).parent / MANIFEST_NAME).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    if not isinstance(manifest, dict) or "generator_version" not in manifest:
+        return False
+    files = manifest.get("files")
+    pins = files.values() if isinstance(files, dict) else []
+    return any(isinstance(pin, dict) and pin.get("sha256") == sha256 for pin in pins)

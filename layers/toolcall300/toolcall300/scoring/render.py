@@ -1,17 +1,23 @@
-"""The scorer's text output: the headline block (docs/report.md), the failures, the gate's verdict."""
+"""The scorer's text output: the headline block (docs/report.md), the side-by-side table of
+several adapters, the failures, the gate's verdict; and the same figures as Markdown for a CI
+job summary and as JUnit XML."""
 
 from __future__ import annotations
 
+import shlex
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from toolcall300.scoring import adapters
-from toolcall300.scoring.grading import canonical_or_none
+from toolcall300.scoring.grading import REFUSED_CORRECTLY, canonical_or_none
 
 _ARROWS = {
     "invented_calls": "<- calls returned where there was none to make",
     "false_refusals": "<- gave up on a call that was repairable",
     "schema_invalid_returns": "<- returned a call the declared schema still rejects",
+    "adapter_errors": "<- broke instead of answering (graded as refusals)",
 }
 IN_SAMPLE_NOTE = (
     "NOTE: toolshim is the reference normaliser, written from the same rulebook as this corpus: "
@@ -23,31 +29,65 @@ def _pct(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
 
 
-def render_text(report: Mapping[str, Any]) -> str:
-    """The headline block and the per-category table."""
+def errored_refusals(report: Mapping[str, Any]) -> int:
+    """How many of the correct refusals were an adapter error, not a decision to refuse."""
+    errors = report.get("errors") or {}
+    return sum(
+        1
+        for row in report["per_case"]
+        if row["outcome"] == REFUSED_CORRECTLY and row["id"] in errors
+    )
+
+
+def _refused_text(report: Mapping[str, Any]) -> str:
+    text = f"{report['refused_correctly']} / {report['refusal_cases']}"
+    by_error = errored_refusals(report)
+    return f"{text} ({by_error} of them adapter errors)" if by_error else text
+
+
+def _timing_text(timing: Mapping[str, Any]) -> str | None:
+    """Total wall time, wall time per case, and the median latency from send to answer."""
+    if timing.get("total_seconds") is None:
+        return None
+    parts = [f"{timing['total_seconds']:.2f} s"]
+    if timing.get("wall_seconds_per_case") is not None:
+        parts.append(f"{timing['wall_seconds_per_case'] * 1000:.2f} ms wall per case")
+    if timing.get("median_case_seconds") is not None:
+        parts.append(f"median {timing['median_case_seconds'] * 1000:.2f} ms from send to answer")
+    return ", ".join(parts)
+
+
+def render_text(report: Mapping[str, Any], *, in_sample: bool = False) -> str:
+    """The headline block and the per-category table.
+
+    ``in_sample``: the corpus was built by this suite's generator, so the reference
+    normaliser's figure on it is in-sample and the note says so.
+    """
     rows = [
         ("cases", str(report["cases"])),
         (
             "exact match",
             f"{report['exact']} / {report['cases']} ({_pct(report['exact'], report['cases'])})",
         ),
-        ("refused correctly", f"{report['refused_correctly']} / {report['refusal_cases']}"),
+        ("refused correctly", _refused_text(report)),
         ("invented calls", f"{report['invented_calls']:<4} {_ARROWS['invented_calls']}"),
         ("false refusals", f"{report['false_refusals']:<4} {_ARROWS['false_refusals']}"),
         (
             "schema-invalid returns",
             f"{report['schema_invalid_returns']:<4} {_ARROWS['schema_invalid_returns']}",
         ),
+        (
+            "adapter errors",
+            f"{report.get('adapter_errors', 0):<4} {_ARROWS['adapter_errors']}",
+        ),
     ]
     lines = [f"TOOLCALL-300 adapter: {report['adapter']}"]
     lines += [f"{label:<24}{value}".rstrip() for label, value in rows]
     lines.append(f"{'corpus sha256':<24}{report['corpus_sha256']}")
-    timing = report.get("timing") or {}
-    if timing.get("total_seconds") is not None:
-        median = timing.get("median_case_seconds")
-        median_text = f", median {median * 1000:.2f} ms per case" if median is not None else ""
-        lines.append(f"{'time':<24}{timing['total_seconds']:.2f} s{median_text}")
-    if adapters.is_reference_normaliser(str(report["adapter"])):
+    timing_text = _timing_text(report.get("timing") or {})
+    if timing_text:
+        lines.append(f"{'time':<24}{timing_text}")
+    if in_sample and adapters.is_reference_normaliser(str(report["adapter"])):
         lines.append(IN_SAMPLE_NOTE)
     lines += ["", f"{'category':<24}{'n':>5}{'pass':>6}"]
     for name, row in report["categories"].items():
@@ -67,19 +107,24 @@ def render_failures(
     answers: Mapping[str, Any],
     notes: Mapping[str, str],
 ) -> str:
-    """One block per failed case: outcome, what was expected, what came back, and why."""
+    """One block per failed case (and per case the adapter broke on, even where that refusal
+    passed): outcome, what was expected, what came back, why, and the error's tail."""
     by_id = {c["id"]: c for c in cases}
+    errors = report.get("errors") or {}
     lines = []
     for row in report["per_case"]:
-        if row["passed"]:
+        if row["passed"] and row["id"] not in errors:
             continue
         case = by_id[row["id"]]
-        lines.append(f"FAIL {row['id']} [{row['category']}] {row['outcome']}")
+        label = "FAIL" if not row["passed"] else "ERROR"
+        lines.append(f"{label} {row['id']} [{row['category']}] {row['outcome']}")
         expected = case["expected"] if case["expected_kind"] == "value" else None
         lines.append(f"  expected {_short(expected)}")
         lines.append(f"  returned {_short(answers.get(row['id']))}")
         if row["id"] in notes:
             lines.append(f"  note     {notes[row['id']]}")
+        if row["id"] in errors:
+            lines.append("  error    " + errors[row["id"]].replace("\n", "\n           "))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -99,3 +144,177 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
             shown = ", ".join(ids[:20]) + (f" (+{len(ids) - 20} more)" if len(ids) > 20 else "")
             lines.append(f"  {label}: {shown}")
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- several adapters
+
+#: The headline rows of the side-by-side table: (label, how to read it from a report).
+_HEADLINES: tuple[tuple[str, Any], ...] = (
+    ("exact match", lambda r: f"{r['exact']} / {r['cases']}"),
+    ("refused correctly", lambda r: f"{r['refused_correctly']} / {r['refusal_cases']}"),
+    ("invented calls", lambda r: str(r["invented_calls"])),
+    ("false refusals", lambda r: str(r["false_refusals"])),
+    ("schema-invalid returns", lambda r: str(r["schema_invalid_returns"])),
+    ("adapter errors", lambda r: str(r.get("adapter_errors", 0))),
+    ("wall ms per case", lambda r: _ms((r.get("timing") or {}).get("wall_seconds_per_case"))),
+)
+
+
+def _ms(seconds: Any) -> str:
+    return f"{seconds * 1000:.2f}" if isinstance(seconds, (int, float)) else "-"
+
+
+def short_name(description: str) -> str:
+    """A column heading for an adapter: its file or module stem, the callable if not
+    ``normalise``; for a program, its words with folders dropped (the legend has the rest).
+
+    >>> short_name("peers/json_repair_gate.py:normalise"), short_name("toolshim:normalise")
+    ('json_repair_gate', 'toolshim')
+    >>> short_name("cmd --stream: node peers/node/jsonrepair.mjs --ajv")
+    'node jsonrepair.mjs --ajv'
+    """
+    kind, sep, rest = description.partition(": ")
+    if sep and kind in ("cmd", "cmd --stream"):
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            words = rest.split()
+        return " ".join(PurePath(w).name or w for w in words)[:32]
+    module, _, fn = description.partition(":")
+    stem = PurePath(module).stem if module.endswith(".py") else module.rsplit(".", 1)[-1]
+    return stem if fn in ("", "normalise") else f"{stem}:{fn}"
+
+
+def column_names(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A short, unique column heading per report (:func:`short_name`, numbered if repeated)."""
+    names: list[str] = []
+    for report in reports:
+        name = short_name(str(report["adapter"])) or "adapter"
+        names.append(name if name not in names else f"{name} #{len(names) + 1}")
+    return names
+
+
+def _side_by_side_rows(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Header, headline rows, then one row per category: ``[label, n, value per adapter]``."""
+    rows = [["", "n", *column_names(reports)]]
+    rows += [[label, "", *(read(r) for r in reports)] for label, read in _HEADLINES]
+    names = list(reports[0]["categories"])
+    for report in reports[1:]:
+        names += [n for n in report["categories"] if n not in names]
+    for name in names:
+        n = next(str(r["categories"][name]["n"]) for r in reports if name in r["categories"])
+        rows.append(
+            [name, n, *(str(r["categories"].get(name, {}).get("pass", 0)) for r in reports)]
+        )
+    return rows
+
+
+def _legend(reports: Sequence[Mapping[str, Any]], in_sample: bool) -> list[str]:
+    lines = []
+    for name, report in zip(column_names(reports), reports, strict=True):
+        note = (
+            " (in-sample)"
+            if in_sample and adapters.is_reference_normaliser(str(report["adapter"]))
+            else ""
+        )
+        lines.append(f"{name} = {report['adapter']}{note}")
+    return lines
+
+
+def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool = False) -> str:
+    """The seed's table with a column per adapter: the headline counts, then each category."""
+    rows = _side_by_side_rows(reports)
+    widths = [max(len(row[col]) for row in rows) + 2 for col in range(2, len(rows[0]))]
+    head = len(_HEADLINES) + 1
+
+    def line(cells: list[str]) -> str:
+        values = "".join(f"{v:>{w}}" for v, w in zip(cells[2:], widths, strict=True))
+        return f"{cells[0]:<24}{cells[1]:>5}{values}"
+
+    lines = [f"TOOLCALL-300 side by side, corpus sha256 {reports[0]['corpus_sha256']}"]
+    lines += _legend(reports, in_sample)
+    lines.append("")
+    for i, row in enumerate(rows):
+        if i == head:
+            lines += ["", line(["category", "n", *rows[0][2:]])]
+        lines.append(line(row))
+    if in_sample and any(adapters.is_reference_normaliser(str(r["adapter"])) for r in reports):
+        lines += ["", IN_SAMPLE_NOTE]
+    return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"
+
+
+def render_markdown(
+    reports: Sequence[Mapping[str, Any]],
+    *,
+    in_sample: bool = False,
+    comparison: Mapping[str, Any] | None = None,
+) -> str:
+    """A CI job summary (GitHub's ``$GITHUB_STEP_SUMMARY``, any Markdown viewer): the table."""
+    rows = _side_by_side_rows(reports)
+    lines = ["## TOOLCALL-300", "", f"corpus sha256 `{reports[0]['corpus_sha256']}`", ""]
+    lines += [
+        f"- **{line.split(' = ', 1)[0]}**: `{line.split(' = ', 1)[1]}`"
+        for line in _legend(reports, in_sample)
+    ]
+    lines += ["", "| | n | " + " | ".join(rows[0][2:]) + " |", "|---|---|" + "---|" * len(reports)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    if in_sample and any(adapters.is_reference_normaliser(str(r["adapter"])) for r in reports):
+        lines += ["", IN_SAMPLE_NOTE]
+    if comparison is not None:
+        verdict = "**REGRESSION**" if comparison["regressed"] else "no regression"
+        lines += ["", f"Baseline: {verdict}"]
+        lines += [f"- {reason}" for reason in comparison["reasons"]]
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(reports: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[str, Any]]) -> bytes:
+    """JUnit XML: a testsuite per adapter, a testcase per case id (classname its category).
+
+    A failed case carries its outcome as the failure's type and message; a case the adapter
+    broke on carries the error's tail in ``system-err``, whether or not its refusal passed.
+    """
+    kinds = {c["id"]: c["expected_kind"] for c in cases}
+    root = ET.Element("testsuites", name="TOOLCALL-300")
+    for report in reports:
+        errors = report.get("errors") or {}
+        failed = sum(1 for row in report["per_case"] if not row["passed"])
+        seconds = (report.get("timing") or {}).get("total_seconds")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=str(report["adapter"]),
+            tests=str(report["cases"]),
+            failures=str(failed),
+            errors="0",
+            time=f"{seconds:.3f}" if isinstance(seconds, (int, float)) else "0",
+        )
+        for row in report["per_case"]:
+            case = ET.SubElement(
+                suite, "testcase", classname=f"toolcall300.{row['category']}", name=row["id"]
+            )
+            if not row["passed"]:
+                wanted = "a refusal" if kinds.get(row["id"]) == "unrecoverable" else "the call"
+                failure = ET.SubElement(
+                    case, "failure", type=row["outcome"], message=f"{row['outcome']}"
+                )
+                failure.text = (
+                    f"{row['id']} [{row['category']}]: {row['outcome']}, expected {wanted}"
+                )
+            if row["id"] in errors:
+                ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
+    ET.indent(root)
+    xml: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return xml + b"\n"
+
+
+def _xml_safe(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry (an adapter's stderr may hold any)."""
+    return "".join(
+        ch
+        if ch in "\t\n\r"
+        or (" " <= ch <= "\ud7ff")
+        or ("\ue000" <= ch <= "\ufffd")
+        or ch >= "\U00010000"
+        else "?"
+        for ch in text
+    )

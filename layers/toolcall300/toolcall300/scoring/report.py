@@ -1,10 +1,13 @@
 """Many graded cases as one report, and the baseline gate that compares two reports.
 
 Report (``REPORT_VERSION``), flat and stable: ``report_version``, ``spec_version``,
-``corpus_sha256``, ``adapter``, ``timing`` {``total_seconds``, ``median_case_seconds``},
-the counts ``cases``, ``exact``, ``refusal_cases``, ``refused_correctly``,
-``invented_calls``, ``false_refusals``, ``schema_invalid_returns``, ``categories``
-{name: {``n``, ``pass``}} and ``per_case`` [{``id``, ``category``, ``passed``, ``outcome``}].
+``corpus_sha256``, ``adapter``, ``timing`` {``total_seconds``, ``wall_seconds_per_case``,
+``median_case_seconds`` (latency from sending a case to its answer)}, the counts ``cases``,
+``exact``, ``refusal_cases``, ``refused_correctly``, ``invented_calls``, ``false_refusals``,
+``schema_invalid_returns``, ``adapter_errors`` (cases where the adapter broke instead of
+answering; graded as refusals, counted apart), ``errors`` {id: the error's tail},
+``categories`` {name: {``n``, ``pass``}} and ``per_case`` [{``id``, ``category``, ``passed``,
+``outcome``}]. A baseline saved before ``adapter_errors`` existed still compares.
 :func:`score_cases` and :func:`compare_reports` do no I/O, so the hosted runner calls them.
 """
 
@@ -55,13 +58,18 @@ def score_cases(
     adapter: str = "",
     corpus_sha256: str = "",
     timing: Mapping[str, Any] | None = None,
+    errors: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The report for ``cases`` given ``answers`` (id -> returned value; a missing id is a refusal).
 
     Pure and deterministic: the same arguments give an equal report. ``schema_invalid_returns``
     counts, on any case, a returned value that is not a call its declared schema accepts
-    (SCORING), so an invented call to an undeclared tool is also schema-invalid.
+    (SCORING), so an invented call to an undeclared tool is also schema-invalid. ``errors``
+    (id -> the error's tail) marks the cases where the adapter broke; their grade is the
+    protocol's (an exception or a non-zero exit refuses), their count is ``adapter_errors``.
     """
+    ids = {case["id"] for case in cases}
+    errored = {key: str(text) for key, text in (errors or {}).items() if key in ids}
     counts = dict.fromkeys(COUNT_FIELDS, 0)
     categories: dict[str, dict[str, int]] = {}
     per_case: list[dict[str, Any]] = []
@@ -91,9 +99,12 @@ def score_cases(
         "adapter": adapter,
         "timing": {
             "total_seconds": timing.get("total_seconds"),
+            "wall_seconds_per_case": timing.get("wall_seconds_per_case"),
             "median_case_seconds": timing.get("median_case_seconds"),
         },
         **counts,
+        "adapter_errors": len(errored),
+        "errors": {case["id"]: errored[case["id"]] for case in cases if case["id"] in errored},
         "categories": {name: categories[name] for name in CATEGORIES if name in categories},
         "per_case": per_case,
     }
