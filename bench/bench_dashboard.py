@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "tests"))  # tests/support
 
 
 def median_ms(fn: Callable[[], object], repeats: int) -> float:
@@ -111,7 +111,8 @@ def bench_browser(repeats: int) -> None:
     if executable is None:
         print("browser render        skipped: chromium is not installed")
         return
-    from conftest_dashboard import (
+    from playwright.sync_api import sync_playwright
+    from support.dashboard import (
         CHROMIUM_ARGS,
         EMPTY_KEY,
         GOOD_KEY,
@@ -120,7 +121,6 @@ def bench_browser(repeats: int) -> None:
         serve_contract_api,
         summary,
     )
-    from playwright.sync_api import sync_playwright
 
     runs = [run_record(n % 28 + 1, summary=summary(240 + n % 50, shift=n)) for n in range(50)]
     for i, run in enumerate(runs):

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schema_strategies import SCHEMAS as RICH_SCHEMAS
-from schema_strategies import VALUES as RICH_VALUES
+from support.schema_strategies import SCHEMAS as RICH_SCHEMAS
+from support.schema_strategies import VALUES as RICH_VALUES
 
 from toolcall300.schema import (
     ANNOTATIONS,

@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schema_strategies import SCHEMAS as RICH_SCHEMAS
-from schema_strategies import VALUES as RICH_VALUES
+from support.schema_strategies import SCHEMAS as RICH_SCHEMAS
+from support.schema_strategies import VALUES as RICH_VALUES
 
 from toolcall300.canonical import canonical
 from toolcall300.schema import compile_validator, is_valid, schema_problems

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import requests
 
-pytest.register_assert_rewrite("integration.conftest_dashboard")
-pytest_plugins = ["integration.conftest_dashboard"]
+pytest.register_assert_rewrite("support.dashboard")
+pytest_plugins = ["support.dashboard"]
 
-from integration.conftest_dashboard import shoot  # noqa: E402
+from support.dashboard import shoot  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

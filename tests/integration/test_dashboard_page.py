@@ -25,10 +25,10 @@ from toolcall300.service.domain.dashboard import (
     source_hash,
 )
 
-pytest.register_assert_rewrite("integration.conftest_dashboard")
-pytest_plugins = ["integration.conftest_dashboard"]
+pytest.register_assert_rewrite("support.dashboard")
+pytest_plugins = ["support.dashboard"]
 
-from integration.conftest_dashboard import ContractApi  # noqa: E402
+from support.dashboard import ContractApi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,7 +147,7 @@ def test_template_routes_get_dashboard_to_the_dashboard_function() -> None:
 @pytest.fixture(scope="module")
 def helpers_page(browser: Any) -> Any:
     """The shipped page, loaded once, for calling ``window.TC300Dashboard`` helpers."""
-    from integration.conftest_dashboard import serve_contract_api
+    from support.dashboard import serve_contract_api
 
     with serve_contract_api() as api:
         context = browser.new_context()

@@ -21,7 +21,7 @@ from typing import Any
 
 import boto3
 import pytest
-import runs_fakes as fakes
+from support import runs as fakes
 
 from toolcall300.client import ci as ci_client
 from toolcall300.client.http import ApiError, request_json

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from support.stores import MemoryLicenceStore
 
-from tests.unit.fakes import MemoryLicenceStore
 from toolcall300.service.api.auth import bearer_key, optional_licence, require_licence
 from toolcall300.service.domain import licences
 from toolcall300.service.domain.licences import Change, Transition

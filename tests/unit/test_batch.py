@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-import runs_fakes as fakes
 from moto.core.config import default_user_config
+from support import runs as fakes
 
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import runs_fakes as fakes
+from support import runs as fakes
 
 from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.stores import MemoryLicenceStore
 
-from tests.unit.fakes import MemoryLicenceStore
 from toolcall300.service.domain import licences
 from toolcall300.service.domain.licences import Change, Transition, fold_status
 from toolcall300.service.errors import Conflict, Forbidden, NotFound

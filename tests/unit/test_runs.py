@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from runs_fakes import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
+from support.runs import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
 
 from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import runs

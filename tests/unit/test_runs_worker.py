@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-import runs_fakes as fakes
+from support import runs as fakes
 
 from toolcall300.jobs import harness, sandbox
 from toolcall300.service.domain import runs
@@ -304,7 +304,7 @@ def test_a_killed_worker_lease_is_taken_over_by_the_pool() -> None:
 
 DYING_WORKER = """
 import sys
-import runs_fakes as fakes
+from support import runs as fakes
 from toolcall300.jobs import harness
 from toolcall300.jobs import sandbox
 with sandbox.scratch_dir() as scratch:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import runs_fakes as fakes
+from support import runs as fakes
 
 from toolcall300.jobs import harness, sandbox
 

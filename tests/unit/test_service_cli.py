@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from support.stores import MemoryLicenceStore
 
-from tests.unit.fakes import MemoryLicenceStore
 from toolcall300.client import dev as devtools
 from toolcall300.client import download as client
 from toolcall300.cliutil import UsageError
