@@ -1,7 +1,7 @@
 """The main job on the embedded local default, as a user would run it, one CLI after another.
 
-`make demo` runs this: check the corpus, score the naive control and the reference normaliser,
-then start the local stack (moto as the AWS endpoint, the local gateway, the sandboxed worker),
+`make demo` runs this: check the corpus, score the two controls (naive, integrator) and the
+reference normaliser, then start the local stack (moto as the AWS endpoint, the local gateway, the sandboxed worker),
 buy a test team licence with a signed Stripe event, download the licensed corpus and verify
 its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
 adapter that refuses everything (a regression: exit 2). Every step is the public command; the
@@ -79,7 +79,12 @@ def main() -> int:
     )
     corpus = "corpus_private/toolcall300.jsonl"
     step(
-        "the control: parse and pass on", [TOOL, "score", "--corpus", corpus, "--adapter", "naive"]
+        "the naive control (C1): parse and pass on",
+        [TOOL, "score", "--corpus", corpus, "--adapter", "naive"],
+    )
+    step(
+        "the integrator control (C2): what an SDK's documentation gets",
+        [TOOL, "score", "--corpus", corpus, "--adapter", "integrator"],
     )
     step(
         "the reference normaliser (in-sample!)",

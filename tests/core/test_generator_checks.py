@@ -155,11 +155,44 @@ def _break_args_string_decodes(c: Corpus) -> None:
     case["text"] = json.dumps({"name": case["expected"]["name"], "arguments": json.dumps({})})
 
 
-def _break_multiple_identical(c: Corpus) -> None:
+def _break_multiple_agree(c: Corpus) -> None:
     case = first(c, "multiple_calls")
+    case["text"] = json.dumps([case["expected"], case["expected"]])  # identical valid copies
+
+
+def test_multiple_agree_catches_a_copy_that_differs_once_repaired(pristine: Corpus) -> None:
+    broken = copy.deepcopy(pristine)
+    case = first(broken, "multiple_calls")
+    other = {"name": case["expected"]["name"].upper(), "arguments": {}}
     case["text"] = json.dumps(
-        [case["expected"], {"name": case["expected"]["name"], "arguments": {}}]
+        [{"name": case["expected"]["name"].upper(), **case["expected"]}, other]
     )
+    failures = [m for _, m in run_checks(broken, only=("multiple_agree",)).failures]
+    assert any("repaired on its own" in m for m in failures), failures
+
+
+def _break_integrator_fails(c: Corpus) -> None:
+    case = first(c, "args_as_string")
+    arguments = json.dumps(case["expected"]["arguments"])  # encoded once, as OpenAI's format does
+    case["text"] = json.dumps(
+        {"function": {"name": case["expected"]["name"], "arguments": arguments}}
+    )
+
+
+def test_args_string_catches_a_string_encoded_only_as_its_format_carries(pristine: Corpus) -> None:
+    broken = copy.deepcopy(pristine)
+    _break_integrator_fails(broken)
+    failures = [m for _, m in run_checks(broken, only=("args_string_decodes",)).failures]
+    assert any("D9.2" in m for m in failures), failures
+
+
+def _break_rationale_cites(c: Corpus) -> None:
+    c.rationale[0]["rationale"] += " See D99.9."
+
+
+def _break_discrimination(c: Corpus) -> None:
+    assert c.manifest is not None
+    c.manifest["discrimination"]["categories"]["type_coercion"]["integrator"] = 3
 
 
 def _break_flattened_renests(c: Corpus) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolcall300.canonical import loads_strict
+from toolcall300.canonical import canonical, loads_strict
 from toolcall300.schema import is_valid
 
 #: E2: where a call object keeps its arguments, in the order an SDK looks.
@@ -107,3 +107,25 @@ def naive(text: str, tools: list[dict[str, Any]]) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
+
+
+def passes(case: dict[str, Any], returned: Any) -> bool:
+    """Rules 1 and 2 for a table of controls: a refusal passes a case expecting one; a call
+    passes when its name and arguments are canonically the expected ones (other top-level
+    keys ignored). The scorer's report says more (why a case failed); this says only whether.
+
+    >>> passes({"expected_kind": "unrecoverable", "expected": None}, None)
+    True
+    >>> passes({"expected_kind": "value", "expected": {"name": "f", "arguments": {"n": 3}}},
+    ...        {"id": "x", "name": "f", "arguments": {"n": 3.0}})
+    False
+    """
+    if returned is None or case.get("expected_kind") == "unrecoverable":
+        return returned is None and case.get("expected_kind") == "unrecoverable"
+    if not isinstance(returned, dict) or "name" not in returned or "arguments" not in returned:
+        return False
+    try:
+        got = canonical({"name": returned["name"], "arguments": returned["arguments"]})
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return got == canonical(case.get("expected"))

@@ -8,7 +8,7 @@ example ``D11.1``). This module is data and a renderer; it enforces nothing itse
 
 from __future__ import annotations
 
-SPEC_VERSION = "toolcall300-grading/1.0"
+SPEC_VERSION = "toolcall300-grading/2.0"
 
 #: The twelve categories of the case format (docs/case-format.md), in report order.
 CATEGORIES = (
@@ -48,6 +48,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "D1.2",
                 "Numbers compare by their canonical JSON spelling: 3 and 3.0 differ. An integer "
                 "property must come back as an integer (see D5.2).",
+            ),
+            (
+                "D1.3",
+                "A complete call object with a name and no arguments key (none of E2's) has the "
+                "arguments `{}`; a cut one (its `}` never arrived) is refused, since the cut may "
+                "have come before its arguments (rule 11: invent nothing).",
             ),
         ),
     ),
@@ -118,6 +124,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "would already be valid as sent: no case is built on it alone. A normaliser still "
                 "writes an integral float declared `integer` as an integer (3.0 -> 3).",
             ),
+            (
+                "D5.3",
+                '`null` is never coerced: not to false, 0, "" or an empty container. A null '
+                "where its schema does not allow null is refused (rule 6 fills only a property "
+                "that is missing, never one written as null).",
+            ),
         ),
     ),
     (
@@ -136,6 +148,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "A default is used as declared, even if it is an empty container or a falsy "
                 "value; a required property whose default is itself invalid under its schema is a "
                 "catalog error, refused by the catalog checks.",
+            ),
+            (
+                "D6.3",
+                "A tool declared without `parameters` takes no arguments: its schema is read as "
+                '`{"type": "object", "properties": {}}`, so every written argument is '
+                "undeclared (D7.2).",
             ),
         ),
     ),
@@ -160,6 +178,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "If a flattened key also names a top-level property, or a property of two "
                 "nested objects, it is not re-nested; it is a top-level key and judged as one.",
             ),
+            (
+                "D7.4",
+                "An object schema without `properties` is free-form: its keys are not undeclared "
+                "and are kept as written, unless it says additionalProperties: false (then every "
+                "key is undeclared and dropped).",
+            ),
         ),
     ),
     (
@@ -173,6 +197,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "one-element array where a scalar is declared becomes its element. An array of two "
                 "or more where a scalar is declared is refused.",
             ),
+            (
+                "D8.2",
+                "The wrapping direction wraps any non-null value, objects included (an object "
+                "where an array of objects is declared becomes a one-element array). `null` is "
+                "never wrapped, unwrapped or coerced (D5.3).",
+            ),
         ),
     ),
     (
@@ -184,6 +214,14 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "D9.1",
                 "Decoding stops when the value is an object; a string that decodes to "
                 "anything but an object (or another string that does) is refused.",
+            ),
+            (
+                "D9.2",
+                "How the corpus builds rule 9: every args_as_string case carries arguments "
+                "encoded more than once, or encoded once in an envelope whose own format carries "
+                "an object (E3). A string encoded once in the OpenAI family is that format's wire "
+                "form, decoded by every client (control C2), so a case built on it would measure "
+                "envelope handling, not rule 9.",
             ),
         ),
     ),
@@ -197,6 +235,20 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "Each copy is normalised on its own; they collapse when every normalised "
                 "copy is canonically identical. Copies that differ, or any copy that must be "
                 "refused, make the whole case a refusal (conflicting_calls).",
+            ),
+            (
+                "D10.2",
+                "A text holding several calls of which one is cut (rule 11) or is not a call "
+                "(E4) is refused as a whole, like one holding a copy that must be refused.",
+            ),
+            (
+                "D10.3",
+                "How the corpus builds rule 10: the copies of a multiple_calls case differ "
+                "textually and each needs at least one repair under another rule (rule 3 name "
+                "noise, rule 9 string arguments, rule 5 lossless coercion or rule 4 enum "
+                "spelling) before all agree; the rationale names each copy's repairs. Identical "
+                "valid copies pass by taking the first call (control C2), so they would measure "
+                "nothing of rule 10.",
             ),
         ),
     ),
@@ -235,6 +287,18 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "from the schema's own default (rule 6) when it has one, refused when it has none. "
                 "An optional property lost to the cut is simply absent (D6.1).",
             ),
+            (
+                "D11.7",
+                'Whitespace after a number is a delimiter: `"days": 12 ` at the cut keeps 12 '
+                "(D11.3 drops only a number with nothing after it).",
+            ),
+            (
+                "D11.8",
+                "Arguments sent as a JSON string (rule 9) and cut inside that string are read "
+                "as the cut arguments themselves: the string's text is decoded as far as it "
+                "goes and read under D11.1-D11.6. A complete string holding cut JSON is "
+                "refused (D9.1): its writer closed it, so nothing was cut.",
+            ),
         ),
     ),
     (
@@ -252,6 +316,64 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
     ),
 )
 
+#: How a text is read before any rule applies: the envelopes (E ids). A normaliser written
+#: from this contract alone reads every text of the corpus this way.
+READING: tuple[tuple[str, str], ...] = (
+    (
+        "E1",
+        "A text is one JSON document, or several written one after another (each read on its "
+        "own), or a JSON array; each array item and each document is read as E2 says. Text "
+        "that is not JSON, prose around JSON included, is refused (rule 11 reads a cut at the "
+        "end only).",
+    ),
+    (
+        "E2",
+        "Envelopes, read outside in; the first that applies wins: an object with `tool_calls` "
+        "holding an array is that array of calls (OpenAI's message; each entry "
+        '`{"id", "type": "function", "function": {...}}`); an object whose `function` (else '
+        "`function_call`) is an object is that inner object (OpenAI's function, with or "
+        'without `"type": "function"`, and its legacy form); any other object is the call '
+        'itself: bare `{"name", "arguments"}`, `{"name", "parameters"}`, or Anthropic\'s '
+        '`{"type": "tool_use", "id", "name", "input"}`. The arguments are under `arguments`, '
+        "`parameters` or `input`; when two of them are written they must be equal "
+        "(canonically), else the call is refused. Other keys (an id, a type) are ignored.",
+    ),
+    (
+        "E3",
+        "The OpenAI family (`function`, `function_call`, `tool_calls`) carries arguments as a "
+        'JSON string by its own format; bare `{"name", "arguments"}`, `parameters` '
+        "and `input` carry an object. Rule 9 decodes a string in either; the difference "
+        "defines control C2 and how the corpus builds rule 9 (D9.2).",
+    ),
+    (
+        "E4",
+        "An unknown envelope is not a call: an object with no string `name` after E2, or a "
+        "value that is not an object (a number, a string, null) where a call should be. A "
+        "text whose only values are not calls is refused (no call); one that also holds calls "
+        "is refused as a whole (D10.2).",
+    ),
+)
+
+#: The two controls every report is read against (C ids): what code that does no repair gets.
+CONTROLS: tuple[tuple[str, str], ...] = (
+    (
+        "C1",
+        "naive: trust the model. Parse the text and return the parsed value as it is; refuse "
+        "only when it does not parse.",
+    ),
+    (
+        "C2",
+        "integrator: what an integrator's own code does by following its SDK's documentation. "
+        "Parse the text (refuse if it does not parse); unwrap the envelopes of E2; take the "
+        "first call; look the tool up by its exact declared name; decode the arguments once "
+        "when they are a string in the OpenAI family (E3); validate them against the tool's "
+        "schema with the suite's own engine and refuse if they are invalid or not an object; "
+        "return {name, arguments}. The corpus is built so that no repairable case passes C2 "
+        "(the integrity check integrator_fails), as none passes C1.",
+    ),
+)
+
+
 #: What the scorer counts, and the CI gate.
 SCORING = (
     "exact: cases passed under rules 1 and 2 (a correct refusal on an unrecoverable case passes).",
@@ -267,17 +389,24 @@ SCORING = (
 
 def render_spec() -> str:
     """The whole grading contract as text (what ``score --spec`` prints)."""
-    lines = [f"TOOLCALL-300 grading contract ({SPEC_VERSION})", ""]
+    lines = [f"TOOLCALL-300 grading contract ({SPEC_VERSION})", "", "Reading the text"]
+    lines += [f"   {eid} {text}" for eid, text in READING]
+    lines.append("")
     for number, title, text, decisions in RULES:
         lines.append(f"{number}. {title}: {text}")
         for did, dtext in decisions:
             lines.append(f"   {did} {dtext}")
         lines.append("")
+    lines.append("Controls")
+    lines += [f"   {cid} {text}" for cid, text in CONTROLS]
+    lines.append("")
     lines.append("Scoring")
     lines += [f"- {line}" for line in SCORING]
     return "\n".join(lines) + "\n"
 
 
 def decision_ids() -> list[str]:
-    """Every decision id, for tests that check code comments cite real decisions."""
-    return [did for _, _, _, decisions in RULES for did, _ in decisions]
+    """Every decision id (rules' D ids, reading's E ids, controls' C ids), for tests that
+    check code comments and rationale cite real decisions."""
+    rules = [did for _, _, _, decisions in RULES for did, _ in decisions]
+    return rules + [eid for eid, _ in READING] + [cid for cid, _ in CONTROLS]

@@ -10,16 +10,18 @@ This module contains no labelling logic of its own and does not score anything.
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from toolcall300 import __version__
 from toolcall300.canonical import jsonl_bytes, pretty_bytes, sha256_hex
 from toolcall300.catalog import CatalogError, generation_problems, load_catalog
 from toolcall300.cliutil import UsageError
+from toolcall300.controls import integrator, naive
 from toolcall300.generator.checks import (
     CHECKS,
     PER_CATEGORY,
@@ -28,6 +30,8 @@ from toolcall300.generator.checks import (
     Report,
     run_checks,
 )
+from toolcall300.generator.envelopes import ENVELOPE_NOTES, envelope_of
+from toolcall300.generator.oracles import Runner, pass_counts
 from toolcall300.generator.rules import Ctx, Draft, Maker
 from toolcall300.generator.rules.arrays import array_vs_scalar
 from toolcall300.generator.rules.coercion import type_coercion
@@ -44,7 +48,7 @@ from toolcall300.generator.rules.unrecoverable import unrecoverable
 from toolcall300.generator.values import GenerationError, Pools
 from toolcall300.spec import CATEGORIES, SPEC_VERSION
 
-CORPUS_VERSION = "1.0"
+CORPUS_VERSION = "2.0"
 DEFAULT_SEED = 20261130
 DATA = Path(__file__).resolve().parents[1] / "data"
 FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")
@@ -99,6 +103,9 @@ class Inputs:
     #: ``(name, bytes)`` of the licence that governs the corpus, written beside it and pinned
     #: like its other files (the recipe's ``licence``), so ``download`` delivers it with them.
     licence: tuple[str, bytes] | None = None
+    #: ``module:callable`` of a reference normaliser whose per-category passes the manifest
+    #: records beside the controls' (in-sample: it was written against these labels).
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,15 @@ def make_category(ctx: Ctx, category: str) -> list[Draft]:
     return out
 
 
+def envelope_note(text: str, rationale: str) -> str:
+    """The rationale, saying how the text's envelope is read (E2) unless it already does."""
+    env = envelope_of(text)
+    if env is None or "(E2)" in rationale:
+        return rationale
+    array = " in a JSON array (E1)" if text.lstrip().startswith("[") else ""
+    return f"{rationale} The text is read as {ENVELOPE_NOTES[env]}{array} (E2)."
+
+
 def make_cases(
     catalog: list[dict[str, Any]], pools: Pools, seed: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -152,7 +168,8 @@ def make_cases(
                 "expected": d.expected,
             }
         )
-        rationale.append({"id": cid, "rule": d.rule, "rationale": d.rationale})
+        why = envelope_note(d.text, d.rationale)
+        rationale.append({"id": cid, "rule": d.rule, "rationale": why})
     return cases, rationale
 
 
@@ -167,8 +184,50 @@ def make_sample(cases: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     return sorted(picked, key=lambda c: str(c["id"]))
 
 
-def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None) -> dict[str, Any]:
-    """Version, seed, input pins, file pins and how many assertions the build ran."""
+def load_reference(spec: str) -> Runner:
+    """The ``module:callable`` a recipe names as its reference normaliser."""
+    module, _, attr = spec.partition(":")
+    try:
+        target: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise GenerationError(f"reference {spec!r} cannot be loaded: {exc}") from exc
+    if not callable(target):
+        raise GenerationError(f"reference {spec!r} is not callable")
+    return cast(Runner, target)
+
+
+def discrimination(cases: list[dict[str, Any]], reference: str | None) -> dict[str, Any]:
+    """How many cases of each category each control passes (rules 1 and 2), and the
+    reference normaliser when the recipe names one, marked in-sample."""
+    runners: dict[str, Runner] = {"naive": naive, "integrator": integrator}
+    if reference:
+        runners["reference"] = load_reference(reference)
+    table = pass_counts(cases, runners)
+    out: dict[str, Any] = {
+        "controls": {"naive": "C1", "integrator": "C2"},
+        "categories": table,
+        "total": {name: sum(row[name] for row in table.values()) for name in runners},
+    }
+    if reference:
+        out["reference"] = {
+            "adapter": reference,
+            "warning": "in-sample: the reference normaliser was written against these labels, "
+            "so its row shows the labels are reachable, not how a normaliser written from the "
+            "contract alone would score",
+        }
+    return out
+
+
+def manifest_for(
+    inputs: Inputs,
+    files: dict[str, bytes],
+    report: Report | None,
+    table: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Version, seed, input pins, file pins, the discrimination table and how many
+    assertions the build ran."""
     return {
         "version": CORPUS_VERSION,
         "generator_version": __version__,
@@ -187,6 +246,7 @@ def manifest_for(inputs: Inputs, files: dict[str, bytes], report: Report | None)
         },
         "assertions": report.assertions if report else None,
         "checks": list(CHECKS),
+        "discrimination": table,
     }
 
 
@@ -209,9 +269,10 @@ def build(inputs: Inputs) -> Build:
     }
     if inputs.licence is not None:
         files[inputs.licence[0]] = inputs.licence[1]
-    corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None), dict(files))
+    table = discrimination(cases, inputs.reference)
+    corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None, table), dict(files))
     report = run_checks(corpus)
-    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report))
+    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report, table))
     return Build(files, report)
 
 

@@ -11,6 +11,7 @@ produce a label. They deliberately do not score adapters or judge a normaliser.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,15 +19,20 @@ from typing import Any
 
 from toolcall300.canonical import canonical, jsonl_bytes, sha256_hex
 from toolcall300.catalog import catalog_problems, tool_name, tool_schema, value_type
+from toolcall300.controls import integrator, naive
+from toolcall300.generator.envelopes import STRING_FORMAT, envelope_of
 from toolcall300.generator.oracles import (
     NAME_FIELD,
     calls_of,
     completed_prefix,
+    decode_strings,
     names_of,
     one_call,
     parsed,
+    pass_counts,
     refusal_reasons,
     renest,
+    repaired_copy,
     required_defaults,
     strip_undeclared,
     tool_of,
@@ -40,7 +46,7 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import format_path, is_valid
-from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
+from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES, decision_ids
 
 PER_CATEGORY = 25
 SAMPLE_SIZE = 30
@@ -373,13 +379,21 @@ def _mangled(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "names_untouched",
-    "outside the name categories every call in the text uses the expected name exactly",
+    "outside the name categories (and multiple_calls, D10.3) every call in the text uses the "
+    "expected name exactly",
 )
 def _names_untouched(corpus: Corpus) -> Iterator[Result]:
     cats = [
         k
         for k in CATEGORIES
-        if k not in ("wrong_tool_name", "hallucinated_tool", "truncated", "unrecoverable")
+        if k
+        not in (
+            "wrong_tool_name",
+            "hallucinated_tool",
+            "truncated",
+            "unrecoverable",
+            "multiple_calls",
+        )
     ]
     for c in of(corpus.cases, *cats):
         calls = calls_of(c) or []
@@ -481,18 +495,21 @@ def _respell(value: Any, sent: str) -> bool:
 
 @check(
     "args_string_decodes",
-    "every args_as_string text carries a string that decodes to exactly the expected arguments (rule 9)",
+    "every args_as_string text carries a string, encoded more often than its envelope's format "
+    "carries (E3), that decodes to exactly the expected arguments (rule 9 / D9.1, D9.2)",
 )
 def _args_string(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "args_as_string"):
         calls = calls_of(c) or []
         args = calls[0]["arguments"] if len(calls) == 1 else None
         yield _ok(isinstance(args, str), c, "arguments are not a string")
-        while isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                break
+        carried = 1 if envelope_of(c["text"]) in STRING_FORMAT else 0
+        args, times = decode_strings(args)
+        yield _ok(
+            times > carried,
+            c,
+            f"encoded {times} time(s), no more than its envelope's format carries (D9.2)",
+        )
         yield _ok(
             canonical(args) == canonical(c["expected"]["arguments"]),
             c,
@@ -501,17 +518,23 @@ def _args_string(corpus: Corpus) -> Iterator[Result]:
 
 
 @check(
-    "multiple_identical",
-    "every multiple_calls text holds 2+ copies, all identical to the expected call (rule 10)",
+    "multiple_agree",
+    "every multiple_calls text holds 2+ copies that differ as written, none the expected call, "
+    "each the expected call once repaired on its own (rule 10 / D10.1, D10.3)",
 )
 def _multiple(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "multiple_calls"):
         calls = calls_of(c) or []
         yield _ok(len(calls) >= 2, c, "fewer than two calls")
+        written = [canonical(x) for x in calls]
+        yield _ok(len(set(written)) == len(written), c, "two copies are written alike")
         yield _ok(
-            all(canonical(x) == canonical(c["expected"]) for x in calls),
+            canonical(c["expected"]) not in written, c, "a copy is the expected call as written"
+        )
+        yield _ok(
+            all(canonical(repaired_copy(x, c)) == canonical(c["expected"]) for x in calls),
             c,
-            "a copy differs from the expected call",
+            "a copy, repaired on its own, is not the expected call",
         )
 
 
@@ -659,6 +682,18 @@ def _not_valid_as_sent(corpus: Corpus) -> Iterator[Result]:
 
 
 @check(
+    "integrator_fails",
+    "no repairable case passes the integrator control (C2: envelopes, first call, exact name, "
+    "one decode in the OpenAI family, the suite's own schema engine)",
+)
+def _integrator_fails(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        got = integrator(c["text"], c["tools"])
+        passed = got is not None and canonical(got) == canonical(c["expected"])
+        yield _ok(not passed, c, "the integrator control already passes it (a freebie)")
+
+
+@check(
     "unrecoverable_has_defect", "every unrecoverable text has a named reason no correct call exists"
 )
 def _unrecoverable_defect(corpus: Corpus) -> Iterator[Result]:
@@ -686,6 +721,26 @@ def _rationale(corpus: Corpus) -> Iterator[Result]:
         yield _ok(good, r, "rationale row lacks a rule or a specific rationale")
 
 
+_CITED = re.compile(r"\b[DEC]\d{1,2}(?:\.\d{1,2})?\b")
+
+
+@check(
+    "rationale_cites",
+    "every decision a rationale cites exists in the contract, and every text written in an "
+    "envelope names it (E2)",
+)
+def _rationale_cites(corpus: Corpus) -> Iterator[Result]:
+    known = set(decision_ids())
+    texts = {c.get("id"): str(c.get("text", "")) for c in corpus.cases}
+    for r in corpus.rationale:
+        cited = set(_CITED.findall(f"{r.get('rule', '')} {r.get('rationale', '')}"))
+        yield _ok(cited <= known, r, f"cites {sorted(cited - known)}, not in the contract")
+        envelope = envelope_of(texts.get(r.get("id"), ""))
+        yield _ok(
+            envelope is None or "E2" in cited, r, "does not say how its envelope is read (E2)"
+        )
+
+
 @check(
     "sample30",
     "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order",
@@ -704,6 +759,25 @@ def _sample(corpus: Corpus) -> Iterator[Result]:
         yield _ok(counts[cat] in (2, 3), None, f"sample has {counts[cat]} {cat} cases, not 2 or 3")
     ids = [s.get("id") for s in corpus.sample]
     yield _ok(ids == sorted(set(ids), key=str), None, "sample ids repeat or are out of order")
+
+
+@check(
+    "discrimination",
+    "the manifest's per-category table is what the naive (C1) and integrator (C2) controls pass",
+)
+def _discrimination(corpus: Corpus) -> Iterator[Result]:
+    table = ((corpus.manifest or {}).get("discrimination") or {}).get("categories")
+    yield _ok(isinstance(table, dict), None, "the manifest has no discrimination table")
+    if isinstance(table, dict):
+        now = pass_counts(corpus.cases, {"naive": naive, "integrator": integrator})
+        for cat, row in now.items():
+            for name, count in row.items():
+                written = (table.get(cat) or {}).get(name)
+                yield _ok(
+                    written == count,
+                    None,
+                    f"{cat}: {name} passes {count}, the manifest says {written}",
+                )
 
 
 @check("manifest_pins", "manifest.json pins the sha256 and count of every file")

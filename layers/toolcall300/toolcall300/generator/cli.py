@@ -62,6 +62,7 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
         recipe = json.loads(recipe_path.read_bytes())
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
         licence = directory / recipe["licence"] if with_licence and "licence" in recipe else None
+        reference = recipe.get("reference")
         return Inputs(
             tools.name,
             tools.read_bytes(),
@@ -69,6 +70,7 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
             pools.read_bytes(),
             int(recipe["seed"]),
             (licence.name, licence.read_bytes()) if licence else None,
+            str(reference) if reference is not None else None,
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,32 @@ ENVELOPES = ("bare", "function", "typed", "tool_calls", "parameters", "input")
 
 #: Where an envelope keeps the arguments.
 ARGUMENT_KEYS = ("arguments", "parameters", "input")
+
+#: E3: the envelopes of the OpenAI family, whose own format carries arguments as a JSON
+#: string; the others (bare, parameters, input) carry an object.
+STRING_FORMAT = frozenset({"function", "typed", "tool_calls"})
+
+#: How a rationale names each envelope (E2), so every case says how its text is read.
+ENVELOPE_NOTES = {
+    "bare": "a bare {name, arguments} object",
+    "function": "OpenAI's function object under `function`",
+    "typed": 'OpenAI\'s function object under `function` with "type": "function"',
+    "tool_calls": "OpenAI's `tool_calls` message",
+    "parameters": "a {name, parameters} object",
+    "input": "Anthropic's `tool_use` block with `input`",
+}
+
+_OPENING = (
+    ("tool_calls", re.compile(r'\A\s*\[?\s*\{\s*"tool_calls"')),
+    ("typed", re.compile(r'\A\s*\[?\s*\{\s*"type"\s*:\s*"function"')),
+    ("function", re.compile(r'\A\s*\[?\s*\{\s*"function"')),
+    ("input", re.compile(r'\A\s*\[?\s*\{\s*"type"\s*:\s*"tool_use"')),
+    (
+        "parameters",
+        re.compile(r'\A\s*\[?\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"parameters"'),
+    ),
+    ("bare", re.compile(r'\A\s*\[?\s*\{\s*"name"')),
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +76,12 @@ def wrap(name: str, arguments: Any, envelope: str, call_id: str) -> dict[str, An
     if envelope == "input":
         return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
     raise ValueError(f"unknown envelope {envelope!r}")
+
+
+def envelope_of(text: str) -> str | None:
+    """The envelope a text opens with (its first call's, for an array), read from its first
+    characters so that a cut text is named too; ``None`` when it opens with none (prose)."""
+    return next((name for name, opening in _OPENING if opening.match(text)), None)
 
 
 def call_id(rng: random.Random, envelope: str) -> str:

@@ -9,13 +9,15 @@ by construction in ``generator.rules``; they never produce one, and they repair 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from toolcall300.canonical import canonical
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
+from toolcall300.controls import passes
 from toolcall300.generator.envelopes import sent_calls
 from toolcall300.rules import (
     NotLossless,
@@ -25,6 +27,7 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import declared_types, is_number, json_type_matches
+from toolcall300.spec import CATEGORIES
 
 # --------------------------------------------------------------------------- readers
 
@@ -243,3 +246,67 @@ def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [strip_undeclared(v, schema["items"]) for v in value]
     return value
+
+
+# --------------------------------------------------------------------------- rule 10
+
+
+def decode_strings(args: Any) -> tuple[Any, int]:
+    """Rule 9: decode a string until it is no longer one; the value and how many decodes."""
+    times = 0
+    while isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            break
+        times += 1
+    return args, times
+
+
+def repaired_copy(call: dict[str, Any], case: dict[str, Any]) -> dict[str, Any] | None:
+    """One copy of a multiple_calls text read under the repairs D10.3 allows a copy (rule 3
+    names, rule 9 strings, rule 5 coercion and rule 4 enums, top level), or ``None``."""
+    name = resolve_tool_name(call["name"], names_of(case))
+    tool = tool_of(case, name) if name else None
+    args, _ = decode_strings(call["arguments"])
+    if tool is None or not isinstance(args, dict):
+        return None
+    props = tool_schema(tool).get("properties", {})
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        sub = props.get(key)
+        if not isinstance(sub, dict):
+            return None
+        members = sub.get("enum")
+        kind = value_type(sub)
+        if isinstance(members, list) and not any(canonical(value) == canonical(m) for m in members):
+            hits = enum_matches(value, members)
+            if len(hits) != 1:
+                return None
+            value = hits[0]
+        elif isinstance(value, str) and kind in ("integer", "number", "boolean"):
+            try:
+                value = coerce_lossless(value, kind)
+            except NotLossless:
+                return None
+        out[key] = value
+    return {"name": name, "arguments": out}
+
+
+# --------------------------------------------------------------------------- controls
+
+Runner = Callable[[str, list[dict[str, Any]]], Any]
+
+
+def pass_counts(
+    cases: list[dict[str, Any]], runners: dict[str, Runner]
+) -> dict[str, dict[str, int]]:
+    """Category -> runner -> how many of its cases the runner passes (rules 1 and 2)."""
+    table = {cat: dict.fromkeys(runners, 0) for cat in CATEGORIES}
+    for case in cases:
+        for name, run in runners.items():
+            if case.get("category") in table and passes(
+                case, run(case["text"], copy.deepcopy(case["tools"]))
+            ):
+                table[case["category"]][name] += 1
+    return table

@@ -33,7 +33,7 @@ def coercible(sub: dict[str, Any]) -> bool:
     )
 
 
-def _as_text(rng: random.Random, value: Any) -> str:
+def as_text(rng: random.Random, value: Any) -> str:
     """The lossless string spelling of a value (D5.1): never "3.0" for an integer (D5.2)."""
     if isinstance(value, bool):
         word = "true" if value else "false"
@@ -57,7 +57,7 @@ def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     changed = []
     for where, schema in targets:
         value = get_in(call["arguments"], where)
-        spelled = _as_text(ctx.rng, value)
+        spelled = as_text(ctx.rng, value)
         set_in(sent, where, spelled)
         changed.append(
             f"{dotted(where)} = {quote(spelled)} -> {quote(value)} ({value_type(schema)})"

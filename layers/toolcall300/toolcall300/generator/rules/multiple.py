@@ -1,13 +1,23 @@
-"""Rule 10: the same call emitted several times."""
+"""Rule 10: one call emitted two or three times, each copy needing a repair of its own.
+
+How the corpus builds rule 10 (D10.3): identical valid copies pass by taking the first call,
+which every integrator does (control C2), so each copy here carries a different defect that
+another rule repairs (rule 3 name noise, rule 9 string arguments, rule 5 lossless coercion,
+rule 4 enum spelling). The copies differ as written and agree only once each is normalised
+on its own, which is what rule 10 (D10.1) asks of a normaliser.
+"""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from toolcall300.catalog import Tool
-from toolcall300.generator.envelopes import call_id, wrap
+from toolcall300.canonical import canonical
+from toolcall300.catalog import Tool, tool_name, tool_schema
+from toolcall300.controls import integrator
+from toolcall300.generator.envelopes import ENVELOPE_NOTES, STRING_FORMAT, call_id, wrap
 from toolcall300.generator.rules import (
+    Call,
     Ctx,
     Draft,
     choose_tools,
@@ -16,38 +26,119 @@ from toolcall300.generator.rules import (
     render,
     valid_call,
 )
+from toolcall300.generator.rules.coercion import as_text, coercible
+from toolcall300.generator.rules.enums import ENUM_SPELLINGS, string_enum
+from toolcall300.generator.rules.names import MANGLER_NOISE, MANGLERS
+from toolcall300.generator.rules.strings import TIMES, encode
+from toolcall300.rules import enum_matches, tool_name_matches
+
+#: The envelopes a JSON array of copies uses (tool_calls entries are the other shape).
+ARRAY_ENVELOPES = ("bare", "typed", "input", "function", "parameters")
+#: The rule each kind of copy defect rests on, for the case's ``rule`` field.
+RULE_OF = {
+    "name": "rule 3 / D3.1",
+    "string": "rule 9 / D9.1",
+    "coerce": "rule 5 / D5.1",
+    "enum": "rule 4 / D4.1",
+}
+
+
+def _spoil(
+    ctx: Ctx, tool: Tool, call: Call, kind: str, k: int, env: str, names: list[str]
+) -> tuple[str, Any, str] | None:
+    """One copy of ``call`` with one defect of ``kind``: (name, arguments, what was done)."""
+    name, args = call["name"], copy.deepcopy(call["arguments"])
+    props: dict[str, Any] = tool_schema(tool).get("properties", {})
+    if kind == "name":
+        for j in range(len(MANGLERS)):
+            index = (k + j) % len(MANGLERS)
+            mangled = MANGLERS[index](name)
+            if mangled != name and tool_name_matches(mangled, names) == [name]:
+                return (
+                    mangled,
+                    args,
+                    f"calls {quote(mangled)}, {MANGLER_NOISE[index]} (rule 3 / D3.1)",
+                )
+        return None
+    if kind == "string":
+        times = 2 if env in STRING_FORMAT else 1
+        return (
+            name,
+            encode(ctx, args, times),
+            (
+                f"carries the arguments as a JSON string encoded {TIMES[times]} (rule 9 / D9.1, D9.2)"
+            ),
+        )
+    if kind == "coerce":
+        keys = [key for key in args if coercible(props.get(key, {}))]
+        if not keys:
+            return None
+        key = keys[k % len(keys)]
+        spelled = as_text(ctx.rng, args[key])
+        args[key] = spelled
+        return name, args, f"writes {key} as {quote(spelled)} (rule 5 / D5.1)"
+    keys = [key for key in args if string_enum(props.get(key, {})) and isinstance(args[key], str)]
+    for key in keys:
+        members = props[key]["enum"]
+        for j in range(len(ENUM_SPELLINGS)):
+            spelled = ENUM_SPELLINGS[(k + j) % len(ENUM_SPELLINGS)](args[key])
+            if spelled not in members and enum_matches(spelled, members) == [args[key]]:
+                args[key] = spelled
+                return name, args, f"writes {key} as {quote(spelled)} (rule 4 / D4.1)"
+    return None
 
 
 def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 10: the same call emitted two or three times, as a list or as several tool_calls."""
+    """Rule 10 / D10.3: two or three copies of one call, each with a different repairable defect."""
     call = valid_call(ctx, tool)
-    copies = 2 + variant % 2
-    if variant % 2:
+    tools = choose_tools(ctx, tool)
+    names = [tool_name(t) for t in tools]
+    count = 2 + variant % 2
+    as_tool_calls = variant % 2 == 1
+    env = "tool_calls" if as_tool_calls else ARRAY_ENVELOPES[(variant // 2) % len(ARRAY_ENVELOPES)]
+    kinds = ["name", "string", "coerce", "enum"]
+    ctx.rng.shuffle(kinds)
+    copies: list[tuple[str, Any, str]] = []
+    for kind in kinds * 2:  # a kind may serve twice (two manglers) when others do not apply
+        if len(copies) == count:
+            break
+        spoilt = _spoil(ctx, tool, call, kind, variant + len(copies), env, names)
+        if spoilt is None or any(dumps_key(spoilt) == dumps_key(c) for c in copies):
+            continue
+        one = wrap(spoilt[0], spoilt[1], "function" if as_tool_calls else env, "")
+        if integrator(render(ctx, one), tools) is not None:
+            return None  # D10.3: every copy must need its repair
+        copies.append(spoilt)
+    if len(copies) < count:
+        return None
+    if as_tool_calls:
         body: Any = {
             "tool_calls": [
                 {
                     "id": call_id(ctx.rng, "tool_calls"),
                     "type": "function",
-                    "function": copy.deepcopy(call),
+                    "function": {"name": n, "arguments": a},
                 }
-                for _ in range(copies)
+                for n, a, _ in copies
             ]
         }
+        shape = f"{count} entries of {ENVELOPE_NOTES['tool_calls']} (E2)"
     else:
-        env = ("bare", "typed", "input", "function")[(variant // 2) % 4]
-        body = [
-            wrap(call["name"], copy.deepcopy(call["arguments"]), env, call_id(ctx.rng, env))
-            for _ in range(copies)
-        ]
+        body = [wrap(n, a, env, call_id(ctx.rng, env)) for n, a, _ in copies]
+        shape = f"a JSON array (E1) of {count} calls, each {ENVELOPE_NOTES[env]} (E2)"
     text = render(ctx, body)
-    shape = (
-        f"{copies} tool_calls entries (their ids differ, which is not part of a call)"
-        if variant % 2
-        else f"a JSON array of {copies} {env} blocks"
-    )
+    told = "; ".join(f"copy {i} {what}" for i, (_, _, what) in enumerate(copies, 1))
     why = (
-        f"The same call to {quote(call['name'])} was emitted as {shape}, each with identical name and "
-        "arguments; every copy canonicalises to the same value, so rule 10 (D10.1) collapses them "
-        "to that one call. No single copy is the answer by position: it is the answer because all agree."
+        f"The call to {quote(call['name'])} was emitted as {shape}, and no copy is the call as "
+        f"written: {told}. Each copy, repaired on its own under its rule, is the same call, so "
+        "rule 10 (D10.1) collapses them to it; taking the first copy as written gets nothing "
+        "(D10.3)."
     )
-    return draft("multiple_calls", text, choose_tools(ctx, tool), call, "rule 10 / D10.1", why)
+    rules = sorted({RULE_OF[k] for k in kinds if any(RULE_OF[k] in c[2] for c in copies)})
+    rule = "; ".join(["rule 10 / D10.1, D10.3", *rules])
+    return draft("multiple_calls", text, tools, call, rule, why)
+
+
+def dumps_key(spoilt: tuple[str, Any, str]) -> str:
+    """Two copies are the same copy when their name and arguments are canonically equal."""
+    return canonical([spoilt[0], spoilt[1]])
