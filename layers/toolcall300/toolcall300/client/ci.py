@@ -6,6 +6,9 @@ submission, a failed run, a timeout). The licence key comes from ``TOOLCALL300_L
 (never a flag, so it stays out of process listings and CI logs). Standard library only
 (``httpclient``). A retried CI step re-submits with the same ``Idempotency-Key`` and gets the
 same run back rather than a second one. Not a scorer: the numbers come from the service.
+Without ``--commit``/``--ref`` it reads the CI system's own variables (:data:`COMMIT_VARS`,
+:data:`REF_VARS`); ``--junit`` and ``--summary`` write the run's report in the forms CI
+systems display (``toolcall300.scoring.render``).
 """
 
 from __future__ import annotations
@@ -14,19 +17,50 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shlex
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from toolcall300.client.http import ApiError, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
+from toolcall300.scoring.render import junit_bytes, render_junit, render_markdown
 
 FINAL = ("scored", "failed")
 #: CI systems' per-attempt ids: a deliberate re-run of a job is a new run, a retried step is not.
 ATTEMPT_VARS = ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "CI_JOB_ID", "BUILD_ID", "BUILDKITE_JOB_ID")
 
 Request = Callable[..., tuple[int, dict[str, str], Any]]
+
+#: Where CI systems put the commit being built, first match wins: GitHub Actions, GitLab CI,
+#: Buildkite, CircleCI, Bitbucket Pipelines, Azure Pipelines, Travis CI, Jenkins (git plugin).
+COMMIT_VARS = (
+    "GITHUB_SHA",
+    "CI_COMMIT_SHA",
+    "BUILDKITE_COMMIT",
+    "CIRCLE_SHA1",
+    "BITBUCKET_COMMIT",
+    "BUILD_SOURCEVERSION",
+    "TRAVIS_COMMIT",
+    "GIT_COMMIT",
+)
+#: ... and the branch or tag: on a GitHub pull request GITHUB_HEAD_REF is the branch, while
+#: GITHUB_REF_NAME is "<number>/merge".
+REF_VARS = (
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "CI_COMMIT_REF_NAME",
+    "BUILDKITE_BRANCH",
+    "CIRCLE_BRANCH",
+    "BITBUCKET_BRANCH",
+    "BUILD_SOURCEBRANCHNAME",
+    "TRAVIS_BRANCH",
+    "GIT_BRANCH",
+)
+#: What the service accepts as a commit (docs/runs-contract.md): a git sha, abbreviated or not.
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -42,8 +76,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--adapter-cmd",
         help='adapter command (local stack only), e.g. "toolcall300 toolshim --stream"',
     )
-    parser.add_argument("--ref", required=True, help="git ref, e.g. refs/heads/main")
-    parser.add_argument("--commit", required=True, help="commit sha (7-40 hex)")
+    parser.add_argument(
+        "--ref", default=None, help="branch or tag, e.g. main (default: from the CI's variables)"
+    )
+    parser.add_argument(
+        "--commit",
+        default=None,
+        help="commit sha, 7 to 40 lowercase hex digits (default: from the CI's variables)",
+    )
     parser.add_argument("--baseline", default="main", help="baseline name (default main)")
     parser.add_argument(
         "--callback-url", default=None, help="https URL to POST the signed summary to"
@@ -61,7 +101,45 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--json", action="store_true", help="print the run as JSON instead of a table"
     )
+    parser.add_argument(
+        "--junit", metavar="FILE", help="with --wait: write the run's cases as JUnit XML"
+    )
+    parser.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="with --wait: append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)",
+    )
     return parser.parse_args(list(argv))
+
+
+def _first(env: Mapping[str, str], names: Sequence[str]) -> str | None:
+    return next((env[n].strip() for n in names if env.get(n, "").strip()), None)
+
+
+def resolve_commit_and_ref(args: argparse.Namespace, env: Mapping[str, str]) -> None:
+    """Fill ``--commit``/``--ref`` from the CI's variables; a bad or missing one is a usage error
+    whose message says what a commit must look like and where it was looked for."""
+    if args.commit is None:
+        args.commit = _first(env, COMMIT_VARS)
+        if args.commit is None:
+            raise UsageError(
+                "toolcall300 ci: no --commit, and none of "
+                + ", ".join(COMMIT_VARS)
+                + " is set: pass --commit $(git rev-parse HEAD)"
+            )
+    if not COMMIT_RE.match(args.commit):
+        raise UsageError(
+            f"toolcall300 ci: commit {args.commit!r} is not a git commit sha: it must be 7 to 40 "
+            "lowercase hex digits, e.g. the output of `git rev-parse HEAD`"
+        )
+    if args.ref is None:
+        args.ref = _first(env, REF_VARS)
+        if args.ref is None:
+            raise UsageError(
+                "toolcall300 ci: no --ref, and none of "
+                + ", ".join(REF_VARS)
+                + " is set: pass --ref with the branch name, e.g. --ref main"
+            )
 
 
 def submission(args: argparse.Namespace) -> dict[str, Any]:
@@ -98,8 +176,9 @@ def render(run: Mapping[str, Any]) -> str:
     lines = [
         f"TOOLCALL-300 hosted run {run.get('run_id')}  ({run.get('ref')} @ {str(run.get('commit'))[:12]})",
         f"status   {run.get('status')}",
-        f"verdict  {run.get('verdict')}",
     ]
+    if run.get("verdict") is not None:  # a failed run has none: it was never judged
+        lines.append(f"verdict  {run.get('verdict')}")
     failure = run.get("failure")
     if failure:
         lines.append(f"failure  {failure.get('reason')}: {failure.get('detail')}")
@@ -137,9 +216,54 @@ def render(run: Mapping[str, Any]) -> str:
             lines.append(
                 f"no earlier baseline {run.get('baseline')!r}: this run is now the baseline"
             )
+    if run.get("verdict") == "pass" and run.get("baseline_updated"):
+        lines.append(f"baseline {run.get('baseline')!r} moved to this run")
     if run.get("report_url"):
         lines.append(f"report   {run.get('report_url')}")
     return "\n".join(lines) + "\n"
+
+
+def write_ci_files(
+    args: argparse.Namespace, final: Mapping[str, Any], score: Mapping[str, Any] | None
+) -> None:
+    """``--junit``/``--summary`` from the run's stored report (``score``; None if it has none)."""
+    if args.junit:
+        if score is not None:
+            data = render_junit([score])
+        else:  # a failed run: one failing testcase says why, so the CI's test view shows it
+            failure = final.get("failure") or {}
+            root = ET.Element("testsuites", name="TOOLCALL-300")
+            suite = ET.SubElement(root, "testsuite", name="hosted run", tests="1", failures="1")
+            case = ET.SubElement(suite, "testcase", classname="toolcall300", name="hosted run")
+            ET.SubElement(
+                case,
+                "failure",
+                type=str(failure.get("reason")),
+                message=str(failure.get("detail")),
+            )
+            data = junit_bytes(root)
+        with open(args.junit, "wb") as fh:
+            fh.write(data)
+    if args.summary:
+        if score is not None:
+            comparison = final.get("comparison") or None
+            text = render_markdown(
+                [score],
+                comparison=None
+                if comparison is None
+                else {
+                    "regressed": final.get("verdict") == "regression",
+                    "reasons": comparison.get("reasons") or [],
+                },
+            )
+        else:
+            failure = final.get("failure") or {}
+            text = (
+                f"## TOOLCALL-300\n\nHosted run `{final.get('run_id')}` **{final.get('status')}**: "
+                f"{failure.get('reason')}: {failure.get('detail')}\n"
+            )
+        with open(args.summary, "a", encoding="utf-8") as fh:
+            fh.write(text)
 
 
 def wait_for(
@@ -189,6 +313,11 @@ def run(
     except ValueError as exc:
         stderr.write(f"toolcall300 ci: {exc}\n")
         return EXIT_ERROR
+    try:
+        resolve_commit_and_ref(args, environ)
+    except UsageError as exc:
+        stderr.write(f"{exc}\n")
+        return EXIT_ERROR
     body = submission(args)
     headers = {
         "Authorization": f"Bearer {key}",
@@ -222,4 +351,27 @@ def run(
         stderr.write(f"toolcall300 ci: run {run_id} did not finish within {args.timeout:g} s\n")
         return EXIT_ERROR
     stdout.write(json.dumps(final, indent=2, sort_keys=True) + "\n" if args.json else render(final))
+    if args.junit or args.summary:
+        try:
+            write_ci_files(args, final, _stored_score(api, final, headers, request))
+        except (ApiError, OSError, ValueError) as exc:
+            stderr.write(f"toolcall300 ci: cannot write the CI report files: {exc}\n")
+            return EXIT_ERROR
     return exit_code(final)
+
+
+def _stored_score(
+    api: str, final: Mapping[str, Any], headers: Mapping[str, str], request: Request
+) -> dict[str, Any] | None:
+    """The scorer's report inside the run's stored report (docs/runs-contract.md), or None."""
+    if final.get("status") != "scored" or not final.get("report_url"):
+        return None
+    _, _, doc = request(
+        "GET",
+        f"{api}{final['report_url']}",
+        headers={"Authorization": headers["Authorization"]},
+    )
+    score = doc.get("score", doc) if isinstance(doc, dict) else None
+    if not isinstance(score, dict) or not isinstance(score.get("per_case"), list):
+        raise ValueError("the run's report has no per-case results")
+    return score

@@ -238,7 +238,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.json:
         _write(args.json, pretty_bytes(reports[0]))
     if args.junit:
-        _write(args.junit, render_junit(reports, cases))
+        _write(args.junit, render_junit(reports))
     if args.summary:
         markdown = render_markdown(reports, in_sample=in_sample, comparison=comparison)
         _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate

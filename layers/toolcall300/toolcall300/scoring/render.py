@@ -11,7 +11,7 @@ from pathlib import PurePath
 from typing import Any
 
 from toolcall300.scoring import adapters
-from toolcall300.scoring.grading import REFUSED_CORRECTLY, canonical_or_none
+from toolcall300.scoring.grading import INVENTED_CALL, REFUSED_CORRECTLY, canonical_or_none
 
 _ARROWS = {
     "invented_calls": "<- calls returned where there was none to make",
@@ -267,13 +267,12 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-def render_junit(reports: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[str, Any]]) -> bytes:
+def render_junit(reports: Sequence[Mapping[str, Any]]) -> bytes:
     """JUnit XML: a testsuite per adapter, a testcase per case id (classname its category).
 
     A failed case carries its outcome as the failure's type and message; a case the adapter
     broke on carries the error's tail in ``system-err``, whether or not its refusal passed.
     """
-    kinds = {c["id"]: c["expected_kind"] for c in cases}
     root = ET.Element("testsuites", name="TOOLCALL-300")
     for report in reports:
         errors = report.get("errors") or {}
@@ -283,7 +282,7 @@ def render_junit(reports: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[s
             root,
             "testsuite",
             name=str(report["adapter"]),
-            tests=str(report["cases"]),
+            tests=str(len(report["per_case"])),
             failures=str(failed),
             errors="0",
             time=f"{seconds:.3f}" if isinstance(seconds, (int, float)) else "0",
@@ -293,15 +292,18 @@ def render_junit(reports: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[s
                 suite, "testcase", classname=f"toolcall300.{row['category']}", name=row["id"]
             )
             if not row["passed"]:
-                wanted = "a refusal" if kinds.get(row["id"]) == "unrecoverable" else "the call"
+                wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
                 failure = ET.SubElement(
-                    case, "failure", type=row["outcome"], message=f"{row['outcome']}"
+                    case, "failure", type=row["outcome"], message=row["outcome"]
                 )
-                failure.text = (
-                    f"{row['id']} [{row['category']}]: {row['outcome']}, expected {wanted}"
-                )
+                failure.text = f"{row['id']} [{row['category']}]: {row['outcome']}, wanted {wanted}"
             if row["id"] in errors:
                 ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
+    return junit_bytes(root)
+
+
+def junit_bytes(root: ET.Element) -> bytes:
+    """A JUnit document as UTF-8 bytes with its declaration."""
     ET.indent(root)
     xml: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return xml + b"\n"
