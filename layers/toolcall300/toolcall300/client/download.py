@@ -13,6 +13,7 @@ import argparse
 import getpass
 import hashlib
 import os
+import sys
 import tempfile
 import urllib.request
 from pathlib import Path
@@ -28,9 +29,29 @@ class PinMismatch(Exception):
     """A downloaded file does not match its sha256 (or size) pin."""
 
 
-def read_key(env: dict[str, str], prompt: Any = getpass.getpass) -> str:
-    key = env.get("TOOLCALL300_LICENCE") or prompt("TOOLCALL-300 licence key: ")
-    return str(key).strip()
+def read_key(
+    env: dict[str, str], prompt: Any = getpass.getpass, interactive: bool | None = None
+) -> str:
+    """The licence key: ``TOOLCALL300_LICENCE``, else asked for without echo on a terminal.
+
+    With no terminal (CI, a pipe) there is no one to ask: a ValueError says which variable to
+    set, instead of the prompt's EOFError.
+    """
+    key = env.get("TOOLCALL300_LICENCE", "").strip()
+    if key:
+        return key
+    if interactive is None:
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+    missing = "set TOOLCALL300_LICENCE to your licence key"
+    if not interactive:
+        raise ValueError(f"no licence key: {missing} (there is no terminal to ask on)")
+    try:
+        key = str(prompt("TOOLCALL-300 licence key: ")).strip()
+    except EOFError:
+        raise ValueError(f"no licence key: {missing}") from None
+    if not key:
+        raise ValueError(f"no licence key given: {missing}, or type it at the prompt")
+    return key
 
 
 def progress_line(name: str, done: int, total: int | None, width: int = 30) -> str:
