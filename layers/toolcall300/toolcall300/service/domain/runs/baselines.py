@@ -1,0 +1,79 @@
+"""Baselines: a run that became one carries ``baseline_set_at``; the history is those runs.
+
+Not a second table. Pure functions over runs, plus the verdict rule that decides whether a
+scored run becomes its branch's new baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from toolcall300.service.domain.runs.record import Run, RunStore, Verdict
+
+def short_ref(ref: str) -> str:
+    """``refs/heads/main`` and ``main`` name the same branch (a baseline is named by branch)."""
+    for prefix in ("refs/heads/", "refs/tags/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+# ----------------------------------------------------------------------------- baselines
+
+
+def team_runs(store: RunStore, team: str, *, limit: int = 50) -> list[Run]:
+    """Newest first."""
+    runs = [Run.from_item(i) for i in store.by_team(team, limit=limit)]
+    return sorted(runs, key=lambda r: (r.created_at, r.run_id), reverse=True)[:limit]
+
+
+def baseline_history(runs: Iterable[Run]) -> dict[str, list[Run]]:
+    """name -> the runs that were that baseline, oldest first (earlier ones stay in history)."""
+    out: dict[str, list[Run]] = {}
+    for run in sorted(
+        (r for r in runs if r.baseline_set_at), key=lambda r: (r.baseline_set_at or "", r.run_id)
+    ):
+        out.setdefault(run.baseline, []).append(run)
+    return out
+
+
+def baselines_document(team: str, runs: Iterable[Run]) -> dict[str, Any]:
+    """The contract's ``GET /teams/{team}/baselines`` body."""
+    history = baseline_history(runs)
+    return {
+        "team": team,
+        "baselines": {
+            name: [
+                {
+                    "run_id": r.run_id,
+                    "ref": r.ref,
+                    "commit": r.commit,
+                    "set_at": r.baseline_set_at,
+                    "summary": r.summary,
+                }
+                for r in entries
+            ]
+            for name, entries in history.items()
+        },
+    }
+
+
+def current_baseline(runs: Iterable[Run], name: str, *, exclude: str | None = None) -> Run | None:
+    """The latest run set as baseline ``name`` (not ``exclude``, the run being scored)."""
+    entries = [r for r in baseline_history(runs).get(name, []) if r.run_id != exclude]
+    return entries[-1] if entries else None
+
+
+def decide_verdict(*, regressed: bool | None, on_baseline_ref: bool) -> tuple[Verdict, bool]:
+    """(verdict, becomes_baseline) from the comparison (None: no baseline yet) and the ref.
+
+    docs/runs-contract.md, verdicts: a run on the baseline's ref that does not regress becomes the new baseline. With
+    no baseline yet, such a run is ``baseline_set``; a run on another ref with nothing to
+    compare against passes (there is no regression to report) and sets nothing.
+    """
+    if regressed is None:
+        return ("baseline_set", True) if on_baseline_ref else ("pass", False)
+    if regressed:
+        return "regression", False
+    return "pass", on_baseline_ref

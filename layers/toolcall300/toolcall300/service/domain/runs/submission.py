@@ -1,0 +1,109 @@
+"""A ``POST /runs`` body, validated: the adapter, the ref and commit, the baseline, the callback.
+
+Pure validation (400 with a reason code on anything malformed); it stores nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolcall300.canonical import canonical_bytes, sha256_hex
+from toolcall300.service.errors import BadRequest
+
+IMAGE_RE = re.compile(r"^[a-z0-9][a-z0-9._\-/:]{0,254}@sha256:[0-9a-f]{64}$")
+REF_RE = re.compile(r"^[A-Za-z0-9._/\-]{1,200}$")
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+BASELINE_RE = re.compile(r"^[A-Za-z0-9._/\-]{1,64}$")
+MAX_ARGS, MAX_ARG_CHARS, MAX_URL_CHARS = 32, 1024, 2048
+
+
+# ----------------------------------------------------------------------------- submissions
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated ``POST /runs`` body."""
+
+    adapter: dict[
+        str, Any
+    ]  # {"kind": "image", "image": ...} or {"kind": "command", "command": [...]}
+    ref: str
+    commit: str
+    baseline: str = "main"
+    callback_url: str | None = None
+
+    def fingerprint(self) -> str:
+        """What an idempotent retry must repeat exactly (a different body is a 409)."""
+        return sha256_hex(
+            canonical_bytes([self.adapter, self.ref, self.commit, self.baseline, self.callback_url])
+        )
+
+
+def _need_str(
+    body: Mapping[str, Any], name: str, pattern: re.Pattern[str], default: str | None = None
+) -> str:
+    value = body.get(name, default)
+    if not isinstance(value, str) or not pattern.match(value):
+        raise BadRequest(f"'{name}' is missing or malformed", code="invalid_run")
+    return value
+
+
+def _adapter(body: Mapping[str, Any], *, local: bool) -> dict[str, Any]:
+    image, cmd = body.get("image"), body.get("adapter_cmd")
+    if (image is None) == (cmd is None):
+        raise BadRequest("send exactly one of 'image' and 'adapter_cmd'", code="invalid_run")
+    if image is not None:
+        if not isinstance(image, str) or not IMAGE_RE.match(image):
+            raise BadRequest(
+                "'image' must be pinned by digest: registry/repo@sha256:<64 hex>",
+                code="invalid_image",
+            )
+        return {"kind": "image", "image": image}
+    if not local:
+        # docs/runs-contract.md: an argument list runs only on a local stack; AWS runs images by digest.
+        raise BadRequest(
+            "'adapter_cmd' is accepted only on a local stack; send 'image'",
+            code="adapter_cmd_not_allowed",
+        )
+    if not isinstance(cmd, list):
+        cmd = None
+    ok = (
+        cmd is not None
+        and 1 <= len(cmd) <= MAX_ARGS
+        and all(isinstance(a, str) and a and len(a) <= MAX_ARG_CHARS and "\0" not in a for a in cmd)
+    )
+    if not ok:
+        raise BadRequest(
+            f"'adapter_cmd' must be a list of 1 to {MAX_ARGS} non-empty strings", code="invalid_run"
+        )
+    return {"kind": "command", "command": list(cmd or [])}
+
+
+def _callback(value: Any, *, local: bool) -> str | None:
+    if value is None:
+        return None
+    schemes = ("https://", "http://") if local else ("https://",)
+    if not isinstance(value, str) or len(value) > MAX_URL_CHARS or not value.startswith(schemes):
+        raise BadRequest("'callback_url' must be an https:// URL", code="invalid_callback")
+    netloc = value.split("://", 1)[1].split("/", 1)[0]
+    if not netloc or "@" in netloc or any(c.isspace() for c in value):
+        raise BadRequest(
+            "'callback_url' must be an https:// URL without credentials", code="invalid_callback"
+        )
+    return value
+
+
+def parse_submission(body: Any, *, local: bool) -> Submission:
+    """Validate a ``POST /runs`` body (400 with a reason code on anything malformed)."""
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object", code="invalid_run")
+    return Submission(
+        adapter=_adapter(body, local=local),
+        ref=_need_str(body, "ref", REF_RE),
+        commit=_need_str(body, "commit", COMMIT_RE),
+        baseline=_need_str(body, "baseline", BASELINE_RE, "main"),
+        callback_url=_callback(body.get("callback_url"), local=local),
+    )

@@ -1,0 +1,76 @@
+"""The sweeper's rules: reconcile runs nobody is finishing (expired leases, vanished jobs).
+
+Pure decisions over the run store; which jobs are alive is the caller's ``job_alive``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from toolcall300.service.domain.runs.lifecycle import fail
+from toolcall300.service.domain.runs.record import Run, RunStore, failure, iso, update
+
+# ----------------------------------------------------------------------------- the sweeper
+
+#: run -> True (its job is alive), False (gone: failed or vanished) or None (no job to ask about).
+JobAlive = Callable[[Run], bool | None]
+
+
+def sweep(
+    store: RunStore,
+    *,
+    now: datetime,
+    max_attempts: int = 2,
+    queued_timeout_s: int = 3600,
+    job_alive: JobAlive = lambda _run: None,
+) -> list[Run]:
+    """Reconcile runs nobody is finishing: expired leases, vanished jobs, runs queued too long.
+
+    An expired lease goes back to ``queued`` while attempts remain, else ``failed``
+    (``infra_error``); a run whose Batch job is gone fails; nothing final is touched.
+    """
+    changed: list[Run] = []
+    stamp = int(now.timestamp())
+    for run in (Run.from_item(i) for i in store.by_status("running")):
+        alive = job_alive(run)
+        if alive is False:
+            result = fail(
+                store,
+                run.run_id,
+                failure("infra_error", "the run's job is gone (reconciled by the sweeper)"),
+                now=now,
+            )
+        elif alive is None and run.lease_owner and run.lease_expires < stamp:
+            result = _expire_lease(store, run.run_id, now=now, max_attempts=max_attempts)
+        else:
+            continue
+        if result is not None:
+            changed.append(result)
+    cutoff = iso(now - timedelta(seconds=queued_timeout_s)) or ""
+    for run in (Run.from_item(i) for i in store.by_status("queued")):
+        if run.created_at < cutoff and job_alive(run) is not True:
+            result = fail(
+                store,
+                run.run_id,
+                failure("infra_error", "the run waited too long for a worker"),
+                now=now,
+            )
+            if result is not None:
+                changed.append(result)
+    return changed
+
+
+def _expire_lease(store: RunStore, run_id: str, *, now: datetime, max_attempts: int) -> Run | None:
+    stamp = int(now.timestamp())
+
+    def edit(run: Run) -> Run | None:
+        if run.status != "running" or not run.lease_owner or run.lease_expires >= stamp:
+            return None
+        if run.attempts < max_attempts:
+            return replace(run, status="queued", lease_owner=None, lease_expires=0, started_at=None)
+        lost = failure("infra_error", f"the worker was lost {run.attempts} times; giving up")
+        return replace(run, status="failed", failure=lost, finished_at=iso(now), lease_owner=None)
+
+    return update(store, run_id, edit)
