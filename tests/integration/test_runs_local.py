@@ -276,12 +276,13 @@ def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack, buy: 
 
 DOOMED_WORKER = """
 import sys
-from toolcall300.service.hosted import flow as runs_config
+from toolcall300.service.api import wiring
+
 from toolcall300.service.local import worker
 from toolcall300.service.sdk.s3 import CorpusObjects
-runs_config.clear()
-conf = runs_config.settings()
-deps = worker.WorkerDeps(store=runs_config.run_store(), reports=runs_config.report_store(),
+wiring.clear_ports()
+conf = wiring.runs_settings()
+deps = worker.WorkerDeps(store=wiring.run_store(), reports=wiring.report_store(),
     corpus=worker.cached_corpus(CorpusObjects(conf.corpus_bucket).read), lease_s=2)
 worker.process(deps, sys.argv[1], "doomed")
 """

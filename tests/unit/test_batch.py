@@ -20,8 +20,9 @@ from support import runs as fakes
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import TooManyRequests
-from toolcall300.service.hosted import batch
-from toolcall300.service.hosted import flow as runs_config
+from toolcall300.service.hosted import batch, events, submit
+from toolcall300.service.api import wiring
+from toolcall300.service.hosted import flow
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.dynamo import LicenceTable
@@ -91,12 +92,12 @@ def batch_env(
     monkeypatch.setenv("BATCH_JOB_QUEUE", queue)
     monkeypatch.setenv("BATCH_JOB_DEFINITION", harness_def)
     monkeypatch.setenv("RUNS_PER_DAY", "3")
-    runs_config.clear()
+    wiring.clear_ports()
     batch.clear_cache()
     bucket = aws.names["CorpusBucket"]
     client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=fakes.corpus_bytes(CASES))
     yield {"queue": queue, "definition": harness_def, "task_role": names["AdapterTaskRole"]}
-    runs_config.clear()
+    wiring.clear_ports()
     batch.clear_cache()
 
 
@@ -169,7 +170,7 @@ def test_post_runs_on_aws_submits_a_batch_job(
     key = team_key(aws)
     status, _, answer = post(call, key, image_body())
     assert status == 202
-    run = runs.load(runs_config.run_store(), answer["run_id"])
+    run = runs.load(wiring.run_store(), answer["run_id"])
     assert run is not None and run.job_id and run.status == "queued"
     job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
     assert job["jobQueue"] == batch_env["queue"]
@@ -179,7 +180,7 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
     inputs = ReportObjects(aws.names["ReportsBucket"]).get(
-        batch.inputs_key(runs_config.corpus().sha256)
+        submit.inputs_key(wiring.scoring_corpus().sha256)
     )
     rows = [json.loads(line) for line in inputs.splitlines()]
     assert len(rows) == len(CASES) and all(set(r) == {"id", "text", "tools"} for r in rows)
@@ -209,7 +210,7 @@ def test_daily_cap_answers_429_with_retry_after(
 
 
 def test_quota_taker_counts_per_licence(batch_env: dict[str, str]) -> None:
-    take = runs_config.quota_taker(NOW)
+    take = wiring.quota_taker(NOW)
     for _ in range(3):
         take("lic_a")
     take("lic_b")
@@ -221,10 +222,10 @@ def test_a_batch_submission_failure_fails_the_run(
     batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BATCH_JOB_QUEUE", "arn:aws:batch:us-east-1:123456789012:job-queue/missing")
-    runs_config.clear()
+    wiring.clear_ports()
     status, _, answer = post(call, team_key(aws), image_body())
     assert status == 202 and answer["status"] == "failed"
-    run = runs.load(runs_config.run_store(), answer["run_id"])
+    run = runs.load(wiring.run_store(), answer["run_id"])
     assert run is not None and run.failure is not None and run.failure["reason"] == "infra_error"
 
 
@@ -235,7 +236,7 @@ def event(run: runs.Run, status: str, **detail: Any) -> dict[str, Any]:
         "detail-type": "Batch Job State Change",
         "detail": {
             "jobId": run.job_id,
-            "jobName": batch.JOB_PREFIX + run.run_id[4:],
+            "jobName": submit.JOB_PREFIX + run.run_id[4:],
             "status": status,
             "tags": {"run_id": run.run_id},
             **detail,
@@ -246,7 +247,7 @@ def event(run: runs.Run, status: str, **detail: Any) -> dict[str, Any]:
 def submitted(call: Any, aws: Any, **over: Any) -> runs.Run:
     status, _, answer = post(call, team_key(aws), image_body(**over))
     assert status == 202
-    run = runs.load(runs_config.run_store(), answer["run_id"])
+    run = runs.load(wiring.run_store(), answer["run_id"])
     assert run is not None
     return run
 
@@ -262,8 +263,8 @@ def test_events_take_a_run_from_queued_to_scored(
     batch_env: dict[str, str], call: Any, aws: Any
 ) -> None:
     run = submitted(call, aws)
-    assert runs_config.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
-    assert (runs.load(runs_config.run_store(), run.run_id) or run).status == "running"
+    assert flow.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    assert (runs.load(wiring.run_store(), run.run_id) or run).status == "running"
     put_answers(
         aws,
         run,
@@ -273,14 +274,14 @@ def test_events_take_a_run_from_queued_to_scored(
             "failure": None,
         },
     )
-    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored" and ended.verdict == "baseline_set"
     assert ended.summary is not None and ended.summary["exact"] == len(CASES)
     assert ended.sandbox["network_isolated"] is True
     # a duplicate or late event changes nothing
-    assert runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW) is None
-    assert runs_config.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
-    final = runs.load(runs_config.run_store(), run.run_id)
+    assert flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW) is None
+    assert flow.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    final = runs.load(wiring.run_store(), run.run_id)
     assert final is not None and final.status == "scored" and final.attempts == 1
 
 
@@ -289,7 +290,7 @@ def test_succeeded_before_running_still_scores(
 ) -> None:
     run = submitted(call, aws)
     put_answers(aws, run, {"answers": {}, "diagnostics": {}, "failure": None})
-    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored"
 
 
@@ -306,7 +307,7 @@ def test_a_harness_reported_failure_fails_the_run(
             "failure": {"reason": "job_timeout", "detail": "slow", "stderr_tail": "zzz"},
         },
     )
-    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.failure == {
         "reason": "job_timeout",
         "detail": "slow",
@@ -327,7 +328,7 @@ def test_a_missing_or_bad_answers_file_is_output_malformed(
         )
     elif doc is not None:
         put_answers(aws, run, doc)
-    ended = runs_config.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
     assert (
         ended is not None
         and ended.failure is not None
@@ -374,29 +375,29 @@ def test_batch_failures_map_onto_the_closed_list(
             **({"exitCode": exit_code} if exit_code is not None else {}),
         },
     )
-    ended = runs_config.handle_batch_event(ev, now=NOW)
+    ended = flow.handle_batch_event(ev, now=NOW)
     assert ended is not None and ended.status == "failed"
     assert ended.failure is not None and ended.failure["reason"] == expected
 
 
 def test_other_events_are_ignored() -> None:
-    assert batch.parse_event({"source": "aws.ec2", "detail-type": "x", "detail": {}}) is None
+    assert events.parse_event({"source": "aws.ec2", "detail-type": "x", "detail": {}}) is None
     assert (
-        batch.parse_event(
+        events.parse_event(
             {"source": "aws.batch", "detail-type": "Batch Job State Change", "detail": {}}
         )
         is None
     )
-    assert runs_config.handle_batch_event({"hello": "world"}) is None
+    assert flow.handle_batch_event({"hello": "world"}) is None
 
 
 def test_the_sweeper_fails_runs_whose_job_is_gone(
     batch_env: dict[str, str], call: Any, aws: Any
 ) -> None:
     run = submitted(call, aws)
-    store = runs_config.run_store()
+    store = wiring.run_store()
     runs.mark_running(store, run.run_id, now=NOW, job_id="00000000-dead-beef-0000-000000000000")
-    changed = runs_config.sweep_now(now=NOW)
+    changed = flow.sweep_now(now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
 
 
@@ -440,7 +441,7 @@ def test_the_sweeper_replays_a_job_end_whose_event_was_lost(
             break
         time.sleep(0.1)
     # When the sweeper runs, Then the run is scored from the job's own record
-    changed = runs_config.sweep_now(now=NOW)
+    changed = flow.sweep_now(now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
-    final = runs.load(runs_config.run_store(), run.run_id)
+    final = runs.load(wiring.run_store(), run.run_id)
     assert final is not None and final.summary is not None and final.summary["exact"] == len(CASES)

@@ -19,7 +19,7 @@ from support import runs as fakes
 
 from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness
-from toolcall300.service.hosted import batch
+from toolcall300.service.hosted import events
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = fakes.small_corpus(8)
@@ -85,7 +85,7 @@ def test_the_entrypoint_runs_the_adapter_and_uploads_its_answers(links: Links) -
     entry = load_entrypoint()
     assert entry.main(fakes.ECHO, links.env()) == 0
     assert links.answers is not None
-    output = batch.read_answers(links.answers)
+    output = events.read_answers(links.answers)
     assert output.failure is None
     assert output.answers == {c["id"]: c["expected"] for c in CASES}
     assert json.loads(links.answers)["diagnostics"]["answered"] == len(CASES)
@@ -94,7 +94,7 @@ def test_the_entrypoint_runs_the_adapter_and_uploads_its_answers(links: Links) -
 def test_a_failing_adapter_is_reported_in_the_answers_file(links: Links) -> None:
     entry = load_entrypoint()
     assert entry.main(fakes.NON_JSON, links.env()) == 0
-    output = batch.read_answers(links.answers or b"")
+    output = events.read_answers(links.answers or b"")
     assert output.failure is not None and output.failure["reason"] == "output_malformed"
 
 
@@ -105,7 +105,7 @@ def test_the_adapter_never_sees_the_links_or_credentials(links: Links) -> None:
         "    print(json.dumps({'id':item['id'],'call':{'name':'env','arguments':{'env':sorted(os.environ)}}}),flush=True)\n"
     )
     assert entry.main(spy, links.env(AWS_SECRET_ACCESS_KEY="leak", TEAM_SETTING="kept")) == 0
-    seen = next(iter(batch.read_answers(links.answers or b"").answers.values()))["arguments"]["env"]
+    seen = next(iter(events.read_answers(links.answers or b"").answers.values()))["arguments"]["env"]
     assert "TEAM_SETTING" in seen
     assert not [k for k in seen if k.startswith(("TC300_", "AWS_"))]
 

@@ -74,3 +74,22 @@ def get_settings(kind: type[S]) -> S:
 def clear_settings() -> None:
     """Forget cached settings (tests, and the local stack after it sets the environment)."""
     get_settings.cache_clear()
+
+
+class RunsSettings(_Base):
+    """What the runs functions, the worker and the sweeper need (Batch names: their own variables)."""
+
+    runs_table: str
+    reports_bucket: str
+    corpus_bucket: str = ""
+    usage_table: str = ""
+    licences_table: str = ""
+    runs_per_day: int = Field(default=50, ge=1)
+    #: Set only by the local stack: accept ``adapter_cmd`` and plain-http callbacks.
+    toolcall300_local_stack: bool = False
+    batch_job_queue: str = ""
+    batch_job_definition: str = ""  # the template's harness job definition (name or ARN)
+    batch_adapter_role_arn: str = ""
+    callback_attempts: int = Field(default=4, ge=1, le=10)
+    callback_base_delay_s: float = Field(default=1.0, ge=0)
+    max_attempts: int = Field(default=2, ge=1, le=5)

@@ -8,23 +8,30 @@ that decides which adapter backs which port.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolcall300.service.errors import UpstreamUnavailable
+from toolcall300.service.domain import usage
+from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
 from toolcall300.service.sdk.aws import reset_clients
 from toolcall300.service.sdk.dynamo import LicenceTable, UsageTable
+from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
 from toolcall300.service.sdk.s3 import CorpusObjects
 from toolcall300.service.settings import (
     ArgcheckSettings,
     CorpusSettings,
     LicenceSettings,
+    RunsSettings,
     WebhookSettings,
     clear_settings,
     get_settings,
 )
+
+if TYPE_CHECKING:
+    from toolcall300.service.hosted.flow import Corpus
 
 
 @cache
@@ -96,9 +103,62 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     )
 
 
+def runs_settings() -> RunsSettings:
+    return get_settings(RunsSettings)
+
+
+@cache
+def run_store() -> RunTable:
+    return RunTable(runs_settings().runs_table)
+
+
+@cache
+def report_store() -> ReportObjects:
+    return ReportObjects(runs_settings().reports_bucket)
+
+
+@cache
+def batch_api() -> BatchApi:
+    return BatchApi()
+
+
+@cache
+def scoring_corpus() -> Corpus:
+    """The private corpus the trusted side scores against, from the corpus bucket (once per process)."""
+    from toolcall300.service.hosted.flow import load_corpus
+
+    return load_corpus(CorpusObjects(runs_settings().corpus_bucket).read)
+
+
+def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
+    """Count one run against a licence's daily cap (429 + Retry-After when it is spent)."""
+    table = UsageTable(runs_settings().usage_table)
+    limit = runs_settings().runs_per_day
+
+    def take(licence_id: str) -> None:
+        usage.take(
+            table,
+            f"runs#{licence_id}",
+            limit=limit,
+            now=now or datetime.now(UTC),
+            spent=TooManyRequests,
+        )
+
+    return take
+
+
 def clear_ports() -> None:
     """Forget every cached collaborator, setting, client and secret."""
-    for fn in (licence_store, usage_store, corpus_objects, stripe_event_processor):
+    for fn in (
+        licence_store,
+        usage_store,
+        corpus_objects,
+        stripe_event_processor,
+        run_store,
+        report_store,
+        batch_api,
+        scoring_corpus,
+    ):
         fn.cache_clear()
     clear_settings()
     reset_clients()

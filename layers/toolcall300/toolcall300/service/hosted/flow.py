@@ -1,9 +1,10 @@
-"""Hosted runs' settings, production collaborators, and the glue to the CLI's scorer.
+"""The hosted run's flow on AWS, bound to the production collaborators, and the scorer glue.
 
-The settings model is built from the environment on first use (the template's ``Globals``
-pass table and bucket names; Batch names come from the runs functions' own variables).
-:func:`summary_of` and :func:`compare` adapt ``toolcall300.scoring.report``'s report and comparison
-to the API contract; no grading happens here, the scorer is the CLI's own.
+:func:`dispatch` hands a new image run to Batch, :func:`handle_batch_event` applies a job-state
+event, :func:`sweep_now` is the scheduled sweeper, :func:`notify` the run-end callback.
+:func:`summary_of` and :func:`compare` adapt ``toolcall300.scoring.report``'s report and
+comparison to the API contract; no grading happens here, the scorer is the CLI's own. The
+collaborators come from the composition root (``service.api.wiring``).
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
-
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from toolcall300.jobs.harness import JobOutput
 from toolcall300.scoring import report as scorer
 from toolcall300.scoring.corpus import parse_corpus
-from toolcall300.service.domain import usage
+from toolcall300.service.api.wiring import batch_api, report_store, run_store, runs_settings, scoring_corpus
+from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.runs import (
     ReportStore,
     Run,
@@ -30,80 +28,12 @@ from toolcall300.service.domain.runs import (
     callback_document,
     finish_scored,
 )
-from toolcall300.service.errors import TooManyRequests
-from toolcall300.service.hosted.batch import JobEvent
+from toolcall300.service.hosted import events, submit
+from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
-from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
 from toolcall300.spec import SPEC_VERSION
 
 CORPUS_FILE = "toolcall300.jsonl"
-
-
-class RunsSettings(BaseSettings):
-    """What the runs functions, the worker and the sweeper need."""
-
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
-
-    runs_table: str
-    reports_bucket: str
-    corpus_bucket: str = ""
-    usage_table: str = ""
-    licences_table: str = ""
-    runs_per_day: int = Field(default=50, ge=1)
-    #: Set only by the local stack: accept ``adapter_cmd`` and plain-http callbacks.
-    toolcall300_local_stack: bool = False
-    batch_job_queue: str = ""
-    batch_job_definition: str = ""  # the template's harness job definition (name or ARN)
-    batch_adapter_role_arn: str = ""
-    callback_attempts: int = Field(default=4, ge=1, le=10)
-    callback_base_delay_s: float = Field(default=1.0, ge=0)
-    max_attempts: int = Field(default=2, ge=1, le=5)
-
-
-@cache
-def settings() -> RunsSettings:
-    return RunsSettings()  # type: ignore[call-arg]  # filled from the environment
-
-
-@cache
-def run_store() -> RunTable:
-    return RunTable(settings().runs_table)
-
-
-@cache
-def report_store() -> ReportObjects:
-    return ReportObjects(settings().reports_bucket)
-
-
-@cache
-def batch_api() -> BatchApi:
-    return BatchApi()
-
-
-def clear() -> None:
-    """Forget settings and collaborators (tests, the local stack after setting the environment)."""
-    for fn in (settings, run_store, report_store, batch_api):
-        fn.cache_clear()
-
-
-def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
-    """Count one run against a licence's daily cap (429 + Retry-After when it is spent)."""
-    from toolcall300.service.sdk.dynamo import UsageTable
-
-    table = UsageTable(settings().usage_table)
-    limit = settings().runs_per_day
-
-    def take(licence_id: str) -> None:
-        usage.take(
-            table,
-            f"runs#{licence_id}",
-            limit=limit,
-            now=now or datetime.now(UTC),
-            spent=TooManyRequests,
-        )
-
-    return take
-
 
 # ----------------------------------------------------------------------------- scorer glue
 
@@ -189,24 +119,13 @@ BATCH_SANDBOX = {
 }
 
 
-@cache
-def corpus() -> Corpus:
-    """The private corpus from the corpus bucket (once per process)."""
-    from toolcall300.service.sdk.s3 import CorpusObjects
-
-    return load_corpus(CorpusObjects(settings().corpus_bucket).read)
-
-
 def dispatch(run: Run, *, now: datetime) -> Run:
     """Hand a new image run to AWS Batch; a submission that fails ends the run, never strands it."""
-    from toolcall300.service.domain import runs
-    from toolcall300.service.hosted import batch
-
-    conf = settings()
+    conf = runs_settings()
     try:
-        held = corpus()
-        inputs = batch.publish_inputs(report_store(), held.cases, held.sha256)
-        sent = batch.submit_run(
+        held = scoring_corpus()
+        inputs = submit.publish_inputs(report_store(), held.cases, held.sha256)
+        sent = submit.submit_run(
             batch_api(),
             report_store(),
             run,
@@ -228,16 +147,12 @@ def dispatch(run: Run, *, now: datetime) -> Run:
 
 def handle_batch_event(event: dict[str, Any], *, now: datetime | None = None) -> Run | None:
     """One EventBridge Batch job-state event -> the run's update (and its callback when it ends)."""
-    from toolcall300.service.hosted import batch
-
-    parsed = batch.parse_event(event)
+    parsed = events.parse_event(event)
     return handle_batch_event_parsed(parsed, now=now) if parsed is not None else None
 
 
 def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) -> Run | None:
     """Apply one parsed job event (from EventBridge or replayed by the sweeper)."""
-    from toolcall300.service.hosted import batch
-
     when = now or datetime.now(UTC)
 
     def score(run: Run, output: JobOutput) -> Run | None:
@@ -246,12 +161,12 @@ def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) 
             report_store(),
             run,
             output,
-            corpus=corpus(),
+            corpus=scoring_corpus(),
             sandbox=BATCH_SANDBOX,
             now=when,
         )
 
-    ended = batch.handle_event(parsed, run_store(), report_store(), score=score, now=when)
+    ended = events.handle_event(parsed, run_store(), report_store(), score=score, now=when)
     if ended is not None:
         notify(ended)
     return ended
@@ -259,8 +174,6 @@ def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) 
 
 def notify(run: Run) -> None:
     """Fire the run's signed callback (retried with backoff; never raises)."""
-    from toolcall300.service.domain import callback
-
     if not run.callback_url or not run.callback_secret:
         return
     try:
@@ -268,8 +181,8 @@ def notify(run: Run) -> None:
             run.callback_url,
             callback_document(run),
             run.callback_secret,
-            attempts=settings().callback_attempts,
-            base_delay=settings().callback_base_delay_s,
+            attempts=runs_settings().callback_attempts,
+            base_delay=runs_settings().callback_base_delay_s,
         )
     except Exception:
         logger.exception("callback failed", extra={"run_id": run.run_id})
@@ -282,22 +195,19 @@ def notify(run: Run) -> None:
 
 def sweep_now(*, now: datetime | None = None) -> list[Run]:
     """The scheduled sweeper: reconcile runs whose job or worker has gone."""
-    from toolcall300.service.domain import runs
-    from toolcall300.service.hosted import batch
-
     when = now or datetime.now(UTC)
     replayed: list[Run] = []
     for status in ("queued", "running"):
         for item in run_store().by_status(status):
-            ev = batch.missed_event(Run.from_item(item), batch_api())
+            ev = events.missed_event(Run.from_item(item), batch_api())
             ended = handle_batch_event_parsed(ev, now=when) if ev is not None else None
             if ended is not None:
                 replayed.append(ended)
     changed = runs.sweep(
         run_store(),
         now=when,
-        max_attempts=settings().max_attempts,
-        job_alive=batch.job_alive(batch_api()),
+        max_attempts=runs_settings().max_attempts,
+        job_alive=events.job_alive(batch_api()),
     )
     for run in changed:
         if run.status in runs.FINAL:

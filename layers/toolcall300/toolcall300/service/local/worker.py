@@ -274,15 +274,16 @@ def start_local(context: Any) -> Callable[[], None]:
     """The local stack's background hook: start a pool on the stack's tables and buckets."""
     import os
 
-    from toolcall300.service.hosted import flow as runs_config
+    from toolcall300.service.api import wiring
+
     from toolcall300.service.sdk.s3 import CorpusObjects
 
     os.environ["TOOLCALL300_LOCAL_STACK"] = "true"  # accept adapter_cmd (runs-contract.md)
-    runs_config.clear()
-    conf = runs_config.settings()
+    wiring.clear_ports()
+    conf = wiring.runs_settings()
     deps = WorkerDeps(
-        store=runs_config.run_store(),
-        reports=runs_config.report_store(),
+        store=wiring.run_store(),
+        reports=wiring.report_store(),
         corpus=cached_corpus(CorpusObjects(conf.corpus_bucket).read),
         notify=callback_notifier(conf.callback_attempts, conf.callback_base_delay_s),
         lease_s=int(os.environ.get("TOOLCALL300_LEASE_S", "30")),
@@ -300,7 +301,7 @@ def start_local(context: Any) -> Callable[[], None]:
         # the pool may have been replaced (tests pause and restart it): stop the current one
         context.extra["run_workers"].stop()
         os.environ.pop("TOOLCALL300_LOCAL_STACK", None)
-        runs_config.clear()
+        wiring.clear_ports()
 
     return stop
 

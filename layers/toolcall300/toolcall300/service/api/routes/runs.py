@@ -28,7 +28,8 @@ from toolcall300.service.domain import runs
 from toolcall300.service.domain.callback import callback_secret
 from toolcall300.service.domain.licences import Licence
 from toolcall300.service.errors import BadRequest
-from toolcall300.service.hosted import flow as runs_config
+from toolcall300.service.api import wiring
+from toolcall300.service.hosted import flow
 from toolcall300.service.observability import count
 
 router = make_router()
@@ -72,7 +73,7 @@ def _json_body() -> Any:
 )
 def submit() -> Response[str]:
     licence = _team_licence()
-    conf = runs_config.settings()
+    conf = wiring.runs_settings()
     sub = runs.parse_submission(_json_body(), local=conf.toolcall300_local_stack)
     if conf.toolcall300_local_stack and sub.adapter["kind"] == "image":
         # A local stack has no AWS Batch to run images on; its worker runs commands.
@@ -80,11 +81,11 @@ def submit() -> Response[str]:
     key = bearer_key(router.current_event.headers) or ""
     now = datetime.now(UTC)
     run, created = runs.submit(
-        runs_config.run_store(),
+        wiring.run_store(),
         sub,
         team=str(licence.team),
         licence_id=licence.licence_id,
-        take_quota=runs_config.quota_taker(),
+        take_quota=wiring.quota_taker(),
         now=now,
         idempotency_key=_header("Idempotency-Key"),
         callback_secret=callback_secret(key),
@@ -92,7 +93,7 @@ def submit() -> Response[str]:
     if created:
         count("RunsSubmitted")
         if run.adapter["kind"] == "image":
-            run = runs_config.dispatch(run, now=now)
+            run = flow.dispatch(run, now=now)
     body = {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
     return json_response(202, body, {"Location": f"/runs/{run.run_id}"})
 
@@ -105,7 +106,7 @@ def submit() -> Response[str]:
 )
 def describe(run_id: str) -> Response[str]:
     licence = _team_licence()
-    run = runs.get_for_team(runs_config.run_store(), run_id, str(licence.team))
+    run = runs.get_for_team(wiring.run_store(), run_id, str(licence.team))
     return json_response(200, run.public())
 
 
@@ -118,7 +119,7 @@ def describe(run_id: str) -> Response[str]:
 def report(run_id: str) -> Response[str]:
     licence = _team_licence()
     body = runs.stored_report(
-        runs_config.run_store(), runs_config.report_store(), run_id, str(licence.team)
+        wiring.run_store(), wiring.report_store(), run_id, str(licence.team)
     )
     return Response(
         status_code=200,
@@ -139,7 +140,7 @@ def report(run_id: str) -> Response[str]:
 )
 def team_runs(team: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> Response[str]:
     _team_licence(team)
-    rows = [r.listing() for r in runs.team_runs(runs_config.run_store(), team, limit=limit)]
+    rows = [r.listing() for r in runs.team_runs(wiring.run_store(), team, limit=limit)]
     return json_response(200, {"team": team, "runs": rows})
 
 
@@ -151,5 +152,5 @@ def team_runs(team: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> Res
 )
 def baselines(team: str) -> Response[str]:
     _team_licence(team)
-    history = runs.team_runs(runs_config.run_store(), team, limit=1000)
+    history = runs.team_runs(wiring.run_store(), team, limit=1000)
     return json_response(200, runs.baselines_document(team, history))

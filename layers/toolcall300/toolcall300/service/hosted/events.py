@@ -1,0 +1,173 @@
+"""Batch's job-state change events (EventBridge) applied to runs, and their replay by the sweeper.
+
+RUNNING marks a run running; SUCCEEDED reads the answers and scores them in trusted code (the
+caller's ``score``); FAILED maps Batch's reason onto the closed list of failure reasons.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from toolcall300.jobs import harness
+from toolcall300.service.domain import runs
+from toolcall300.service.hosted.batch import BatchPort, Objects
+from toolcall300.service.hosted.submit import JOB_PREFIX
+
+# ----------------------------------------------------------------------------- job events
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """The part of a "Batch Job State Change" event a run needs."""
+
+    job_id: str
+    run_id: str | None
+    status: str
+    reason: str
+    exit_code: int | None
+    container_reason: str
+
+
+def parse_event(event: Mapping[str, Any]) -> JobEvent | None:
+    """Read an EventBridge Batch event; None for anything else (ignored, never an error)."""
+    if event.get("source") != "aws.batch" or event.get("detail-type") != "Batch Job State Change":
+        return None
+    detail = event.get("detail") or {}
+    job_id, name = detail.get("jobId"), str(detail.get("jobName") or "")
+    if not isinstance(job_id, str):
+        return None
+    run_id = (detail.get("tags") or {}).get("run_id")
+    if not run_id and name.startswith(JOB_PREFIX):
+        run_id = "run_" + name[len(JOB_PREFIX) :]
+    container = detail.get("container") or {}
+    attempts = detail.get("attempts") or []
+    last = (attempts[-1].get("container") or {}) if attempts else {}
+    exit_code = container.get("exitCode", last.get("exitCode"))
+    return JobEvent(
+        job_id=job_id,
+        run_id=run_id if isinstance(run_id, str) else None,
+        status=str(detail.get("status") or ""),
+        reason=str(detail.get("statusReason") or ""),
+        exit_code=exit_code if isinstance(exit_code, int) else None,
+        container_reason=str(container.get("reason") or last.get("reason") or ""),
+    )
+
+
+def failure_of(ev: JobEvent) -> dict[str, str]:
+    """Batch's failure text -> the closed list of reasons (docs/runs-contract.md)."""
+    text = f"{ev.reason} {ev.container_reason}"
+    low = text.lower()
+    if "cannotpullcontainer" in low or "pull image" in low or "image manifest" in low:
+        reason = "image_pull_failed"
+    elif "outofmemory" in low or "out of memory" in low or "memory usage" in low:
+        reason = "out_of_memory"
+    elif "timeout" in low or "duration exceeded" in low:
+        reason = "job_timeout"
+    elif (
+        "cannotstartcontainer" in low or "essential container" in low or ev.exit_code in (126, 127)
+    ):
+        reason = "adapter_start_failed"
+    else:
+        reason = "infra_error"
+    return runs.failure(reason, text.strip() or f"job {ev.status.lower()}")
+
+
+def read_answers(raw: bytes) -> harness.JobOutput:
+    """Validate the job's answers file (string ids only; a bad file is output_malformed).
+
+    The file comes from inside the team's container, so it is treated as untrusted input.
+    """
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
+        bad = runs.failure("output_malformed", "the job's answers file is not valid")
+        return harness.JobOutput({}, {}, bad)
+    answers = {k: v for k, v in doc["answers"].items() if isinstance(k, str)}
+    raw_diag = doc.get("diagnostics")
+    diagnostics: dict[str, Any] = raw_diag if isinstance(raw_diag, dict) else {}
+    fail = doc.get("failure")
+    if isinstance(fail, dict) and fail.get("reason") in runs.FAILURE_REASONS:
+        failure = runs.failure(
+            str(fail["reason"]), str(fail.get("detail", "")), str(fail.get("stderr_tail", ""))
+        )
+        return harness.JobOutput(answers, diagnostics, failure)
+    return harness.JobOutput(answers, diagnostics, None)
+
+
+#: (run, job output) -> the run after scoring (the caller binds corpus, scorer and stores).
+ScoreFn = Callable[[runs.Run, harness.JobOutput], runs.Run | None]
+
+
+def handle_event(
+    ev: JobEvent,
+    store: runs.RunStore,
+    objects: Objects,
+    *,
+    score: ScoreFn,
+    now: datetime | None = None,
+) -> runs.Run | None:
+    """Apply one job event to its run; returns the run when it just ended (fire the callback).
+
+    Events may arrive out of order or twice: a late RUNNING after the end is a no-op, a
+    SUCCEEDED without a RUNNING first marks the run running, and a final run never moves.
+    """
+    when = now or datetime.now(UTC)
+    if ev.run_id is None:
+        return None
+    run = runs.load(store, ev.run_id)
+    if run is None or run.status in runs.FINAL or (run.job_id and run.job_id != ev.job_id):
+        return None
+    if ev.status in ("STARTING", "RUNNING"):
+        runs.mark_running(store, run.run_id, now=when, job_id=ev.job_id)
+        return None
+    if ev.status not in ("SUCCEEDED", "FAILED"):
+        return None
+    if run.status == "queued":
+        run = runs.mark_running(store, run.run_id, now=when, job_id=ev.job_id) or run
+    if ev.status == "FAILED":
+        return runs.fail(store, run.run_id, failure_of(ev), now=when)
+    try:
+        raw = objects.get(f"answers/{run.team}/{run.run_id}/attempt-{run.attempts}.json")
+    except Exception:
+        missing = runs.failure("output_malformed", "the job ended without writing its answers")
+        return runs.fail(store, run.run_id, missing, now=when)
+    output = read_answers(raw)  # the scorer looks up only the corpus's own ids
+    if output.failure is not None:
+        return runs.fail(store, run.run_id, output.failure, now=when)
+    return score(run, output)
+
+
+def missed_event(run: runs.Run, api: BatchPort) -> JobEvent | None:
+    """The final event of a run's job if Batch says it ended but the run never heard.
+
+    EventBridge delivers at least once but may still drop an event after its retries; the
+    sweeper replays the job's end from ``describe_jobs`` so the run is scored or failed by
+    the same code path, instead of being failed for a job that in fact finished.
+    """
+    if not run.job_id or run.status in runs.FINAL:
+        return None
+    job = api.describe_job(run.job_id)
+    if job is None or job.get("status") not in ("SUCCEEDED", "FAILED"):
+        return None
+    detail = dict(job, tags={"run_id": run.run_id})
+    return parse_event(
+        {"source": "aws.batch", "detail-type": "Batch Job State Change", "detail": detail}
+    )
+
+
+def job_alive(api: BatchPort) -> Callable[[runs.Run], bool | None]:
+    """For the sweeper: is a run's Batch job still alive? None for runs without a job."""
+
+    def alive(run: runs.Run) -> bool | None:
+        if not run.job_id:
+            return None
+        status = api.job_status(run.job_id)
+        return status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
+
+    return alive

@@ -1,0 +1,78 @@
+"""Submitting one image run to AWS Batch: the label-free inputs, the job's two presigned links.
+
+A job gets two presigned URLs: GET for the label-free inputs (``id``, ``text``, ``tools``
+only) and PUT for its answers; it has no AWS credentials and, in subnets with no route out,
+no other reachable endpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolcall300.canonical import jsonl_bytes
+from toolcall300.jobs import harness
+from toolcall300.service.domain import runs
+from toolcall300.service.hosted.batch import BatchPort, Objects, ensure_definition
+
+JOB_PREFIX = "tc300-run-"
+PRESIGN_SECONDS = 4 * 3600  # covers queueing plus the job's own timeout
+
+
+def inputs_key(corpus_sha256: str) -> str:
+    return f"inputs/{corpus_sha256}.jsonl"
+
+
+def answers_key(run: runs.Run) -> str:
+    return f"answers/{run.team}/{run.run_id}/attempt-{run.attempts + 1}.json"
+
+
+def publish_inputs(objects: Objects, cases: list[dict[str, Any]], corpus_sha256: str) -> str:
+    """Store the label-free inputs once per corpus version; returns their key."""
+    key = inputs_key(corpus_sha256)
+    if not objects.exists(key):
+        objects.put(key, jsonl_bytes(harness.job_inputs(cases)))
+    return key
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job_id: str
+    definition_arn: str
+    answers_key: str
+
+
+def submit_run(
+    api: BatchPort,
+    objects: Objects,
+    run: runs.Run,
+    *,
+    queue: str,
+    base_definition: str,
+    inputs: str,
+    limits: harness.Limits | None = None,
+) -> Submitted:
+    """Submit one image run; its parameters carry links, never credentials or labels."""
+    limits = limits or harness.Limits()
+    image = str(run.adapter["image"])
+    arn = ensure_definition(api, image, base_definition)
+    answers = answers_key(run)
+    env = {
+        "TC300_RUN_ID": run.run_id,
+        "TC300_INPUTS_URL": objects.presign("GET", inputs, seconds=PRESIGN_SECONDS),
+        "TC300_ANSWERS_URL": objects.presign("PUT", answers, seconds=PRESIGN_SECONDS),
+        "TC300_PER_CASE_TIMEOUT": str(limits.per_case_timeout),
+        "TC300_TOTAL_TIMEOUT": str(limits.total_timeout),
+        "TC300_MAX_OUTPUT_BYTES": str(limits.max_output_bytes),
+    }
+    job_id = api.submit(
+        jobName=JOB_PREFIX + run.run_id[4:],
+        jobQueue=queue,
+        jobDefinition=arn,
+        containerOverrides={
+            "environment": [{"name": k, "value": v} for k, v in sorted(env.items())]
+        },
+        tags={"run_id": run.run_id, "team": run.team},
+        propagateTags=True,
+    )
+    return Submitted(job_id, arn, answers)
