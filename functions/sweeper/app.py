@@ -5,7 +5,6 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from toolcall300.service.hosted import flow
-
 from toolcall300.service.observability import logger, metrics, tracer
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,15 +16,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolcall300.jobs.failures import FAILURE_REASONS
 from toolcall300.service.domain.dashboard import (
+    FACTS_MARK,
     SCRIPT_MARK,
     STYLE_MARK,
     assemble,
     build_page,
     content_security_policy,
+    facts_block,
     page,
+    server_facts,
     source_hash,
 )
+from toolcall300.spec import CATEGORIES
 
 pytest.register_assert_rewrite("support.dashboard")
 pytest_plugins = ["support.dashboard"]
@@ -80,22 +86,49 @@ def test_page_headers_harden_a_page_that_handles_a_key() -> None:
 def test_assemble_inlines_verbatim_and_the_hash_follows_the_text(style: str, script: str) -> None:
     if "</style" in style.lower() or "</script" in script.lower():
         with pytest.raises(ValueError):
-            assemble(f"<style>{STYLE_MARK}</style><script>{SCRIPT_MARK}</script>", style, script)
+            assemble(
+                f"<style>{STYLE_MARK}</style><script>{SCRIPT_MARK}</script>{FACTS_MARK}",
+                style,
+                script,
+            )
         return
-    built = build_page(f"<style>{STYLE_MARK}</style><script>{SCRIPT_MARK}</script>", style, script)
-    assert built.html == f"<style>{style}</style><script>{script}</script>"
+    template = f"<style>{STYLE_MARK}</style><script>{SCRIPT_MARK}</script>{FACTS_MARK}"
+    built = build_page(template, style, script, '{"a":1}')
+    assert built.html == f'<style>{style}</style><script>{script}</script>{{"a":1}}'
     directives = csp_directives(built.headers["Content-Security-Policy"])
     assert directives["script-src"] == source_hash(script)
     assert directives["style-src"] == source_hash(style)
 
 
-def test_assemble_refuses_a_template_without_both_markers() -> None:
+def test_assemble_refuses_a_template_without_every_marker() -> None:
     with pytest.raises(ValueError):
         assemble("<style>{{style}}</style>", "a{}", "1")
     with pytest.raises(ValueError):
+        assemble("{{style}}{{script}}", "a{}", "1")  # no facts marker
+    with pytest.raises(ValueError):
+        assemble("{{style}}{{script}}{{facts}}", "a{}", "1", '"</script>"')
+    with pytest.raises(ValueError):
         assemble("{{style}}{{style}}{{script}}", "a{}", "1")
     with pytest.raises(ValueError):
-        assemble("{{style}}{{script}}", "a{}", "x='</SCRIPT>'")
+        assemble("{{style}}{{script}}{{facts}}", "a{}", "x='</SCRIPT>'")
+
+
+def test_the_page_carries_the_server_facts_as_one_json_block_and_the_script_restates_none() -> None:
+    html = page().html
+    block = html.split('<script id="server-facts" type="application/json">', 1)[1].split(
+        "</script>"
+    )[0]
+    assert json.loads(block) == server_facts()
+    assert server_facts()["categories"] == list(CATEGORIES)
+    assert set(server_facts()["failure_text"]) == set(FAILURE_REASONS)
+    script = (ROOT / "layers/toolcall300/toolcall300/service/static/dashboard.js").read_text()
+    for fact in (*CATEGORIES, *FAILURE_REASONS, *server_facts()["failure_text"].values()):
+        assert fact not in script, fact
+
+
+def test_the_facts_block_cannot_end_its_element() -> None:
+    assert "<" not in facts_block({"x": "</script><script>alert(1)</script>"})
+    assert json.loads(facts_block({"x": "</script>"})) == {"x": "</script>"}
 
 
 def test_csp_differs_when_the_script_changes() -> None:

@@ -17,12 +17,11 @@ import pytest
 from moto.core.config import default_user_config
 from support import runs as fakes
 
+from toolcall300.service.api import wiring
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import TooManyRequests
-from toolcall300.service.hosted import batch, events, submit
-from toolcall300.service.api import wiring
-from toolcall300.service.hosted import flow
+from toolcall300.service.hosted import batch, events, flow, submit
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.dynamo import LicenceTable

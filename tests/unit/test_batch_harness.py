@@ -105,7 +105,9 @@ def test_the_adapter_never_sees_the_links_or_credentials(links: Links) -> None:
         "    print(json.dumps({'id':item['id'],'call':{'name':'env','arguments':{'env':sorted(os.environ)}}}),flush=True)\n"
     )
     assert entry.main(spy, links.env(AWS_SECRET_ACCESS_KEY="leak", TEAM_SETTING="kept")) == 0
-    seen = next(iter(events.read_answers(links.answers or b"").answers.values()))["arguments"]["env"]
+    seen = next(iter(events.read_answers(links.answers or b"").answers.values()))["arguments"][
+        "env"
+    ]
     assert "TEAM_SETTING" in seen
     assert not [k for k in seen if k.startswith(("TC300_", "AWS_"))]
 

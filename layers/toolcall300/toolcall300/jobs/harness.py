@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall300.jobs.failures import failure
 from toolcall300.scoring import protocol as streamproto
 
 INPUT_FIELDS = ("id", "text", "tools")
@@ -71,10 +72,6 @@ def diagnostics_of(result: streamproto.StreamResult) -> dict[str, Any]:
     }
 
 
-def _failure(reason: str, detail: str, stderr_tail: str) -> dict[str, str]:
-    return {"reason": reason, "detail": detail, "stderr_tail": stderr_tail[-4096:]}
-
-
 def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str] | None:
     """None when the answers can be scored; else the failure that ends the run.
 
@@ -86,29 +83,29 @@ def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str]
     tail = result.stderr_tail
     answered = len(result.answers) - len(result.unanswered)
     if result.stopped_reason == "total_timeout":
-        return _failure(
+        return failure(
             "job_timeout", f"the run exceeded its {limits.total_timeout:g} s limit", tail
         )
     if result.stopped_reason == "output_cap":
-        return _failure(
+        return failure(
             "output_malformed", f"the adapter wrote more than {limits.max_output_bytes} bytes", tail
         )
     crashed = result.exit_code not in (0, None) and result.stopped_reason == "exited"
     if crashed and any(marker in tail for marker in OOM_MARKERS):
-        return _failure("out_of_memory", "the adapter ran out of memory", tail)
+        return failure("out_of_memory", "the adapter ran out of memory", tail)
     if answered > 0 or not result.answers:
         return None
     if result.malformed_lines:
-        return _failure(
+        return failure(
             "output_malformed", f"no valid answer line; {result.malformed_lines} malformed", tail
         )
     if result.stopped_reason == "idle_timeout":
-        return _failure(
+        return failure(
             "job_timeout",
             f"no answer within the {limits.per_case_timeout:g} s per-case limit",
             tail,
         )
-    return _failure(
+    return failure(
         "adapter_start_failed", f"the adapter exited with {result.exit_code} before answering", tail
     )
 
@@ -132,7 +129,7 @@ def run_job(
             popen_kwargs=popen_kwargs,
         )
     except OSError as exc:  # not found, not executable
-        fail = _failure(
+        fail = failure(
             "adapter_start_failed", f"cannot start the adapter: {exc.strerror or exc}", ""
         )
         return JobOutput({}, {"answered": 0, "start_error": type(exc).__name__}, fail)

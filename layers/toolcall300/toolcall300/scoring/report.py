@@ -45,6 +45,14 @@ DELTA_FIELDS = (
     "false_refusals",
     "schema_invalid_returns",
 )
+#: Which way each compared count moves when the adapter got better ("up": more is better).
+BETTER_WHEN = {
+    "exact": "up",
+    "refused_correctly": "up",
+    "invented_calls": "down",
+    "false_refusals": "down",
+    "schema_invalid_returns": "down",
+}
 
 
 class ReportError(ValueError):

@@ -93,3 +93,15 @@ class RunsSettings(_Base):
     callback_attempts: int = Field(default=4, ge=1, le=10)
     callback_base_delay_s: float = Field(default=1.0, ge=0)
     max_attempts: int = Field(default=2, ge=1, le=5)
+
+
+class LocalWorkerSettings(BaseSettings):
+    """The local stack's worker pool (``TOOLCALL300_WORKERS``, ``TOOLCALL300_LEASE_S``, ...)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True, env_prefix="TOOLCALL300_")
+
+    workers: int = Field(default=2, ge=1, le=64)
+    lease_s: int = Field(default=30, ge=1)
+    #: RLIMIT_AS caps address space, not resident memory: runtimes that reserve large heaps
+    #: (JVM, V8) may need more than the default 1 GiB.
+    adapter_memory_mb: int = Field(default=1024, ge=64)

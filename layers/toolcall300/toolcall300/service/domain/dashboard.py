@@ -1,7 +1,9 @@
 """The team dashboard page: one self-contained HTML document and the strict CSP that pins it.
 
-``static/dashboard.html`` carries two markers, ``{{style}}`` and ``{{script}}``; the CSS and
-JS files are inlined there, and the Content-Security-Policy allows exactly those two blocks
+``static/dashboard.html`` carries three markers, ``{{style}}``, ``{{script}}`` and
+``{{facts}}``; the CSS and JS files are inlined there, and the server's facts the page needs
+(the categories in order, each failure reason in words, which way each count is better) go in
+as one JSON data block, so the script never restates them; and the Content-Security-Policy allows exactly those two blocks
 by their sha256 and nothing else: no other script or style, no external host, no form
 submission, no framing, and network calls to this API's own origin only. The page loads
 without a key; every data call it makes carries ``Authorization: Bearer`` (runs contract).
@@ -12,12 +14,39 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
+
+from toolcall300.jobs.failures import FAILURE_TEXT
+from toolcall300.scoring.report import BETTER_WHEN
+from toolcall300.spec import CATEGORIES
 
 STYLE_MARK = "{{style}}"
 SCRIPT_MARK = "{{script}}"
+FACTS_MARK = "{{facts}}"
+_MARKS = re.compile(r"\{\{(?:style|script|facts)\}\}")
+
+
+def server_facts() -> dict[str, Any]:
+    """What the page shows that the server decides: one source, so the two never disagree."""
+    return {
+        "categories": list(CATEGORIES),
+        "failure_text": dict(FAILURE_TEXT),
+        "better_when": dict(BETTER_WHEN),
+    }
+
+
+def facts_block(facts: dict[str, Any]) -> str:
+    """``facts`` as JSON safe inside ``<script type="application/json">`` (no ``<`` at all).
+
+    >>> facts_block({"a": "</script>"})
+    '{"a":"\\u003c/script>"}'
+    """
+    return json.dumps(facts, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
 
 
 @dataclass(frozen=True)
@@ -55,17 +84,20 @@ def content_security_policy(style: str, script: str) -> str:
     )
 
 
-def assemble(template: str, style: str, script: str) -> str:
-    """Inline ``style`` and ``script`` into ``template`` at their markers.
+def assemble(template: str, style: str, script: str, facts: str = "{}") -> str:
+    """Inline ``style``, ``script`` and the ``facts`` JSON into ``template`` at their markers.
 
     Refuses text that could end its element early, since the CSP hash would then no longer
-    cover what the browser runs.
+    cover what the browser runs. The facts block is data (``type="application/json"``): the
+    browser never runs it, so the CSP needs no hash for it.
     """
-    if template.count(STYLE_MARK) != 1 or template.count(SCRIPT_MARK) != 1:
-        raise ValueError("the page template needs exactly one style and one script marker")
-    if "</style" in style.lower() or "</script" in script.lower():
-        raise ValueError("inline style or script would close its own element")
-    return template.replace(STYLE_MARK, style).replace(SCRIPT_MARK, script)
+    marks = (STYLE_MARK, SCRIPT_MARK, FACTS_MARK)
+    if any(template.count(mark) != 1 for mark in marks):
+        raise ValueError("the page template needs exactly one style, script and facts marker")
+    if "</style" in style.lower() or "</script" in script.lower() or "<" in facts:
+        raise ValueError("inline style, script or facts would close its own element")
+    parts = {STYLE_MARK: style, SCRIPT_MARK: script, FACTS_MARK: facts}
+    return _MARKS.sub(lambda m: parts[m.group(0)], template)  # one pass: no text is re-read
 
 
 def page_headers(style: str, script: str) -> dict[str, str]:
@@ -81,9 +113,9 @@ def page_headers(style: str, script: str) -> dict[str, str]:
     }
 
 
-def build_page(template: str, style: str, script: str) -> Page:
-    """The page and its headers from the three source texts (pure)."""
-    return Page(assemble(template, style, script), page_headers(style, script))
+def build_page(template: str, style: str, script: str, facts: str = "{}") -> Page:
+    """The page and its headers from the source texts and the facts block (pure)."""
+    return Page(assemble(template, style, script, facts), page_headers(style, script))
 
 
 def _static(name: str) -> str:
@@ -93,4 +125,9 @@ def _static(name: str) -> str:
 @cache
 def page() -> Page:
     """The dashboard as shipped in the package (read once per process)."""
-    return build_page(_static("dashboard.html"), _static("dashboard.css"), _static("dashboard.js"))
+    return build_page(
+        _static("dashboard.html"),
+        _static("dashboard.css"),
+        _static("dashboard.js"),
+        facts_block(server_facts()),
+    )

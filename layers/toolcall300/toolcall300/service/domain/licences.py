@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from toolcall300.service.domain.records import iso, retry_on_conflict
 from toolcall300.service.errors import Conflict, Forbidden, NotFound, StoreConflict
 
 KEY_PREFIX = "tc300_"
@@ -27,7 +28,6 @@ TIERS = ("single", "team")
 Tier = Literal["single", "team"]
 Effect = Literal["issue", "revoke", "suspend", "reinstate", "reissue", "note"]
 Status = Literal["pending", "active", "suspended", "revoked"]
-_RETRIES = 5
 
 
 def new_key() -> str:
@@ -200,7 +200,7 @@ def apply_change(current: Licence | None, change: Change, *, now: datetime) -> L
             team=change.checkout.get("team"),
             session_id=change.checkout.get("session_id"),
             payment_intent=change.checkout.get("payment_intent"),
-            issued_at=now.astimezone(UTC).isoformat(timespec="seconds"),
+            issued_at=iso(now),
         )
     return updated
 
@@ -221,16 +221,15 @@ def record_change(
     store: LicenceStore, change: Change, *, now: Callable[[], datetime] = lambda: datetime.now(UTC)
 ) -> tuple[Licence | None, bool]:
     """Record one transition (optimistic concurrency, retried); returns (licence, changed)."""
-    for _ in range(_RETRIES):
+
+    def attempt() -> tuple[Licence | None, bool]:
         before = _read(store, change.licence_id)
         after = apply_change(before, change, now=now())
         if after is None:
             return before, False
-        try:
-            return _write(store, before, after), True
-        except StoreConflict:
-            continue
-    raise Conflict("licence is being updated concurrently; retry", code="busy")
+        return _write(store, before, after), True
+
+    return retry_on_conflict(attempt, what="licence")
 
 
 def claim(
@@ -287,7 +286,7 @@ def issue_manual(
         source="manual",
         tier=tier,
         team=team,
-        issued_at=now.astimezone(UTC).isoformat(timespec="seconds"),
+        issued_at=iso(now),
         key_hash=hash_key(key),
         transitions=(_operator_transition("operator.issue", "issue", now),),
     )
@@ -295,15 +294,13 @@ def issue_manual(
 
 
 def _update(store: LicenceStore, licence_id: str, edit: Callable[[Licence], Licence]) -> Licence:
-    for _ in range(_RETRIES):
+    def attempt() -> Licence:
         before = _read(store, licence_id)
         if before is None:
             raise NotFound(f"no licence {licence_id}")
-        try:
-            return _write(store, before, edit(before))
-        except StoreConflict:
-            continue
-    raise Conflict("licence is being updated concurrently; retry", code="busy")
+        return _write(store, before, edit(before))
+
+    return retry_on_conflict(attempt, what="licence")
 
 
 def revoke(store: LicenceStore, licence_id: str, *, now: datetime) -> Licence:

@@ -14,8 +14,9 @@ from typing import Any
 
 from toolcall300.jobs import harness
 from toolcall300.service.domain import runs
+from toolcall300.service.errors import NotFound
 from toolcall300.service.hosted.batch import BatchPort, Objects
-from toolcall300.service.hosted.submit import JOB_PREFIX
+from toolcall300.service.hosted.submit import JOB_PREFIX, answers_key
 
 # ----------------------------------------------------------------------------- job events
 
@@ -83,7 +84,7 @@ def read_answers(raw: bytes) -> harness.JobOutput:
     """
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not JSON, or too deep
         doc = None
     if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
         bad = runs.failure("output_malformed", "the job's answers file is not valid")
@@ -133,8 +134,8 @@ def handle_event(
     if ev.status == "FAILED":
         return runs.fail(store, run.run_id, failure_of(ev), now=when)
     try:
-        raw = objects.get(f"answers/{run.team}/{run.run_id}/attempt-{run.attempts}.json")
-    except Exception:
+        raw = objects.get(answers_key(run, attempt=run.attempts))
+    except NotFound:  # anything else (S3 down, access denied) propagates: the event is retried
         missing = runs.failure("output_malformed", "the job ended without writing its answers")
         return runs.fail(store, run.run_id, missing, now=when)
     output = read_answers(raw)  # the scorer looks up only the corpus's own ids

@@ -18,7 +18,13 @@ from typing import Any
 from toolcall300.jobs.harness import JobOutput
 from toolcall300.scoring import report as scorer
 from toolcall300.scoring.corpus import parse_corpus
-from toolcall300.service.api.wiring import batch_api, report_store, run_store, runs_settings, scoring_corpus
+from toolcall300.service.api.wiring import (
+    batch_api,
+    report_store,
+    run_store,
+    runs_settings,
+    scoring_corpus,
+)
 from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.runs import (
     ReportStore,
@@ -63,7 +69,10 @@ def summary_of(report: dict[str, Any]) -> dict[str, Any]:
 
 def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """The scorer's gate, in the contract's shape (``deltas`` is called ``counts`` there)."""
-    c = scorer.compare_reports(baseline, current)
+    try:
+        c = scorer.compare_reports(baseline, current)
+    except scorer.ReportError as exc:
+        raise runs.NotComparable(str(exc)) from exc
     return {
         "regressed": c["regressed"],
         "reasons": c["reasons"],

@@ -23,8 +23,13 @@ def inputs_key(corpus_sha256: str) -> str:
     return f"inputs/{corpus_sha256}.jsonl"
 
 
-def answers_key(run: runs.Run) -> str:
-    return f"answers/{run.team}/{run.run_id}/attempt-{run.attempts + 1}.json"
+def answers_key(run: runs.Run, *, attempt: int) -> str:
+    """Where attempt ``attempt`` of ``run`` writes its answers (one object per attempt).
+
+    A run is submitted before Batch starts it (``attempt = run.attempts + 1``) and read when the
+    job ended (``attempt = run.attempts``, counted when it started), so both name the same key.
+    """
+    return f"answers/{run.team}/{run.run_id}/attempt-{attempt}.json"
 
 
 def publish_inputs(objects: Objects, cases: list[dict[str, Any]], corpus_sha256: str) -> str:
@@ -56,7 +61,7 @@ def submit_run(
     limits = limits or harness.Limits()
     image = str(run.adapter["image"])
     arn = ensure_definition(api, image, base_definition)
-    answers = answers_key(run)
+    answers = answers_key(run, attempt=run.attempts + 1)
     env = {
         "TC300_RUN_ID": run.run_id,
         "TC300_INPUTS_URL": objects.presign("GET", inputs, seconds=PRESIGN_SECONDS),

@@ -38,6 +38,7 @@ _LOCAL_POWERTOOLS = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here
     "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would only be noise on a terminal
     "POWERTOOLS_DEV": "false",
+    "TOOLCALL300_LOCAL_STACK": "true",  # accept adapter_cmd (docs/hosted-scoring.md: local only)
 }
 
 

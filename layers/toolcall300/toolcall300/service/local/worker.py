@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolcall300.jobs import harness, sandbox
-from toolcall300.service.domain import callback, runs
+from toolcall300.service.domain import runs
 from toolcall300.service.hosted.flow import Corpus, score_output
 from toolcall300.service.observability import logger
 
@@ -132,31 +132,6 @@ def _notify(deps: WorkerDeps, run: runs.Run) -> None:
         deps.notify(run)
     except Exception:
         logger.exception("callback failed", extra={"run_id": run.run_id})
-
-
-def callback_notifier(attempts: int = 4, base_delay: float = 1.0) -> Callable[[runs.Run], None]:
-    """POST the run's summary to its callback URL, signed, with retries (never raises)."""
-
-    def notify(run: runs.Run) -> None:
-        if not run.callback_url or not run.callback_secret:
-            return
-        outcome = callback.deliver(
-            run.callback_url,
-            runs.callback_document(run),
-            run.callback_secret,
-            attempts=attempts,
-            base_delay=base_delay,
-        )
-        logger.info(
-            "callback delivered" if outcome.delivered else "callback undelivered",
-            extra={
-                "run_id": run.run_id,
-                "attempts": outcome.attempts,
-                "status": outcome.last_status,
-            },
-        )
-
-    return notify
 
 
 class WorkerPool:
@@ -272,36 +247,27 @@ def cached_corpus(read: Callable[[str], bytes]) -> Callable[[], Corpus]:
 
 def start_local(context: Any) -> Callable[[], None]:
     """The local stack's background hook: start a pool on the stack's tables and buckets."""
-    import os
-
     from toolcall300.service.api import wiring
-
+    from toolcall300.service.hosted import flow
     from toolcall300.service.sdk.s3 import CorpusObjects
+    from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
-    os.environ["TOOLCALL300_LOCAL_STACK"] = "true"  # accept adapter_cmd (runs-contract.md)
-    wiring.clear_ports()
-    conf = wiring.runs_settings()
+    conf, local = wiring.runs_settings(), get_settings(LocalWorkerSettings)
     deps = WorkerDeps(
         store=wiring.run_store(),
         reports=wiring.report_store(),
         corpus=cached_corpus(CorpusObjects(conf.corpus_bucket).read),
-        notify=callback_notifier(conf.callback_attempts, conf.callback_base_delay_s),
-        lease_s=int(os.environ.get("TOOLCALL300_LEASE_S", "30")),
-        # RLIMIT_AS caps address space, not resident memory: runtimes that reserve large
-        # heaps (JVM, V8) may need more than the default 1 GiB.
-        sandbox_limits=sandbox.Limits(
-            memory_bytes=int(os.environ.get("TOOLCALL300_ADAPTER_MEMORY_MB", "1024")) * 2**20
-        ),
+        notify=flow.notify,
+        lease_s=local.lease_s,
+        sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
         max_attempts=conf.max_attempts,
     )
-    pool = WorkerPool(deps, size=int(os.environ.get("TOOLCALL300_WORKERS", "2"))).start()
+    pool = WorkerPool(deps, size=local.workers).start()
     context.extra["run_workers"] = pool
 
     def stop() -> None:
         # the pool may have been replaced (tests pause and restart it): stop the current one
         context.extra["run_workers"].stop()
-        os.environ.pop("TOOLCALL300_LOCAL_STACK", None)
-        wiring.clear_ports()
 
     return stop
 

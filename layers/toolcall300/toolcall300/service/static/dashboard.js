@@ -15,33 +15,21 @@
   var POLL_MS = 4000;
   var LONG_LIST = 30;
 
-  // The twelve categories of the suite README, in its order.
-  var CATEGORIES = [
-    "wrong_tool_name", "missing_required_arg", "extra_undeclared_arg", "type_coercion",
-    "enum_violation", "nested_flattened", "array_vs_scalar", "args_as_string",
-    "multiple_calls", "hallucinated_tool", "truncated", "unrecoverable"
-  ];
+  // The server's facts (categories in the README's order, each failure reason in words, which
+  // way each count is better), put in the page as one JSON block when it was built.
+  var FACTS = JSON.parse(document.getElementById("server-facts").textContent);
+  var CATEGORIES = FACTS.categories;
+  var FAILURE_TEXT = FACTS.failure_text;
 
-  // The five outcome counts of the score report; `better` says which direction is good
-  // (README: the gate fails when exact falls or invented calls / schema-invalid rise).
+  // The five outcome counts of the score report, labelled; `better` comes from the server.
   var METRICS = [
-    { key: "exact", label: "Exact matches", of: "cases", better: "up" },
-    { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases", better: "up" },
-    { key: "invented_calls", label: "Invented calls", of: null, better: "down" },
-    { key: "false_refusals", label: "False refusals", of: null, better: "down" },
-    { key: "schema_invalid_returns", label: "Schema-invalid returns", of: null, better: "down" }
-  ];
+    { key: "exact", label: "Exact matches", of: "cases" },
+    { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases" },
+    { key: "invented_calls", label: "Invented calls", of: null },
+    { key: "false_refusals", label: "False refusals", of: null },
+    { key: "schema_invalid_returns", label: "Schema-invalid returns", of: null }
+  ].map(function (m) { m.better = FACTS.better_when[m.key]; return m; });
   var NEUTRAL_COUNTS = { cases: "Cases", refusal_cases: "Refusal cases" };
-
-  // runs contract: failure.reason values, said in words.
-  var FAILURE_TEXT = {
-    image_pull_failed: "The adapter image could not be pulled.",
-    adapter_start_failed: "The adapter did not start.",
-    job_timeout: "The run took longer than its time limit.",
-    out_of_memory: "The adapter ran out of memory.",
-    output_malformed: "The adapter's output could not be read as answers.",
-    infra_error: "The scoring infrastructure failed (not your adapter)."
-  };
 
   /* ------------------------------------------------------------------ pure helpers */
 
@@ -216,6 +204,22 @@
     return node;
   }
 
+  /** A table in a keyboard-scrollable region named for screen readers (`label` or
+      `labelledBy`), with an optional caption and header row; the one way tables are drawn. */
+  function scrollTable(opts) {
+    var region = { "class": "table-scroll", role: "region", tabindex: "0" };
+    if (opts.labelledBy) { region["aria-labelledby"] = opts.labelledBy; } else { region["aria-label"] = opts.label; }
+    var parts = [];
+    if (opts.caption) { parts.push(el("caption", { text: opts.caption })); }
+    if (opts.head) {
+      parts.push(el("thead", {}, [el("tr", {}, opts.head.map(function (h) {
+        return el("th", { scope: "col", "class": h.num ? "num" : null, text: h.text });
+      }))]));
+    }
+    parts.push(el("tbody", {}, opts.rows));
+    return el("div", region, [el("table", { "class": "data", id: opts.id || null }, parts)]);
+  }
+
   function clear(node) {
     while (node.firstChild) { node.removeChild(node.firstChild); }
     return node;
@@ -326,16 +330,10 @@
         el("td", { text: p.mark === "run" ? "" : label(p.mark === "baseline" ? "baseline set" : p.mark) })
       ]);
     });
-    return el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": title + " as a table" }, [
-      el("table", { "class": "data" }, [
-        el("caption", { text: title + " per scored run" }),
-        el("thead", {}, [el("tr", {}, [
-          el("th", { scope: "col", text: "Run" }), el("th", { scope: "col", text: "Created" }),
-          el("th", { scope: "col", "class": "num", text: "Value" }), el("th", { scope: "col", text: "Note" })
-        ])]),
-        el("tbody", {}, rows)
-      ])
-    ]);
+    return scrollTable({
+      label: title + " as a table", caption: title + " per scored run", rows: rows,
+      head: [{ text: "Run" }, { text: "Created" }, { text: "Value", num: true }, { text: "Note" }]
+    });
   }
 
   /* ------------------------------------------------------------------ API */
@@ -614,17 +612,10 @@
           el("td", { "class": "num", text: b.summary ? b.summary.exact + " / " + b.summary.cases : "" })
         ]);
       });
-      box.appendChild(el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": "Baseline " + name + " history" }, [
-        el("table", { "class": "data" }, [
-          el("caption", { text: "Baseline “" + name + "”, newest first" }),
-          el("thead", {}, [el("tr", {}, [
-            el("th", { scope: "col", text: "Set at" }), el("th", { scope: "col", text: "Run" }),
-            el("th", { scope: "col", text: "Ref" }), el("th", { scope: "col", text: "Commit" }),
-            el("th", { scope: "col", "class": "num", text: "Exact" })
-          ])]),
-          el("tbody", {}, rows)
-        ])
-      ]));
+      box.appendChild(scrollTable({
+        label: "Baseline " + name + " history", caption: "Baseline “" + name + "”, newest first", rows: rows,
+        head: [{ text: "Set at" }, { text: "Run" }, { text: "Ref" }, { text: "Commit" }, { text: "Exact", num: true }]
+      }));
     });
   }
 
@@ -701,9 +692,7 @@
     });
     return el("section", { "aria-labelledby": "scores-title" }, [
       el("h2", { id: "scores-title", text: "Scores" }),
-      el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-labelledby": "scores-title" }, [
-        el("table", { "class": "data" }, [el("tbody", {}, rows)])
-      ])
+      scrollTable({ labelledBy: "scores-title", rows: rows })
     ]);
   }
 
@@ -749,16 +738,10 @@
         el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: signed(c.delta) + (verdict === "same" ? "" : " (" + verdict + ")") })])
       ]);
     });
-    return el("div", { "class": "table-scroll", role: "region", tabindex: "0", "aria-label": "Counts compared with the baseline" }, [
-      el("table", { "class": "data", id: "comparison-counts" }, [
-        el("caption", { text: "Counts" }),
-        el("thead", {}, [el("tr", {}, [
-          el("th", { scope: "col", text: "Count" }), el("th", { scope: "col", "class": "num", text: "Baseline" }),
-          el("th", { scope: "col", "class": "num", text: "This run" }), el("th", { scope: "col", "class": "num", text: "Change" })
-        ])]),
-        el("tbody", {}, rows)
-      ])
-    ]);
+    return scrollTable({
+      label: "Counts compared with the baseline", caption: "Counts", id: "comparison-counts", rows: rows,
+      head: [{ text: "Count" }, { text: "Baseline", num: true }, { text: "This run", num: true }, { text: "Change", num: true }]
+    });
   }
 
   function movesBlock(moves) {

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from toolcall300.service.api import wiring
 from toolcall300.service.api.auth import bearer_key, require_licence
 from toolcall300.service.api.resolver import (
     error_responses,
@@ -28,7 +29,6 @@ from toolcall300.service.domain import runs
 from toolcall300.service.domain.callback import callback_secret
 from toolcall300.service.domain.licences import Licence
 from toolcall300.service.errors import BadRequest
-from toolcall300.service.api import wiring
 from toolcall300.service.hosted import flow
 from toolcall300.service.observability import count
 
@@ -118,9 +118,7 @@ def describe(run_id: str) -> Response[str]:
 )
 def report(run_id: str) -> Response[str]:
     licence = _team_licence()
-    body = runs.stored_report(
-        wiring.run_store(), wiring.report_store(), run_id, str(licence.team)
-    )
+    body = runs.stored_report(wiring.run_store(), wiring.report_store(), run_id, str(licence.team))
     return Response(
         status_code=200,
         content_type="application/json",

@@ -8,6 +8,7 @@ passes the scorer's functions in. Callers use the names re-exported here (``runs
 ``runs.Run``); each lives in exactly one of the modules below.
 """
 
+from toolcall300.jobs.failures import FAILURE_REASONS, STDERR_TAIL_CHARS, failure
 from toolcall300.service.domain.runs.baselines import (
     baseline_history,
     baselines_document,
@@ -18,6 +19,7 @@ from toolcall300.service.domain.runs.baselines import (
 )
 from toolcall300.service.domain.runs.lifecycle import (
     Compare,
+    NotComparable,
     Scoring,
     Summarise,
     TakeQuota,
@@ -33,10 +35,8 @@ from toolcall300.service.domain.runs.lifecycle import (
     submit,
 )
 from toolcall300.service.domain.runs.record import (
-    FAILURE_REASONS,
     FINAL,
     RUN_ID_RE,
-    STDERR_TAIL_CHARS,
     TRANSITIONS,
     ReportStore,
     Run,
@@ -44,10 +44,8 @@ from toolcall300.service.domain.runs.record import (
     Status,
     Verdict,
     check_transition,
-    failure,
     get_for_team,
     idempotent_run_id,
-    iso,
     load,
     new_run_id,
     update,
@@ -80,6 +78,7 @@ __all__ = [
     "TRANSITIONS",
     "Compare",
     "JobAlive",
+    "NotComparable",
     "ReportStore",
     "Run",
     "RunStore",
@@ -102,7 +101,6 @@ __all__ = [
     "get_for_team",
     "heartbeat",
     "idempotent_run_id",
-    "iso",
     "load",
     "mark_running",
     "new_run_id",

@@ -11,6 +11,7 @@ from typing import Any
 
 from toolcall300.service.domain.runs.record import Run, RunStore, Verdict
 
+
 def short_ref(ref: str) -> str:
     """``refs/heads/main`` and ``main`` name the same branch (a baseline is named by branch)."""
     for prefix in ("refs/heads/", "refs/tags/"):

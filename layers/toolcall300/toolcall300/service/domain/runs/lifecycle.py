@@ -15,15 +15,22 @@ from datetime import datetime
 from typing import Any
 
 from toolcall300.canonical import pretty_bytes
-from toolcall300.service.domain.runs.baselines import current_baseline, decide_verdict, short_ref, team_runs
+from toolcall300.service.domain.records import iso
+from toolcall300.service.domain.runs.baselines import (
+    current_baseline,
+    decide_verdict,
+    short_ref,
+    team_runs,
+)
 from toolcall300.service.domain.runs.record import (
     FINAL,
     ReportStore,
     Run,
     RunStore,
     get_for_team,
-    iso,
+    idempotent_run_id,
     load,
+    new_run_id,
     update,
 )
 from toolcall300.service.domain.runs.submission import Submission
@@ -72,7 +79,7 @@ def submit(
         callback_url=sub.callback_url,
         callback_secret=callback_secret if sub.callback_url else None,
         request_hash=sub.fingerprint(),
-        created_at=iso(now) or "",
+        created_at=iso(now),
         version=1,
     )
     try:
@@ -191,6 +198,11 @@ class Scoring:
     sandbox: dict[str, Any]
 
 
+class NotComparable(Exception):
+    """What a :data:`Compare` raises when the two reports cannot be compared (shape, corpus)."""
+
+
+#: (baseline report, this run's report) -> the comparison; raises :class:`NotComparable`.
 Compare = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 Summarise = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -228,7 +240,7 @@ def finish_scored(
         try:
             compared = compare(base_doc.get("score", base_doc), scoring.report)
             comparison = dict(compared, baseline_run_id=base.run_id)
-        except ValueError:
+        except NotComparable:
             base = None  # scored on another corpus version: not comparable, so no baseline yet
     verdict, becomes = decide_verdict(
         regressed=None if comparison is None else bool(comparison.get("regressed")),

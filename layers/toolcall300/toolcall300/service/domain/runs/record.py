@@ -13,23 +13,15 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from toolcall300.service.errors import Conflict, NotFound, StoreConflict
+from toolcall300.service.domain.records import retry_on_conflict
+from toolcall300.service.errors import Conflict, NotFound
 
 Status = Literal["queued", "running", "scored", "failed"]
 Verdict = Literal["pass", "regression", "baseline_set"]
 
-#: The closed list of failure reasons (docs/runs-contract.md); anything else is a bug in the caller.
-FAILURE_REASONS = (
-    "image_pull_failed",
-    "adapter_start_failed",
-    "job_timeout",
-    "out_of_memory",
-    "output_malformed",
-    "infra_error",
-)
 #: Allowed status transitions; ``running -> queued`` is the lease-expiry retry.
 TRANSITIONS: dict[str, frozenset[str]] = {
     "queued": frozenset({"running", "failed"}),
@@ -40,9 +32,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 FINAL: frozenset[str] = frozenset({"scored", "failed"})
 
 RUN_ID_RE = re.compile(r"^run_[0-9A-HJKMNP-TV-Z]{26}$")
-STDERR_TAIL_CHARS = 4096
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_RETRIES = 5
 
 
 class RunStore(Protocol):
@@ -83,10 +73,6 @@ def idempotent_run_id(team: str, key: str) -> str:
     """The run id an ``Idempotency-Key`` names for one team: same key + same team, same run."""
     digest = hashlib.sha256(f"toolcall300-run\0{team}\0{key}".encode()).digest()
     return "run_" + _crockford(digest[:17], 26)
-
-
-def iso(ts: datetime | None) -> str | None:
-    return ts.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z") if ts else None
 
 
 # ----------------------------------------------------------------------------- the record
@@ -201,7 +187,8 @@ def _save(store: RunStore, before: Run, after: Run) -> Run:
 
 def update(store: RunStore, run_id: str, edit: Callable[[Run], Run | None]) -> Run | None:
     """Apply ``edit`` with optimistic concurrency, retried; ``edit`` returns None to do nothing."""
-    for _ in range(_RETRIES):
+
+    def attempt() -> Run | None:
         before = load(store, run_id)
         if before is None:
             return None
@@ -210,19 +197,6 @@ def update(store: RunStore, run_id: str, edit: Callable[[Run], Run | None]) -> R
             return None
         if after.status != before.status:
             check_transition(before.status, after.status)
-        try:
-            return _save(store, before, after)
-        except StoreConflict:
-            continue
-    raise Conflict("the run is being updated concurrently; retry", code="busy")
+        return _save(store, before, after)
 
-
-def failure(reason: str, detail: str, stderr_tail: str = "") -> dict[str, str]:
-    """A failure record; the reason must come from the closed list."""
-    if reason not in FAILURE_REASONS:
-        raise ValueError(f"unknown failure reason {reason!r}")
-    return {
-        "reason": reason,
-        "detail": detail[:1000],
-        "stderr_tail": stderr_tail[-STDERR_TAIL_CHARS:],
-    }
+    return retry_on_conflict(attempt, what="the run")

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from toolcall300.jobs.failures import failure
+from toolcall300.service.domain.records import iso
 from toolcall300.service.domain.runs.lifecycle import fail
-from toolcall300.service.domain.runs.record import Run, RunStore, failure, iso, update
+from toolcall300.service.domain.runs.record import Run, RunStore, update
 
 # ----------------------------------------------------------------------------- the sweeper
 
@@ -48,7 +50,7 @@ def sweep(
             continue
         if result is not None:
             changed.append(result)
-    cutoff = iso(now - timedelta(seconds=queued_timeout_s)) or ""
+    cutoff = iso(now - timedelta(seconds=queued_timeout_s))
     for run in (Run.from_item(i) for i in store.by_status("queued")):
         if run.created_at < cutoff and job_alive(run) is not True:
             result = fail(

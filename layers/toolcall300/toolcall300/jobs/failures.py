@@ -1,0 +1,48 @@
+"""Why a run failed: the closed list of reasons and the one failure record every side writes.
+
+The harness (inside the job), the local worker, the Batch event handler and the sweeper all
+build a failed run's ``failure`` here, so its shape and its limits (the detail's length, the
+stderr tail the stream protocol keeps) are decided once (docs/runs-contract.md).
+Standard library only: the harness image runs it without the service's SDKs.
+"""
+
+from __future__ import annotations
+
+from toolcall300.scoring.protocol import STDERR_TAIL_BYTES
+
+#: The closed list of failure reasons (docs/runs-contract.md); anything else is a bug in the caller.
+FAILURE_REASONS = (
+    "image_pull_failed",
+    "adapter_start_failed",
+    "job_timeout",
+    "out_of_memory",
+    "output_malformed",
+    "infra_error",
+)
+#: Each reason in words, for people (the dashboard, the CI client's output).
+FAILURE_TEXT = {
+    "image_pull_failed": "The adapter image could not be pulled.",
+    "adapter_start_failed": "The adapter did not start.",
+    "job_timeout": "The run took longer than its time limit.",
+    "out_of_memory": "The adapter ran out of memory.",
+    "output_malformed": "The adapter's output could not be read as answers.",
+    "infra_error": "The scoring infrastructure failed (not your adapter).",
+}
+#: The stderr tail kept in a record: what the stream protocol captures, no more.
+STDERR_TAIL_CHARS = STDERR_TAIL_BYTES
+DETAIL_CHARS = 1000
+
+
+def failure(reason: str, detail: str, stderr_tail: str = "") -> dict[str, str]:
+    """A failure record; the reason must come from the closed list.
+
+    >>> failure("job_timeout", "too slow")
+    {'reason': 'job_timeout', 'detail': 'too slow', 'stderr_tail': ''}
+    """
+    if reason not in FAILURE_REASONS:
+        raise ValueError(f"unknown failure reason {reason!r}")
+    return {
+        "reason": reason,
+        "detail": detail[:DETAIL_CHARS],
+        "stderr_tail": stderr_tail[-STDERR_TAIL_CHARS:],
+    }
