@@ -11,7 +11,7 @@ import json
 import threading
 from typing import Any
 
-from toolcall300.service.errors import NotFound, StoreConflict
+from toolcall300.service.errors import NotFound, PayloadTooLarge, StoreConflict
 
 TOOLS = [
     {
@@ -153,8 +153,16 @@ class MemoryRunStore:
         return sorted(rows, key=lambda i: i["created_at"], reverse=True)[:limit]
 
     def by_status(self, status: str) -> list[dict[str, Any]]:
+        with self.lock:  # the sparse index: only runs in flight carry active_status
+            rows = [i for i in self.items.values() if i.get("active_status") == status]
+            return [json.loads(json.dumps(i)) for i in rows]
+
+    def baselines(self, team: str) -> list[dict[str, Any]]:
         with self.lock:
-            return [json.loads(json.dumps(i)) for i in self.items.values() if i["status"] == status]
+            rows = [
+                i for i in self.items.values() if i["team"] == team and i.get("baseline_set_at")
+            ]
+            return [json.loads(json.dumps(i)) for i in rows]
 
 
 class MemoryReports:
@@ -170,10 +178,12 @@ class MemoryReports:
                 raise StoreConflict(key)
             self.objects[key] = body
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
         with self.lock:
             if key not in self.objects:
                 raise NotFound(key)
+            if max_bytes is not None and len(self.objects[key]) > max_bytes:
+                raise PayloadTooLarge(key)
             return self.objects[key]
 
 

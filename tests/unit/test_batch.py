@@ -20,7 +20,7 @@ from support import runs as fakes
 from toolcall300.service.api import wiring
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual
-from toolcall300.service.errors import TooManyRequests
+from toolcall300.service.errors import PayloadTooLarge, TooManyRequests, UpstreamUnavailable
 from toolcall300.service.hosted import batch, events, flow, submit
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
@@ -43,7 +43,7 @@ def batch_env(
     iam, ec2, b = client("iam"), client("ec2"), client("batch")
     res = template["Resources"]
     names: dict[str, str] = {}
-    for logical in ("AdapterTaskRole", "AdapterExecutionRole"):
+    for logical in ("AdapterExecutionRole",):
         role_name = f"tc300-unit-{logical}-{id(names)}"
         doc = json.dumps(res[logical]["Properties"]["AssumeRolePolicyDocument"])
         names[logical] = iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=doc)["Role"][
@@ -79,7 +79,6 @@ def batch_env(
         {**names, "HarnessImage": "public.ecr.aws/toolcall300/harness:1"},
     )
     container = _lower(jd_props["ContainerProperties"])
-    container["jobRoleArn"] = names["AdapterTaskRole"]
     container["executionRoleArn"] = names["AdapterExecutionRole"]
     harness_def = b.register_job_definition(
         jobDefinitionName=f"tc300-unit-harness-{id(names)}",
@@ -95,7 +94,7 @@ def batch_env(
     batch.clear_cache()
     bucket = aws.names["CorpusBucket"]
     client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=fakes.corpus_bytes(CASES))
-    yield {"queue": queue, "definition": harness_def, "task_role": names["AdapterTaskRole"]}
+    yield {"queue": queue, "definition": harness_def}
     wiring.clear_ports()
     batch.clear_cache()
 
@@ -153,7 +152,7 @@ def test_one_job_definition_per_digest_cached(batch_env: dict[str, str]) -> None
     assert len(found["jobDefinitions"]) == 1
     props = found["jobDefinitions"][0]["containerProperties"]
     assert props["image"] == IMAGE
-    assert props["jobRoleArn"] == batch_env["task_role"]  # the role that grants nothing
+    assert "jobRoleArn" not in props  # no task role: the job holds no AWS credentials
     assert props["networkConfiguration"]["assignPublicIp"] == "DISABLED"
     assert found["jobDefinitions"][0]["platformCapabilities"] == ["FARGATE"]
 
@@ -444,3 +443,74 @@ def test_the_sweeper_replays_a_job_end_whose_event_was_lost(
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
     final = runs.load(wiring.run_store(), run.run_id)
     assert final is not None and final.summary is not None and final.summary["exact"] == len(CASES)
+
+
+def test_an_answers_file_over_the_cap_is_output_malformed_and_never_read_whole(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = submitted(call, aws)
+    doc = {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None}
+    put_answers(aws, run, doc)
+    monkeypatch.setattr(events, "MAX_ANSWERS_BYTES", len(json.dumps(doc)) - 1)
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.failure is not None
+    assert ended.failure["reason"] == "output_malformed"
+    assert "larger than" in ended.failure["detail"]
+
+
+def test_reading_the_answers_stops_at_the_cap_even_when_the_length_is_not_declared(
+    aws: Any,
+) -> None:
+    objects = ReportObjects(aws.names["ReportsBucket"])
+    client("s3").put_object(Bucket=objects.bucket, Key="answers/x", Body=b"x" * 5000)
+    assert objects.get("answers/x", max_bytes=5000) == b"x" * 5000
+    with pytest.raises(PayloadTooLarge):
+        objects.get("answers/x", max_bytes=4999)
+
+
+class _Jobs:
+    """A Batch port that knows one job, in ``status``."""
+
+    def __init__(self, status: str | None) -> None:
+        self.status = status
+
+    def job_status(self, job_id: str) -> str | None:
+        return self.status
+
+
+@pytest.mark.parametrize(
+    ("status", "alive"),
+    [("RUNNABLE", True), ("RUNNING", True), ("SUCCEEDED", True), ("FAILED", True), (None, False)],
+)
+def test_a_job_that_ended_is_left_to_its_event_never_failed_as_gone(
+    status: str | None, alive: bool
+) -> None:
+    # Failing a SUCCEEDED job's run as "gone" would race the scoring its event started.
+    run = runs.Run(
+        run_id="run_" + "0" * 26, team="t", licence_id="l", adapter={}, ref="main", commit="abc1234",
+        status="running", job_id="job-1",
+    )  # fmt: skip
+    assert events.job_alive(_Jobs(status))(run) is alive  # type: ignore[arg-type]
+
+
+def test_one_runs_failing_replay_does_not_stop_the_sweeper(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad, good = submitted(call, aws), submitted(call, aws, commit="ddddddd")
+    put_answers(aws, good, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    real = events.missed_event
+
+    def replay(run: runs.Run, api: Any) -> Any:
+        if run.run_id == bad.run_id:
+            raise UpstreamUnavailable("S3 refused", code="upstream_unavailable")
+        return real(run, api)
+
+    monkeypatch.setattr(events, "missed_event", replay)
+    for _ in range(50):
+        if client("batch").describe_jobs(jobs=[good.job_id])["jobs"][0]["status"] == "SUCCEEDED":
+            break
+        time.sleep(0.1)
+    changed = flow.sweep_now(now=NOW)
+    assert (good.run_id, "scored") in [(r.run_id, r.status) for r in changed]
+    still = runs.load(wiring.run_store(), bad.run_id)
+    assert still is not None and still.status not in runs.FINAL  # left for the next sweep

@@ -487,3 +487,64 @@ def test_callback_document_carries_the_outcome() -> None:
         and doc["verdict"] == "baseline_set"
         and doc["status"] == "scored"
     )
+
+
+def test_runs_record_the_corpus_they_were_scored_on_and_compare_only_like_with_like() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    first = finish(store, reports, submit(store), GOOD)  # the baseline on corpus f...f
+    assert first.corpus_sha256 == "f" * 64
+    run = submit(store, commit="ccccccc", now=T0 + timedelta(minutes=1))
+    runs.claim(store, run.run_id, owner="w", now=T0, lease_s=30)
+    new = scoring(GOOD)
+    new = runs.Scoring(dict(new.report, corpus_sha256="0" * 64), "0" * 64, "v", {}, {})
+    on_new = runs.finish_scored(
+        store, reports, run.run_id, new, compare=compare, summarise=summary_of, now=T0, owner="w"
+    )
+    assert on_new is not None and on_new.verdict == "baseline_set"  # the new corpus's first
+    # A later run back on the first corpus is compared with that corpus's baseline, not the newer one
+    back = finish(store, reports, submit(store, commit="ddddddd"), WORSE, now=T0 + timedelta(2))
+    assert back.verdict == "regression"
+    assert back.comparison is not None and back.comparison["baseline_run_id"] == first.run_id
+
+
+class _NoHistoryPage(MemoryRunStore):
+    """A store whose recent-runs page is empty: the baseline must come from the baseline index."""
+
+    def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        return []
+
+
+def test_the_baseline_is_found_however_many_runs_came_after_it() -> None:
+    store, reports = _NoHistoryPage(), MemoryReports()
+    base = finish(store, reports, submit(store), GOOD)
+    worse = finish(store, reports, submit(store, commit="ccccccc"), WORSE, now=T0 + timedelta(1))
+    assert worse.verdict == "regression"
+    assert worse.comparison is not None and worse.comparison["baseline_run_id"] == base.run_id
+
+
+def test_only_runs_in_flight_are_indexed_by_status_and_finished_ones_expire() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    queued = submit(store)
+    assert queued.to_item()["active_status"] == "queued" and "expires_at" not in queued.to_item()
+    base = finish(store, reports, queued, GOOD)
+    assert "active_status" not in base.to_item()
+    assert "expires_at" not in base.to_item()  # a baseline is history: it never expires
+    other = finish(store, reports, submit(store, ref="feature/x", commit="ccccccc"), GOOD)
+    assert "active_status" not in other.to_item()
+    expected = int((T0 + timedelta(days=runs.RETENTION_DAYS)).timestamp())
+    assert other.to_item()["expires_at"] == expected
+    assert store.by_status("queued") == [] and store.by_status("running") == []
+
+
+def test_one_busy_run_does_not_stop_the_sweep() -> None:
+    store = MemoryRunStore()
+    stuck = submit(store, commit="1111111", now=T0 - timedelta(hours=2))
+    other = submit(store, commit="2222222", now=T0 - timedelta(hours=2))
+
+    def alive(run: runs.Run) -> bool | None:
+        if run.run_id == stuck.run_id:
+            raise Conflict("busy", code="busy")
+        return None
+
+    changed = runs.sweep(store, now=T0, job_alive=alive)
+    assert [(r.run_id, r.status) for r in changed] == [(other.run_id, "failed")]

@@ -113,3 +113,38 @@ def test_handlers_stay_thin(name: str) -> None:
     source = (ROOT / "functions" / name / "app.py").read_text()
     assert len(source.splitlines()) <= 40
     assert "boto3" not in source and "stripe" not in source.replace("stripe_webhook", "")
+
+
+def test_the_adapter_job_has_no_task_role(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    props = res["HarnessJobDefinition"]["Properties"]["ContainerProperties"]
+    assert "JobRoleArn" not in props  # no role: the adapter's container holds no AWS credentials
+    assert "AdapterTaskRole" not in res
+
+
+def test_scoring_a_finished_job_has_the_s3_rights_it_uses_and_no_more(
+    template: dict[str, Any],
+) -> None:
+    res = template["Resources"]
+    statements = res["RunScoringPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    actions = {
+        a
+        for s in statements
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert actions == {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}  # no delete, no ACLs
+    for name in ("BatchEventsFunction", "SweeperFunction"):  # the sweeper replays job ends
+        assert {"Ref": "RunScoringPolicy"} in res[name]["Properties"]["Policies"], name
+
+
+def test_the_sweeper_reads_only_runs_in_flight_and_old_runs_expire(
+    template: dict[str, Any],
+) -> None:
+    table = template["Resources"]["RunsTable"]["Properties"]
+    indexes = {
+        i["IndexName"]: [k["AttributeName"] for k in i["KeySchema"]]
+        for i in table["GlobalSecondaryIndexes"]
+    }
+    assert indexes["by_active_status"] == ["active_status", "created_at"]
+    assert indexes["baselines_by_team"] == ["team", "baseline_set_at"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}

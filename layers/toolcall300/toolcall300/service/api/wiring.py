@@ -104,7 +104,9 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 
 
 def runs_settings() -> RunsSettings:
-    return get_settings(RunsSettings)
+    """What the runs functions, the local worker and the sweeper are configured with."""
+    conf: RunsSettings = get_settings(RunsSettings)
+    return conf
 
 
 @cache

@@ -14,11 +14,15 @@ from typing import Any
 
 from toolcall300.jobs import harness
 from toolcall300.service.domain import runs
-from toolcall300.service.errors import NotFound
+from toolcall300.service.errors import NotFound, PayloadTooLarge
 from toolcall300.service.hosted.batch import BatchPort, Objects
 from toolcall300.service.hosted.submit import JOB_PREFIX, answers_key
 
 # ----------------------------------------------------------------------------- job events
+
+#: The answers file is written from inside the job (a presigned PUT allows up to 5 GB). The
+#: harness keeps at most ``max_output_bytes`` of adapter output, so a bigger file is not its.
+MAX_ANSWERS_BYTES = harness.Limits().max_output_bytes + 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -134,10 +138,13 @@ def handle_event(
     if ev.status == "FAILED":
         return runs.fail(store, run.run_id, failure_of(ev), now=when)
     try:
-        raw = objects.get(answers_key(run, attempt=run.attempts))
+        raw = objects.get(answers_key(run, attempt=run.attempts), max_bytes=MAX_ANSWERS_BYTES)
     except NotFound:  # anything else (S3 down, access denied) propagates: the event is retried
         missing = runs.failure("output_malformed", "the job ended without writing its answers")
         return runs.fail(store, run.run_id, missing, now=when)
+    except PayloadTooLarge:
+        detail = f"the job's answers file is larger than {MAX_ANSWERS_BYTES} bytes"
+        return runs.fail(store, run.run_id, runs.failure("output_malformed", detail), now=when)
     output = read_answers(raw)  # the scorer looks up only the corpus's own ids
     if output.failure is not None:
         return runs.fail(store, run.run_id, output.failure, now=when)
@@ -163,12 +170,17 @@ def missed_event(run: runs.Run, api: BatchPort) -> JobEvent | None:
 
 
 def job_alive(api: BatchPort) -> Callable[[runs.Run], bool | None]:
-    """For the sweeper: is a run's Batch job still alive? None for runs without a job."""
+    """For the sweeper: may a run's Batch job still end it? None for runs without a job.
+
+    A job Batch still knows is alive for this purpose even once it SUCCEEDED or FAILED: its end
+    is the event handler's (or the sweeper's replay of it, :func:`missed_event`) to record, and
+    failing the run as "gone" meanwhile would race scoring that is in flight. Only a job Batch
+    no longer knows is gone.
+    """
 
     def alive(run: runs.Run) -> bool | None:
         if not run.job_id:
             return None
-        status = api.job_status(run.job_id)
-        return status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
+        return api.job_status(run.job_id) is not None
 
     return alive

@@ -203,13 +203,22 @@ def notify(run: Run) -> None:
 
 
 def sweep_now(*, now: datetime | None = None) -> list[Run]:
-    """The scheduled sweeper: reconcile runs whose job or worker has gone."""
+    """The scheduled sweeper: replay lost job ends, then reconcile runs whose job has gone.
+
+    Each run is reconciled on its own: one run whose replay fails (a bad answers file, S3
+    refusing) is logged and left for the next sweep, and never stops the others.
+    """
     when = now or datetime.now(UTC)
     replayed: list[Run] = []
     for status in ("queued", "running"):
         for item in run_store().by_status(status):
-            ev = events.missed_event(Run.from_item(item), batch_api())
-            ended = handle_batch_event_parsed(ev, now=when) if ev is not None else None
+            run = Run.from_item(item)
+            try:
+                ev = events.missed_event(run, batch_api())
+                ended = handle_batch_event_parsed(ev, now=when) if ev is not None else None
+            except Exception:  # isolate this run's reconciliation; the next sweep retries it
+                logger.exception("replaying a job's end failed", extra={"run_id": run.run_id})
+                continue
             if ended is not None:
                 replayed.append(ended)
     changed = runs.sweep(

@@ -1,7 +1,7 @@
 """AWS adapters for hosted runs: the runs table, the reports bucket and AWS Batch.
 
-``RunTable`` is a ``runs.RunStore`` on the template's ``RunsTable`` (key ``run_id``, GSI
-``by_team`` on team + created_at), with the same optimistic ``version`` as the licence table.
+``RunTable`` is a ``runs.RunStore`` on the template's ``RunsTable`` (key ``run_id``; GSIs
+``by_team`` on team + created_at, and the sparse ``by_active_status`` and ``baselines_by_team``), with the same optimistic ``version`` as the licence table.
 ``ReportObjects`` stores each report once (``If-None-Match: *``, plus a HEAD first because
 not every S3 emulator honours it). ``BatchApi`` is the thin Batch surface ``service.batch``
 uses. SDK errors become ``StoreConflict``, ``NotFound`` or ``UpstreamUnavailable`` here.
@@ -15,9 +15,10 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
-from toolcall300.service.errors import StoreConflict
+from toolcall300.service.domain.runs import FINAL
+from toolcall300.service.errors import PayloadTooLarge, StoreConflict
 from toolcall300.service.sdk.aws import client, dynamodb_table, translated
-from toolcall300.service.sdk.dynamo import _plain, scan_all
+from toolcall300.service.sdk.dynamo import _plain
 
 
 def _translated(what: str) -> AbstractContextManager[None]:
@@ -67,12 +68,33 @@ class RunTable:
                 kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return items[:limit]
 
-    def by_status(self, status: str) -> list[dict[str, Any]]:
-        """Every run in ``status`` (a filtered scan: the sweeper and the local worker only)."""
+    def _query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
         with _translated("the runs table"):
-            return scan_all(
-                self.table, FilterExpression=Attr("status").eq(status), ConsistentRead=True
-            )
+            while True:
+                page = self.table.query(**kwargs)
+                items.extend(_plain(i) for i in page["Items"])
+                if "LastEvaluatedKey" not in page:
+                    return items
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def by_status(self, status: str) -> list[dict[str, Any]]:
+        """Every queued or running run, from the sparse ``by_active_status`` index (no Scan).
+
+        The index is eventually consistent: callers re-read each run (consistently) before
+        they change it, as every transition does.
+        """
+        if status in FINAL:
+            raise ValueError("only runs in flight are indexed by status")
+        return self._query_all(
+            IndexName="by_active_status", KeyConditionExpression=Key("active_status").eq(status)
+        )
+
+    def baselines(self, team: str) -> list[dict[str, Any]]:
+        """Every run of ``team`` that became a baseline, from the sparse ``baselines_by_team``."""
+        return self._query_all(
+            IndexName="baselines_by_team", KeyConditionExpression=Key("team").eq(team)
+        )
 
 
 class ReportObjects:
@@ -128,10 +150,31 @@ class ReportObjects:
         )
         return url
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        """The object's bytes, streamed; more than ``max_bytes`` is ``PayloadTooLarge``.
+
+        The cap is checked on the declared length and again while reading, so an object
+        written from inside a job (up to 5 GB by a presigned PUT) is never held whole.
+        """
         with _translated("the reports bucket"):
-            body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        return body
+            found = self.s3.get_object(Bucket=self.bucket, Key=key)
+            body = found["Body"]
+            if max_bytes is None:
+                data: bytes = body.read()
+                return data
+            if int(found.get("ContentLength") or 0) > max_bytes:
+                body.close()
+                raise PayloadTooLarge(f"{key} is larger than {max_bytes} bytes", code="too_large")
+            chunks, size = [], 0
+            for chunk in body.iter_chunks(chunk_size=1024 * 1024):
+                size += len(chunk)
+                if size > max_bytes:
+                    body.close()
+                    raise PayloadTooLarge(
+                        f"{key} is larger than {max_bytes} bytes", code="too_large"
+                    )
+                chunks.append(chunk)
+        return b"".join(chunks)
 
     def read(self, key: str) -> bytes:
         """Alias of :meth:`get` (the corpus reader's name for the same thing)."""

@@ -150,5 +150,5 @@ def team_runs(team: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> Res
 )
 def baselines(team: str) -> Response[str]:
     _team_licence(team)
-    history = runs.team_runs(wiring.run_store(), team, limit=1000)
+    history = runs.team_baselines(wiring.run_store(), team)
     return json_response(200, runs.baselines_document(team, history))

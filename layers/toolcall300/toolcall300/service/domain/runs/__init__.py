@@ -15,6 +15,7 @@ from toolcall300.service.domain.runs.baselines import (
     current_baseline,
     decide_verdict,
     short_ref,
+    team_baselines,
     team_runs,
 )
 from toolcall300.service.domain.runs.lifecycle import (
@@ -36,6 +37,7 @@ from toolcall300.service.domain.runs.lifecycle import (
 )
 from toolcall300.service.domain.runs.record import (
     FINAL,
+    RETENTION_DAYS,
     RUN_ID_RE,
     TRANSITIONS,
     ReportStore,
@@ -73,6 +75,7 @@ __all__ = [
     "MAX_ARG_CHARS",
     "MAX_URL_CHARS",
     "REF_RE",
+    "RETENTION_DAYS",
     "RUN_ID_RE",
     "STDERR_TAIL_CHARS",
     "TRANSITIONS",
@@ -111,6 +114,7 @@ __all__ = [
     "stored_report",
     "submit",
     "sweep",
+    "team_baselines",
     "team_runs",
     "update",
 ]

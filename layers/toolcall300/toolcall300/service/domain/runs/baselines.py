@@ -60,10 +60,31 @@ def baselines_document(team: str, runs: Iterable[Run]) -> dict[str, Any]:
     }
 
 
-def current_baseline(runs: Iterable[Run], name: str, *, exclude: str | None = None) -> Run | None:
-    """The latest run set as baseline ``name`` (not ``exclude``, the run being scored)."""
-    entries = [r for r in baseline_history(runs).get(name, []) if r.run_id != exclude]
+def current_baseline(
+    runs: Iterable[Run],
+    name: str,
+    *,
+    corpus_sha256: str | None = None,
+    exclude: str | None = None,
+) -> Run | None:
+    """The latest run set as baseline ``name`` on corpus ``corpus_sha256`` (not ``exclude``).
+
+    Only like is compared with like: a baseline scored on another corpus version is not this
+    run's baseline. A run stored before runs recorded their corpus (``corpus_sha256`` None)
+    stays a candidate; comparing its report then says whether it is comparable.
+    """
+    entries = [
+        r
+        for r in baseline_history(runs).get(name, [])
+        if r.run_id != exclude
+        and (corpus_sha256 is None or r.corpus_sha256 in (None, corpus_sha256))
+    ]
     return entries[-1] if entries else None
+
+
+def team_baselines(store: RunStore, team: str) -> list[Run]:
+    """Every run of ``team`` that became a baseline (the whole history, not a recent page)."""
+    return [Run.from_item(i) for i in store.baselines(team)]
 
 
 def decide_verdict(*, regressed: bool | None, on_baseline_ref: bool) -> tuple[Verdict, bool]:

@@ -20,7 +20,7 @@ from toolcall300.service.domain.runs.baselines import (
     current_baseline,
     decide_verdict,
     short_ref,
-    team_runs,
+    team_baselines,
 )
 from toolcall300.service.domain.runs.record import (
     FINAL,
@@ -232,7 +232,10 @@ def finish_scored(
     if run is None or run.status != "running" or (owner is not None and run.lease_owner != owner):
         return None
     base = current_baseline(
-        team_runs(store, run.team, limit=1000), run.baseline, exclude=run.run_id
+        team_baselines(store, run.team),
+        run.baseline,
+        corpus_sha256=scoring.corpus_sha256,
+        exclude=run.run_id,
     )
     comparison = None
     if base is not None and base.report_key:
@@ -280,6 +283,7 @@ def finish_scored(
             summary=summarise(scoring.report),
             comparison=comparison,
             report_key=key,
+            corpus_sha256=scoring.corpus_sha256,
             baseline_set_at=iso(now) if becomes else None,
             sandbox=scoring.sandbox,
             lease_owner=None,

@@ -13,7 +13,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from toolcall300.service.domain.records import retry_on_conflict
@@ -30,6 +30,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "failed": frozenset(),
 }
 FINAL: frozenset[str] = frozenset({"scored", "failed"})
+#: How long a finished run that never became a baseline stays in the table (its report stays).
+RETENTION_DAYS = 400
 
 RUN_ID_RE = re.compile(r"^run_[0-9A-HJKMNP-TV-Z]{26}$")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -41,7 +43,13 @@ class RunStore(Protocol):
     def get(self, run_id: str) -> dict[str, Any] | None: ...
     def put(self, item: dict[str, Any], *, expected_version: int | None) -> None: ...
     def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]: ...
-    def by_status(self, status: str) -> list[dict[str, Any]]: ...
+    def by_status(self, status: str) -> list[dict[str, Any]]:
+        """Every run in ``status`` (queued or running only: read from the sparse index)."""
+        ...
+
+    def baselines(self, team: str) -> list[dict[str, Any]]:
+        """Every run of ``team`` that became a baseline, however old (no page limit)."""
+        ...
 
 
 class ReportStore(Protocol):
@@ -109,11 +117,24 @@ class Run:
     lease_owner: str | None = None
     lease_expires: int = 0
     job_id: str | None = None
+    #: The corpus version the run was scored on; baselines compare only like with like.
+    corpus_sha256: str | None = None
     version: int = 0
 
     def to_item(self) -> dict[str, Any]:
-        """The stored item: None attributes are left out (GSI keys and DynamoDB dislike nulls)."""
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        """The stored item: None attributes are left out (GSI keys and DynamoDB dislike nulls).
+
+        Two derived attributes keep the table cheap to reconcile: ``active_status`` (only
+        while queued or running: the sparse index the sweeper queries) and ``expires_at``
+        (a finished run that is not a baseline expires after :data:`RETENTION_DAYS`).
+        """
+        item = {k: v for k, v in self.__dict__.items() if v is not None}
+        if self.status not in FINAL:
+            item["active_status"] = self.status
+        elif self.baseline_set_at is None and self.finished_at:
+            finished = datetime.fromisoformat(self.finished_at)
+            item["expires_at"] = int((finished + timedelta(days=RETENTION_DAYS)).timestamp())
+        return item
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Run:

@@ -13,6 +13,7 @@ from toolcall300.jobs.failures import failure
 from toolcall300.service.domain.records import iso
 from toolcall300.service.domain.runs.lifecycle import fail
 from toolcall300.service.domain.runs.record import Run, RunStore, update
+from toolcall300.service.errors import Conflict, UpstreamUnavailable
 
 # ----------------------------------------------------------------------------- the sweeper
 
@@ -31,34 +32,33 @@ def sweep(
     """Reconcile runs nobody is finishing: expired leases, vanished jobs, runs queued too long.
 
     An expired lease goes back to ``queued`` while attempts remain, else ``failed``
-    (``infra_error``); a run whose Batch job is gone fails; nothing final is touched.
+    (``infra_error``); a run whose Batch job is gone fails; nothing final is touched. Each
+    run is reconciled on its own: a busy record or an unreachable Batch skips that run only.
     """
-    changed: list[Run] = []
     stamp = int(now.timestamp())
-    for run in (Run.from_item(i) for i in store.by_status("running")):
-        alive = job_alive(run)
-        if alive is False:
-            result = fail(
-                store,
-                run.run_id,
-                failure("infra_error", "the run's job is gone (reconciled by the sweeper)"),
-                now=now,
-            )
-        elif alive is None and run.lease_owner and run.lease_expires < stamp:
-            result = _expire_lease(store, run.run_id, now=now, max_attempts=max_attempts)
-        else:
-            continue
-        if result is not None:
-            changed.append(result)
     cutoff = iso(now - timedelta(seconds=queued_timeout_s))
-    for run in (Run.from_item(i) for i in store.by_status("queued")):
-        if run.created_at < cutoff and job_alive(run) is not True:
-            result = fail(
-                store,
-                run.run_id,
-                failure("infra_error", "the run waited too long for a worker"),
-                now=now,
-            )
+
+    def reconcile(run: Run) -> Run | None:
+        alive = job_alive(run)
+        if run.status == "queued":
+            if run.created_at < cutoff and alive is not True:
+                waited = failure("infra_error", "the run waited too long for a worker")
+                return fail(store, run.run_id, waited, now=now)
+            return None
+        if alive is False:
+            gone = failure("infra_error", "the run's job is gone (reconciled by the sweeper)")
+            return fail(store, run.run_id, gone, now=now)
+        if alive is None and run.lease_owner and run.lease_expires < stamp:
+            return _expire_lease(store, run.run_id, now=now, max_attempts=max_attempts)
+        return None
+
+    changed: list[Run] = []
+    for status in ("running", "queued"):
+        for run in (Run.from_item(i) for i in store.by_status(status)):
+            try:
+                result = reconcile(run)
+            except (Conflict, UpstreamUnavailable):  # this run only; the next sweep retries it
+                continue
             if result is not None:
                 changed.append(result)
     return changed
