@@ -1,6 +1,7 @@
 """The tree is the architecture: each import rule of README's layout is checked, not promised.
 
-- Outside ``service/`` only the standard library and ``toolcall300`` (that part is the free kit).
+- Outside ``service/`` only the standard library and ``toolcall300`` (that part is the free kit),
+  except :data:`OPTIONAL`: ``cryptography`` for offline report verification, guarded.
 - ``generator``, ``scoring``, ``toolshim`` and ``argcheck`` import only the foundation, never
   each other (scoring names ``toolshim`` by string, as an adapter spec, not by import).
 - ``client`` and ``jobs`` import no service code.
@@ -38,6 +39,9 @@ FOUNDATION = {
 }
 SUITES = ("generator", "scoring", "toolshim", "argcheck")
 SDK_ONLY = {"boto3", "botocore", "stripe"}
+#: The kit's one optional dependency: offline report verification needs Ed25519 arithmetic from
+#: ``cryptography`` (the ``verify`` extra), imported only where a missing package becomes a message.
+OPTIONAL = {"toolcall300.argcheck.report": {"cryptography"}}
 
 
 def module_name(path: Path) -> str:
@@ -102,7 +106,7 @@ def violations(module: str, names: set[str]) -> list[str]:
     roots = {n.split(".")[0] for n in names}
     in_service = _within(module, "toolcall300.service")
     if not in_service:
-        foreign = roots - STDLIB - {"toolcall300"}
+        foreign = roots - STDLIB - {"toolcall300"} - OPTIONAL.get(module, set())
         if foreign:
             out.append(f"outside service/ imports {sorted(foreign)} (must be stdlib only)")
         service = sorted(n for n in own if _within(n, "toolcall300.service"))
@@ -217,3 +221,27 @@ def test_relative_imports_resolve_inside_the_package() -> None:
     assert "toolcall300.scoring.adapters" in imports(
         "from . import adapters", "toolcall300.scoring.grading"
     )
+
+
+def test_the_optional_dependency_is_imported_only_under_an_import_error_guard() -> None:
+    """A kit without ``cryptography`` still imports every module; only verifying says it is
+    missing (tests/unit/test_argcheck_report.py runs that case)."""
+    for module, optional in OPTIONAL.items():
+        path = PACKAGE.parent / Path(*module.split(".")).with_suffix(".py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in node.handlers
+            ):
+                guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                )
+                if any(n.split(".")[0] in optional for n in names):
+                    assert id(node) in guarded, f"{module}: unguarded import of {names}"
+                    assert node.col_offset > 0, f"{module}: {names} imported at module level"

@@ -217,3 +217,59 @@ def test_a_backtracking_pattern_is_a_free_422_refusal_not_a_stall(call: Call) ->
     assert (
         call("POST", "/check", body=body({"s": "ax"}, schema), ip="192.0.2.200")[0] == 200
     )  # it was free
+
+
+# ------------------------------------------------------------------------- signed reports
+
+
+def test_a_paid_check_is_a_signed_report_that_verifies_against_the_published_keys(
+    call: Call, aws: Any
+) -> None:
+    from toolcall300.argcheck.report import request_digest, verify_report
+
+    key, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    request = {"schema": SCHEMA, "arguments": {"n": "3"}}
+    status, _, answer = call(
+        "POST",
+        "/check",
+        body=json.dumps(request).encode(),
+        headers={"authorization": f"Bearer {key}"},
+    )
+    status_keys, headers, jwks = call("GET", "/.well-known/jwks.json")
+    assert status == 200 and status_keys == 200 and "max-age" in headers["cache-control"]
+    payload = verify_report(answer, jwks)
+    assert payload["verdict"] == "REPAIRED" and payload["arguments"] == {"n": 3}
+    assert payload["request_digest"] == request_digest(request)
+    assert payload["corpus"]["id"] == "toolcall300-argument-vectors/v1"
+    assert payload["criteria_id"] == "tool-argument/v1" and payload["criteria_version"]
+    assert [k["kty"] for k in jwks["keys"]] == ["OKP"] and "d" not in jwks["keys"][0]
+
+
+def test_a_free_check_is_answered_unsigned(call: Call) -> None:
+    status, _, answer = call("POST", "/check", body=body({"n": 1}), ip="203.0.113.77")
+    assert status == 200 and "signature" not in answer and answer["repair_needed"] is False
+
+
+def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
+    call: Call, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolcall300.service.api import bounded_check
+
+    real = bounded_check.check_body_bounded
+
+    def inventing(raw: bytes, **kw: Any) -> dict[str, Any]:
+        answer = real(raw, **kw)
+        if answer.get("verdict") == "REPAIRED":
+            answer["arguments"]["n"] = 999_999  # a value the caller never sent
+        return answer
+
+    monkeypatch.setattr(bounded_check, "check_body_bounded", inventing)
+    with caplog.at_level(logging.INFO):
+        status, _, data = call("POST", "/check", body=body({"n": "3"}), ip="203.0.113.78")
+    assert status == 503 and data["error"]["code"] == "answer_withheld"
+    assert "999999" not in caplog.text and "999_999" not in caplog.text
+    monkeypatch.setattr(bounded_check, "check_body_bounded", real)
+    # The allowance was not spent: the next check from the same client is answered at once.
+    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.78")[0] == 200

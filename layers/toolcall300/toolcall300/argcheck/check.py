@@ -362,17 +362,23 @@ def _finite(text: str) -> float:
     return value
 
 
+def strict_json(body: bytes) -> Any:
+    """Strict UTF-8 JSON: no duplicate keys, NaN, Infinity or overflowing numbers (D14, D17);
+    ``ValueError`` (or ``RecursionError``) otherwise."""
+    return json.loads(
+        body.decode("utf-8"),
+        object_pairs_hook=_no_duplicate_fields,
+        parse_constant=_reject_constant,
+        parse_float=_finite,
+    )
+
+
 def parse_body(body: bytes) -> Any:
     """Read a request body as strict JSON; :class:`Refusal` for the cap or a malformed body."""
     if len(body) > MAX_BODY_BYTES:
         raise Refusal(CAP_BODY, f"the request body is larger than {MAX_BODY_BYTES} bytes")
     try:
-        return json.loads(
-            body.decode("utf-8"),
-            object_pairs_hook=_no_duplicate_fields,
-            parse_constant=_reject_constant,
-            parse_float=_finite,
-        )
+        return strict_json(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Refusal("invalid_request_body", "the request body is not strict UTF-8 JSON") from exc
 

@@ -1,7 +1,9 @@
 """``toolcall300 check``: the CLI shell of the tool-argument/v1 checker.
 
 It reads one request body (a file or standard input) and prints the answer exactly as the
-service's ``POST /check`` would give it; ``--selftest`` runs the pinned vector corpus.
+service's ``POST /check`` would give it; ``--selftest`` runs the pinned vector corpus;
+``toolcall300 check verify REPORT --jwks KEYS`` checks a saved signed report offline against the
+service's published keys (docs/argcheck-report.md).
 """
 
 from __future__ import annotations
@@ -9,16 +11,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
-from toolcall300.argcheck.check import check_body
+from toolcall300.argcheck.check import check_body, strict_json
+from toolcall300.argcheck.report import ReportError, verify_report
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
 _DESCRIPTION = "tool-argument/v1: check one arguments blob against one caller-supplied schema"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    """``toolcall300 check [FILE] [--selftest]``."""
+    """``toolcall300 check [FILE] [--selftest]`` or ``toolcall300 check verify REPORT --jwks KEYS``
+    (a request file named ``verify`` is given as ``./verify``)."""
+    if argv[:1] == ["verify"]:
+        verify = ArgParser(
+            prog="toolcall300 check verify",
+            description="verify a saved signed argument-check report offline",
+        )
+        verify.add_argument("report", help="the saved answer of a paid POST /check (JSON)")
+        verify.add_argument(
+            "--jwks", required=True, help="the saved GET /.well-known/jwks.json of the service"
+        )
+        return verify.parse_args(argv[1:])
     parser = ArgParser(prog="toolcall300 check", description=_DESCRIPTION)
     parser.add_argument("file", nargs="?", help="a request as JSON (default: standard input)")
     parser.add_argument(
@@ -29,6 +43,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Print the response for one request (exit 0 for any verdict or refusal, 1 for I/O errors)."""
+    if "report" in args:
+        return _verify(args.report, args.jwks, stdout, stderr)
     if args.selftest:
         from toolcall300.argcheck import vectors as argcheck_corpus
 
@@ -46,4 +62,28 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     response = check_body(body)
     # Not key-sorted: the repaired blob keeps the caller's key order, as apply_diff rebuilds it.
     stdout.write(json.dumps(response, ensure_ascii=False, indent=2) + "\n")
+    return EXIT_OK
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return strict_json(fh.read())
+    except OSError as exc:
+        raise ReportError(f"cannot read the {what} {path}: {exc.strerror}") from exc
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ReportError(f"the {what} {path} is not strict JSON") from exc
+
+
+def _verify(report_path: str, jwks_path: str, stdout: TextIO, stderr: TextIO) -> int:
+    """Exit 0 and print what was verified, or exit 1 and say why the report does not verify."""
+    try:
+        payload = verify_report(_read_json(report_path, "report"), _read_json(jwks_path, "key set"))
+    except ReportError as exc:
+        stderr.write(f"toolcall300 check verify: NOT VERIFIED: {exc}\n")
+        return EXIT_ERROR
+    stdout.write(
+        f"verified: {payload.get('criteria_id')} {payload.get('verdict')} "
+        f"request {payload.get('request_digest')} at {payload.get('issued_at')}\n"
+    )
     return EXIT_OK

@@ -57,6 +57,7 @@ class ArgcheckSettings(LicenceSettings):
 
     usage_table: str
     client_id_salt_secret_name: str
+    report_signing_secret_name: str
     secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)

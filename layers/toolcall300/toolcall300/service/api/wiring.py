@@ -7,11 +7,13 @@ that decides which adapter backs which port.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from toolcall300.canonical import canonical
 from toolcall300.service.domain import usage
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
@@ -32,6 +34,7 @@ from toolcall300.service.settings import (
 
 if TYPE_CHECKING:
     from toolcall300.service.hosted.flow import Corpus
+    from toolcall300.service.sdk.signing import ReportKeys
 
 
 @cache
@@ -64,6 +67,25 @@ def client_id_salt() -> bytes:
     if not salt:
         raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
     return salt.encode()
+
+
+def report_keys() -> ReportKeys:
+    """The keys that sign paid argument-check reports (the secret is cached, then re-read)."""
+    s = get_settings(ArgcheckSettings)
+    doc = secrets_adapter.get_json_secret(s.report_signing_secret_name, max_age=s.secrets_max_age_s)
+    return _keys_from(canonical(doc))
+
+
+@lru_cache(maxsize=4)
+def _keys_from(secret_json: str) -> ReportKeys:
+    from toolcall300.service.sdk.signing import ReportKeys  # cryptography: argcheck only
+
+    try:
+        return ReportKeys.from_secret(json.loads(secret_json))
+    except ValueError as exc:
+        raise UpstreamUnavailable(
+            "report signing is not configured", code="secret_unavailable"
+        ) from exc
 
 
 def payment_lookup() -> Callable[[str], str | None]:
@@ -160,6 +182,7 @@ def clear_ports() -> None:
         report_store,
         batch_api,
         scoring_corpus,
+        _keys_from,
     ):
         fn.cache_clear()
     clear_settings()

@@ -11,11 +11,14 @@ the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
 from toolcall300.argcheck import check as argcheck
+from toolcall300.argcheck import report
+from toolcall300.argcheck.criteria import criteria_document
 from toolcall300.service.api import bounded_check as argcheck_bounded
 from toolcall300.service.api.auth import optional_licence
 from toolcall300.service.api.resolver import (
@@ -27,10 +30,15 @@ from toolcall300.service.api.resolver import (
     refusal_responses,
     source_ip,
 )
-from toolcall300.service.api.wiring import client_id_salt, licence_store, usage_store
+from toolcall300.service.api.wiring import (
+    client_id_salt,
+    licence_store,
+    report_keys,
+    usage_store,
+)
 from toolcall300.service.domain import usage
-from toolcall300.service.errors import refusal_status
-from toolcall300.service.observability import count
+from toolcall300.service.errors import UpstreamUnavailable, refusal_status
+from toolcall300.service.observability import count, logger
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
 router = make_router()
@@ -49,8 +57,6 @@ def _answer(response: dict[str, Any]) -> Response[str]:
     tags=["argcheck"],
 )
 def criteria() -> Response[str]:
-    from toolcall300.argcheck.criteria import criteria_document
-
     return json_response(200, criteria_document())
 
 
@@ -81,19 +87,69 @@ def check() -> Response[str]:
     settings = get_settings(ArgcheckSettings)
     store = usage_store(ArgcheckSettings)
     licence = optional_licence(router.current_event.headers, store=licence_store())
-    response = argcheck_bounded.check_body_bounded(raw_body(event))
-    if "refusal" not in response and licence is None:
-        # tool-argument/v1 free tier; refusals above are free and never consume an allowance.
-        usage.take_free_check(
-            store,
-            usage.client_id(source_ip(event), client_id_salt()),
-            per_day=settings.free_checks_per_day,
-            min_gap_s=settings.free_min_interval_s,
-            now=datetime.now(UTC),
-        )
+    body = raw_body(event)
+    response = argcheck_bounded.check_body_bounded(body)
+    if "refusal" not in response:
+        request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
+        _stop_if_invented(request, response)
+        if licence is None:
+            # Seed 004 free tier; refusals are free and never consume an allowance.
+            usage.take_free_check(
+                store,
+                usage.client_id(source_ip(event), client_id_salt()),
+                per_day=settings.free_checks_per_day,
+                min_gap_s=settings.free_min_interval_s,
+                now=datetime.now(UTC),
+            )
+        else:
+            response = _signed(request, response)
     usage.record_metrics(store, argcheck.status_summary(response))
     count("Checks")
     return _answer(response)
+
+
+def _stop_if_invented(request: dict[str, Any], response: dict[str, Any]) -> None:
+    """The criteria's stop-serving tripwire, checked before any answer leaves: the repaired
+    blob must be the submitted one plus the diff, every entry a whitelist rule."""
+    problems = report.invented_value_problems(request, response)
+    if problems:
+        count("InventedValue")
+        logger.error("repair invented a value; answer withheld", extra={"problems": problems})
+        raise UpstreamUnavailable(
+            "the check's answer failed its own replay and was withheld; nothing was charged",
+            code="answer_withheld",
+        )
+
+
+@cache
+def _criteria_facts() -> tuple[str, dict[str, str]]:
+    """The criteria version and the vectors' id and pin a report names (built once)."""
+    doc = criteria_document()
+    return doc["version"], doc["corpus"]
+
+
+def _signed(request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """A paid answer as a signed report (docs/argcheck-report.md)."""
+    keys = report_keys()
+    version, corpus = _criteria_facts()
+    unsigned = report.unsigned_report(
+        response,
+        criteria_version=version,
+        corpus=corpus,
+        digest=report.request_digest(request),
+        issued_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    return report.sign_report(unsigned, kid=keys.current.kid, sign=keys.current.sign)
+
+
+@router.get(
+    "/.well-known/jwks.json",
+    summary="The public keys that sign argument-check reports (JWKS, RFC 7517)",
+    responses=ok_response(),
+    tags=["argcheck"],
+)
+def jwks() -> Response[str]:
+    return json_response(200, report_keys().jwks(), {"Cache-Control": "public, max-age=300"})
 
 
 @router.get(
