@@ -6,7 +6,7 @@ SAMVENV := .sam-venv
 export PYTHONPATH :=
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean
+.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers
 
 help:
 	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
@@ -14,6 +14,7 @@ help:
 	@echo "make check   test + corpus integrity re-check"
 	@echo "make serve   run the whole service locally (moto + gateway + worker)"
 	@echo "make bench   run the benchmarks (figures and ratios against peers)"
+	@echo "make peers   score third-party libraries side by side with the controls (own env)"
 	@echo "make kit     build the free CC0 kit into dist/ (score.py, generate.py, toolshim.py, sample30)"
 	@echo "make build   sam build          make deploy   sam deploy (mutates AWS; never in check)"
 
@@ -50,6 +51,18 @@ check: test corpus-check
 
 bench: venv
 	$(BIN)/python bench/run_all.py
+
+# The peer adapters (peers/) in their own environment, never in .venv: their libraries are
+# what is measured, not what the suite depends on. Not part of `make test`.
+peers: peers/.venv/.installed peers/node/node_modules/.installed
+	peers/.venv/bin/python peers/run.py
+peers/.venv/.installed: peers/requirements.txt pyproject.toml
+	$(PY) -m venv peers/.venv
+	peers/.venv/bin/python -m pip install -q --disable-pip-version-check -e . -r peers/requirements.txt
+	touch $@
+peers/node/node_modules/.installed: peers/node/package.json
+	npm install --prefix peers/node --no-audit --no-fund --loglevel=error
+	touch $@
 
 kit:
 	$(PY) infra/build_kit.py --out dist/toolcall300-kit --zip

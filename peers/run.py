@@ -1,0 +1,87 @@
+"""``make peers``: score the peer adapters beside the two controls, on the public sample and
+(when it is here) the private corpus, and record which library versions ran.
+
+Run with the peers' own interpreter (peers/.venv/bin/python), after ``make peers`` installed
+them. Writes peers/versions.json; prints one side-by-side table per corpus. Extra arguments
+go to ``toolcall300 score`` (``--summary FILE`` for the tables as Markdown).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+from toolcall300.cli import dispatch
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PYTHON_LIBRARIES = (
+    "json-repair",
+    "jsonschema",
+    "partial-json-parser",
+    "pydantic",
+    "langchain-core",
+)
+NPM_LIBRARIES = ("jsonrepair", "ajv")
+CORPORA = (
+    ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl",
+    ROOT / "corpus_private/toolcall300.jsonl",
+)
+
+
+def adapter_flags() -> list[str]:
+    """The controls first, then every peer (the npm ones only when node and them are here)."""
+    flags = ["--adapter", "naive", "--adapter", "integrator"]
+    for spec in (
+        "json_repair_peers.py:plain",
+        "json_repair_peers.py:gate",
+        "json_repair_peers.py:schema",
+        "partial_json_peer.py:gate",
+        "pydantic_peer.py:lax",
+        "jsonschema_peer.py:gate",
+        "langchain_peer.py:parse",
+    ):
+        flags += ["--adapter", f"peers/{spec}"]
+    script = "peers/node/jsonrepair_stream.mjs"
+    if shutil.which("node") and (HERE / "node" / "node_modules" / "jsonrepair").is_dir():
+        flags += ["--adapter-stream", f"node {script}", "--adapter-stream", f"node {script} --ajv"]
+    return flags
+
+
+def versions() -> dict[str, str]:
+    found = {name: version(name) for name in PYTHON_LIBRARIES}
+    for name in NPM_LIBRARIES:
+        manifest = HERE / "node" / "node_modules" / name / "package.json"
+        if manifest.is_file():
+            found[f"npm:{name}"] = json.loads(manifest.read_text(encoding="utf-8"))["version"]
+    return found
+
+
+def main() -> int:
+    os.chdir(ROOT)  # the adapters are named relative to the repository root, as a user types them
+    record = {
+        "date": datetime.date.today().isoformat(),
+        "python": sys.version.split()[0],
+        **versions(),
+    }
+    (HERE / "versions.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print("peers: " + ", ".join(f"{k} {v}" for k, v in record.items()))
+    worst = 0
+    for corpus in CORPORA:
+        if not corpus.is_file():
+            print(f"\n(skipped {corpus.relative_to(ROOT)}: not here)")
+            continue
+        name = corpus.relative_to(ROOT)
+        print(f"\n{name}")
+        argv = ["score", "--corpus", str(name), *adapter_flags(), *sys.argv[1:]]
+        worst = max(worst, dispatch(argv, sys.stdout, sys.stderr))
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())
