@@ -7,8 +7,9 @@ image's CMD, the adapter's stream command. It reads ``TC300_INPUTS_URL`` (presig
 (``toolcall300.jobs.harness``) sandboxed as uid 65534 with rlimits and a clean environment,
 and PUTs ``{"answers", "diagnostics", "failure"}`` to ``TC300_ANSWERS_URL``. Scoring happens
 afterwards in the service, never here: labels never enter the job. Exit 0 whenever the answers
-file was written (an adapter failure is reported inside it); exit 1 only when the harness
-itself could not do its job, which Batch reports as FAILED and the service as ``infra_error``.
+file was written (an adapter failure is reported inside it); otherwise one of the codes in
+``toolcall300.jobs.failures.HARNESS_EXITS`` (no CMD, inputs unreadable, answers not uploaded),
+which Batch reports as FAILED and the service maps to the reason each code names.
 Standard library only.
 """
 
@@ -22,6 +23,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolcall300.jobs import harness, sandbox
+from toolcall300.jobs.failures import (
+    EXIT_ANSWERS_NOT_UPLOADED,
+    EXIT_INPUTS_UNREADABLE,
+    EXIT_NO_COMMAND,
+)
 
 SCRUB_PREFIXES = ("TC300_", "AWS_", "ECS_CONTAINER_METADATA")
 
@@ -65,12 +71,12 @@ def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
     command = list(argv)
     if not command:
         sys.stderr.write("toolcall300-harness: the image has no CMD (the adapter command)\n")
-        return 1
+        return EXIT_NO_COMMAND
     try:
         inputs = parse_inputs(fetch(env["TC300_INPUTS_URL"]))
     except (KeyError, OSError, ValueError) as exc:
         sys.stderr.write(f"toolcall300-harness: cannot read the inputs: {type(exc).__name__}\n")
-        return 1
+        return EXIT_INPUTS_UNREADABLE
     with sandbox.scratch_dir() as scratch:
         prepared = sandbox.prepare(command, scratch)
         kwargs = dict(prepared.popen_kwargs, env=adapter_env(env, str(scratch)))
@@ -83,7 +89,7 @@ def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
         upload(env["TC300_ANSWERS_URL"], json.dumps(document, sort_keys=True).encode("utf-8"))
     except (KeyError, OSError) as exc:
         sys.stderr.write(f"toolcall300-harness: cannot upload the answers: {type(exc).__name__}\n")
-        return 1
+        return EXIT_ANSWERS_NOT_UPLOADED
     return 0
 
 

@@ -351,6 +351,7 @@ def test_a_missing_or_bad_answers_file_is_output_malformed(
         ),
         ("Job attempt duration exceeded timeout", "", None, "job_timeout"),
         ("Essential container in task exited", "", 127, "adapter_start_failed"),
+        ("Essential container in task exited", "", 1, "infra_error"),  # the harness crashed
         ("Host EC2 terminated", "", None, "infra_error"),
     ],
 )
@@ -514,3 +515,91 @@ def test_one_runs_failing_replay_does_not_stop_the_sweeper(
     assert (good.run_id, "scored") in [(r.run_id, r.status) for r in changed]
     still = runs.load(wiring.run_store(), bad.run_id)
     assert still is not None and still.status not in runs.FINAL  # left for the next sweep
+
+
+# Batch's statusReason and the container's reason as AWS writes them (the ECS / Fargate
+# stopped-task error messages for platform 1.4, and Batch's own job states), one per cause.
+REAL_FAILURES = [
+    # (statusReason, container reason, exit code, reason)
+    (
+        "Task failed to start",
+        "CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to "
+        "resolve ref 123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:bbbb: not found",
+        None,
+        "image_pull_failed",
+    ),
+    (
+        "Task failed to start",
+        "CannotPullContainerError: Error response from daemon: pull access denied for acme/adapter, "
+        "repository does not exist or may require 'docker login'",
+        None,
+        "image_pull_failed",
+    ),
+    (
+        "Task failed to start",
+        "ResourceInitializationError: unable to pull secrets or registry auth: execution resource "
+        "retrieval failed: unable to retrieve ecr registry auth: service call has been retried 3 "
+        'time(s): RequestError: send request failed caused by: Post "https://api.ecr.us-east-1.'
+        'amazonaws.com/": dial tcp 10.0.0.1:443: i/o timeout',
+        None,
+        "image_pull_failed",
+    ),
+    (
+        "Task failed to start",
+        "ResourceInitializationError: failed to validate logger args: create stream has been "
+        "retried 1 times: failed to create Cloudwatch log stream: RequestError: send request failed "
+        'caused by: Post "https://logs.us-east-1.amazonaws.com/": dial tcp 10.0.0.2:443: i/o timeout',
+        None,
+        "infra_error",
+    ),
+    (
+        "Task failed to start",
+        "ResourceInitializationError: failed to configure ENI: failed to setup regular eni: "
+        "netplugin failed: timed out waiting for IP address",
+        None,
+        "infra_error",
+    ),
+    (
+        "Task failed to start",
+        "ContainerRuntimeTimeoutError: Could not transition to running; timed out after waiting 1m",
+        None,
+        "infra_error",
+    ),
+    (
+        "Task failed to start",
+        "CannotStartContainerError: Error response from daemon: failed to create shim task: OCI "
+        "runtime create failed: runc create failed: unable to start container process: exec: "
+        '"python3": executable file not found in $PATH: unknown',
+        None,
+        "adapter_start_failed",
+    ),
+    (
+        "Essential container in task exited",
+        "OutOfMemoryError: Container killed due to memory usage",
+        137,
+        "out_of_memory",
+    ),
+    ("Job attempt duration exceeded timeout", "", 137, "job_timeout"),
+    ("Essential container in task exited", "", 1, "infra_error"),  # a harness crash
+    ("Essential container in task exited", "", 2, "adapter_start_failed"),  # the image has no CMD
+    ("Essential container in task exited", "", 3, "infra_error"),  # its inputs link expired
+    ("Essential container in task exited", "", 4, "infra_error"),  # its answers link expired
+    ("Essential container in task exited", "", 126, "adapter_start_failed"),
+    ("Host EC2 (instance i-0123456789abcdef0) terminated.", "", None, "infra_error"),
+    ("Your Spot Task was interrupted.", "", None, "infra_error"),
+    ("Terminated by the sweeper", "", None, "infra_error"),
+]
+
+
+@pytest.mark.parametrize(
+    ("reason", "container", "exit_code", "expected"),
+    REAL_FAILURES,
+    ids=[f"{r[3]}-{(r[1] or r[0])[:40]}-{r[2]}" for r in REAL_FAILURES],
+)
+def test_each_real_batch_or_ecs_failure_maps_to_its_reason(
+    reason: str, container: str, exit_code: int | None, expected: str
+) -> None:
+    ev = events.JobEvent("job-1", "run_x", "FAILED", reason, exit_code, container)
+    got = events.failure_of(ev)
+    assert got["reason"] == expected, got
+    assert got["detail"]  # the operator sees what AWS said

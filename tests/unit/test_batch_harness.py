@@ -19,6 +19,7 @@ from support import runs as fakes
 
 from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness
+from toolcall300.jobs.failures import EXIT_INPUTS_UNREADABLE, EXIT_NO_COMMAND
 from toolcall300.service.hosted import events
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,11 +119,12 @@ def test_labels_are_not_in_what_the_job_reads(links: Links) -> None:
     assert b"expected" not in links.inputs
 
 
-def test_the_harness_itself_failing_exits_1(links: Links) -> None:
+def test_the_harness_itself_failing_exits_with_a_code_naming_what_failed(links: Links) -> None:
     entry = load_entrypoint()
-    assert entry.main([], links.env()) == 1  # no CMD in the image
-    assert entry.main(fakes.ECHO, links.env(TC300_INPUTS_URL=f"{links.base}/missing")) == 1
-    assert entry.main(fakes.ECHO, {"PATH": "/usr/bin"}) == 1
+    assert entry.main([], links.env()) == EXIT_NO_COMMAND  # no CMD in the image
+    expired = links.env(TC300_INPUTS_URL=f"{links.base}/missing")  # S3 answers 403 once expired
+    assert entry.main(fakes.ECHO, expired) == EXIT_INPUTS_UNREADABLE
+    assert entry.main(fakes.ECHO, {"PATH": "/usr/bin"}) == EXIT_INPUTS_UNREADABLE
 
 
 def test_the_dockerfile_keeps_the_harness_as_entrypoint() -> None:

@@ -19,6 +19,21 @@ FAILURE_REASONS = (
     "output_malformed",
     "infra_error",
 )
+#: The harness entrypoint's own exit codes (infra/harness/entrypoint.py): each says which side
+#: failed, so Batch's bare "Essential container in task exited" can be told apart. 0 means the
+#: answers file was written (an adapter failure is reported inside it); 1 is a harness crash.
+EXIT_NO_COMMAND, EXIT_INPUTS_UNREADABLE, EXIT_ANSWERS_NOT_UPLOADED = 2, 3, 4
+HARNESS_EXITS = {
+    EXIT_NO_COMMAND: ("adapter_start_failed", "the image has no CMD (the adapter command)"),
+    EXIT_INPUTS_UNREADABLE: (
+        "infra_error",
+        "the job could not read its inputs (its link expired or was refused)",
+    ),
+    EXIT_ANSWERS_NOT_UPLOADED: (
+        "infra_error",
+        "the job could not upload its answers (its link expired or was refused)",
+    ),
+}
 #: Each reason in words, for people (the dashboard, the CI client's output).
 FAILURE_TEXT = {
     "image_pull_failed": "The adapter image could not be pulled.",

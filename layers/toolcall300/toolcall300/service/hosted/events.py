@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolcall300.jobs import harness
+from toolcall300.jobs.failures import HARNESS_EXITS
 from toolcall300.service.domain import runs
 from toolcall300.service.errors import NotFound, PayloadTooLarge
 from toolcall300.service.hosted.batch import BatchPort, Objects
@@ -62,23 +63,52 @@ def parse_event(event: Mapping[str, Any]) -> JobEvent | None:
     )
 
 
+#: Fragments of Batch's ``statusReason`` and the container's ``reason`` (the ECS / Fargate
+#: stopped-task error messages, platform 1.4) -> the reason, first match wins. The order
+#: matters: registry auth is a ResourceInitializationError that means the image was not
+#: pulled, and a logging-driver "i/o timeout" is the network's, never the job's time limit.
+STOPPED_REASONS: tuple[tuple[str, str], ...] = (
+    (
+        "outofmemoryerror",
+        "out_of_memory",
+    ),  # "OutOfMemoryError: Container killed due to memory usage"
+    ("cannotpullcontainererror", "image_pull_failed"),  # pull access denied, manifest unknown, ...
+    ("unable to pull secrets or registry auth", "image_pull_failed"),  # ECR auth (endpoint, policy)
+    ("cannotstartcontainererror", "adapter_start_failed"),  # the image's entrypoint cannot start
+    ("resourceinitializationerror", "infra_error"),  # logging driver, ENI, volumes: the platform's
+    ("containerruntimetimeouterror", "infra_error"),  # could not transition to running/stopped
+    ("dockertimeouterror", "infra_error"),  # the same, platform 1.3 and before
+    ("cannotcreatevolumeerror", "infra_error"),
+    ("cannotinspectcontainererror", "infra_error"),
+    ("job attempt duration exceeded timeout", "job_timeout"),  # Batch's attemptDurationSeconds
+)
+_CANNOT_EXEC = (126, 127)  # the shell's "not executable" and "not found": the image is broken
+
+
 def failure_of(ev: JobEvent) -> dict[str, str]:
-    """Batch's failure text -> the closed list of reasons (docs/runs-contract.md)."""
-    text = f"{ev.reason} {ev.container_reason}"
-    low = text.lower()
-    if "cannotpullcontainer" in low or "pull image" in low or "image manifest" in low:
-        reason = "image_pull_failed"
-    elif "outofmemory" in low or "out of memory" in low or "memory usage" in low:
-        reason = "out_of_memory"
-    elif "timeout" in low or "duration exceeded" in low:
-        reason = "job_timeout"
-    elif (
-        "cannotstartcontainer" in low or "essential container" in low or ev.exit_code in (126, 127)
-    ):
-        reason = "adapter_start_failed"
-    else:
-        reason = "infra_error"
-    return runs.failure(reason, text.strip() or f"job {ev.status.lower()}")
+    """Batch's failure text -> the closed list of reasons (docs/runs-contract.md).
+
+    The container's reason is more specific than the job's, so both are searched with the
+    table above; when neither names a cause, the harness's exit code does (its own codes in
+    ``jobs.failures.HARNESS_EXITS``); anything else is ``infra_error``: never the team's
+    fault unless something says it is.
+    """
+    text = " | ".join(t for t in (ev.container_reason, ev.reason) if t)
+    low = text.casefold()
+    for fragment, reason in STOPPED_REASONS:
+        if fragment in low:
+            return runs.failure(reason, text)
+    if ev.exit_code in HARNESS_EXITS:
+        reason, detail = HARNESS_EXITS[ev.exit_code]
+        return runs.failure(reason, f"{detail} ({text})" if text else detail)
+    if ev.exit_code in _CANNOT_EXEC:
+        return runs.failure(
+            "adapter_start_failed", f"the image's entrypoint could not run ({text})"
+        )
+    detail = text or f"job {ev.status.lower()}"
+    if ev.exit_code is not None:
+        detail = f"{detail} (exit code {ev.exit_code})"
+    return runs.failure("infra_error", detail)
 
 
 def read_answers(raw: bytes) -> harness.JobOutput:
