@@ -147,6 +147,7 @@ def test_report_uses_the_design_field_names() -> None:
         "report_version",
         "spec_version",
         "corpus_sha256",
+        "corpus_version",
         "adapter",
         "timing",
         *COUNT_FIELDS,

@@ -326,3 +326,55 @@ def test_an_adapter_module_exiting_2_on_import_is_a_usage_error_not_a_regression
     Path("exits.py").write_text("import sys\nsys.exit(2)\n")
     code, _, err = score("--corpus", "corpus.jsonl", "--adapter", "exits:fn")
     assert code == 1 and "SystemExit(2)" in err
+
+
+def _as_version_1(report: dict[str, object]) -> dict[str, object]:
+    """A report as the scorer wrote them before corpus version 2: no corpus_version field."""
+    old = {k: v for k, v in report.items() if k != "corpus_version"}
+    return {**old, "spec_version": "toolcall300-grading/1.0"}
+
+
+def test_a_baseline_saved_on_corpus_version_1_is_refused_naming_both(tmp_path: Path) -> None:
+    saved = tmp_path / "base.json"
+    code, _, _ = score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
+    report = json.loads(saved.read_text())
+    assert code == 0 and report["corpus_version"] == "2.0"
+    saved.write_text(json.dumps(_as_version_1(report)))
+    code, out, err = score(
+        "--corpus", str(SAMPLE), "--adapter", "integrator", "--baseline", str(saved)
+    )
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1
+    assert "corpus version 1.0" in err and "version 2.0" in err
+
+
+def test_a_baseline_on_the_same_version_is_compared(tmp_path: Path) -> None:
+    saved = tmp_path / "base.json"
+    score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
+    code, out, _ = score(
+        "--corpus", str(SAMPLE), "--adapter", "integrator", "--baseline", str(saved)
+    )
+    assert code == 0 and "baseline: no regression" in out
+
+
+def test_the_version_comes_from_the_manifest_that_pins_the_corpus(tmp_path: Path) -> None:
+    from toolcall300.scoring.corpus import corpus_version
+
+    private = Path(__file__).parents[2] / "corpus_private"
+    data = (private / "toolcall300.jsonl").read_bytes()
+    (tmp_path / "toolcall300.jsonl").write_bytes(data)
+    sha = hashlib.sha256(data).hexdigest()
+    assert corpus_version(tmp_path / "toolcall300.jsonl", sha) is None  # no manifest beside it
+    (tmp_path / "manifest.json").write_bytes((private / "manifest.json").read_bytes())
+    assert corpus_version(tmp_path / "toolcall300.jsonl", sha) == "2.0"
+    assert corpus_version(tmp_path / "toolcall300.jsonl", "0" * 64) is None  # pins other bytes
+
+
+def test_compare_reports_refuses_another_version() -> None:
+    from toolcall300.scoring.report import VersionMismatch, compare_reports, score_cases
+
+    cases = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+    now = score_cases(cases, {}, corpus_sha256="x", corpus_version="2.0")
+    with pytest.raises(VersionMismatch, match=r"version 1\.0, this run on version 2\.0"):
+        compare_reports(_as_version_1(now), now)
+    assert compare_reports(now, now)["regressed"] is False

@@ -195,6 +195,9 @@ def test_the_real_corpus_uploads_with_its_pins(aws: Any, call: Call, key: str) -
         pytest.skip("corpus_private/ not generated in this checkout")
     upload_corpus(real, CorpusObjects(aws.names["CorpusBucket"]))
     status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    manifest = json.loads((real / "manifest.json").read_bytes())
+    assert (data["version"], data["spec_version"]) == ("2.0", "toolcall300-grading/2.0")
+    assert data["version"] == manifest["version"]  # the version it was deployed with
     assert status == 200 and {f["name"] for f in data["files"]} >= {
         "toolcall300.jsonl",
         "rationale.jsonl",

@@ -463,6 +463,45 @@ def test_a_baseline_from_another_corpus_is_not_compared() -> None:
     assert done is not None and done.verdict == "baseline_set" and done.comparison is None
 
 
+def test_a_baseline_saved_on_corpus_version_1_fails_the_run_naming_both_versions() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    old = scoring(GOOD)
+    legacy = {k: v for k, v in old.report.items() if k != "corpus_version"}
+    legacy["spec_version"] = "toolcall300-grading/1.0"  # as reports were written on version 1
+    first = submit(store)
+    runs.claim(store, first.run_id, owner="w", now=T0, lease_s=30)
+    runs.finish_scored(
+        store,
+        reports,
+        first.run_id,
+        runs.Scoring(legacy, old.corpus_sha256, "v", {}, {}),
+        compare=compare,
+        summarise=summary_of,
+        now=T0,
+        owner="w",
+    )
+    run = submit(store, commit="ccccccc", now=T0 + timedelta(minutes=1))
+    runs.claim(store, run.run_id, owner="w", now=T0, lease_s=30)
+    now = scoring(GOOD)
+    current = runs.Scoring(dict(now.report, corpus_version="2.0"), now.corpus_sha256, "v", {}, {})
+    done = runs.finish_scored(
+        store,
+        reports,
+        run.run_id,
+        current,
+        compare=compare,
+        summarise=summary_of,
+        now=T0,
+        owner="w",
+    )
+    assert done is not None and done.status == "failed" and done.verdict is None
+    assert done.failure is not None and done.failure["reason"] == "baseline_version"
+    detail = done.failure["detail"]
+    assert "\n" not in detail and "version 1.0" in detail and "version 2.0" in detail
+    assert runs.current_baseline(runs.team_runs(store, "acme"), "main") is not None
+    assert runs.current_baseline(runs.team_runs(store, "acme"), "main").run_id == first.run_id
+
+
 def test_summary_has_the_contract_fields() -> None:
     s = summary_of(scoring(GOOD).report)
     assert set(s) == {

@@ -9,6 +9,9 @@ example ``D11.1``). This module is data and a renderer; it enforces nothing itse
 from __future__ import annotations
 
 SPEC_VERSION = "toolcall300-grading/2.0"
+#: The corpus version the generator builds under this contract; reports and hosted baselines
+#: record it, and one scored on another version is never compared with this one.
+CORPUS_VERSION = "2.0"
 
 #: The twelve categories of the case format (docs/case-format.md), in report order.
 CATEGORIES = (

@@ -46,9 +46,8 @@ from toolcall300.generator.rules.truncated import truncated
 from toolcall300.generator.rules.undeclared import extra_undeclared_arg
 from toolcall300.generator.rules.unrecoverable import unrecoverable
 from toolcall300.generator.values import GenerationError, Pools
-from toolcall300.spec import CATEGORIES, SPEC_VERSION
+from toolcall300.spec import CATEGORIES, CORPUS_VERSION, SPEC_VERSION
 
-CORPUS_VERSION = "2.0"
 DEFAULT_SEED = 20261130
 DATA = Path(__file__).resolve().parents[1] / "data"
 FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")

@@ -18,6 +18,7 @@ FAILURE_REASONS = (
     "out_of_memory",
     "output_malformed",
     "infra_error",
+    "baseline_version",
 )
 #: The harness entrypoint's own exit codes (infra/harness/entrypoint.py): each says which side
 #: failed, so Batch's bare "Essential container in task exited" can be told apart. 0 means the
@@ -42,6 +43,7 @@ FAILURE_TEXT = {
     "out_of_memory": "The adapter ran out of memory.",
     "output_malformed": "The adapter's output could not be read as answers.",
     "infra_error": "The scoring infrastructure failed (not your adapter).",
+    "baseline_version": "The baseline was scored on another corpus version; re-run to set one.",
 }
 #: The stderr tail kept in a record: what the stream protocol captures, no more.
 STDERR_TAIL_CHARS = STDERR_TAIL_BYTES

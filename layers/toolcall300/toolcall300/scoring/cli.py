@@ -21,6 +21,7 @@ from toolcall300.scoring.corpus import (
     CorpusError,
     adapter_items,
     built_by_this_suite,
+    corpus_version,
     parse_corpus,
 )
 from toolcall300.scoring.render import (
@@ -31,7 +32,13 @@ from toolcall300.scoring.render import (
     render_side_by_side,
     render_text,
 )
-from toolcall300.scoring.report import compare_reports, load_baseline, read_input, score_cases
+from toolcall300.scoring.report import (
+    compare_reports,
+    load_baseline,
+    read_input,
+    score_cases,
+    version_mismatch,
+)
 from toolcall300.spec import render_spec
 
 
@@ -196,7 +203,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError(f"toolcall300 score: corpus {args.corpus} {exc}") from None
     corpus_sha = sha256_hex(data)
     in_sample = built_by_this_suite(args.corpus, corpus_sha)
+    version = corpus_version(args.corpus, corpus_sha)
     baseline = load_baseline(args.baseline) if args.baseline else None
+    mismatch = version_mismatch(baseline, version) if baseline is not None else None
+    if mismatch:
+        raise UsageError(f"toolcall300 score: {args.baseline}: {mismatch}")
     if baseline is not None and baseline["corpus_sha256"] != corpus_sha:
         raise UsageError(
             f"toolcall300 score: baseline {args.baseline} was scored on corpus "
@@ -220,6 +231,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 result.answers,
                 adapter=adapter.description,
                 corpus_sha256=corpus_sha,
+                corpus_version=version,
                 timing=result.timing(),
                 errors=result.errors,
             )

@@ -15,7 +15,7 @@ from typing import Any
 from toolcall300.canonical import loads_strict
 from toolcall300.catalog import model_view
 from toolcall300.schema import schema_problems
-from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES
+from toolcall300.spec import CATEGORIES, CORPUS_VERSION, REFUSAL_CATEGORIES
 
 
 class CorpusError(ValueError):
@@ -140,6 +140,34 @@ def _packaged_sample_sha256() -> str:
     ).hexdigest()
 
 
+def _manifest_pinning(path: str | Path, sha256: str) -> dict[str, Any] | None:
+    """The generator's manifest beside ``path`` when it pins exactly these bytes, else None."""
+    try:
+        manifest = loads_strict((Path(path).parent / MANIFEST_NAME).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(manifest, dict) or "generator_version" not in manifest:
+        return None
+    files = manifest.get("files")
+    pins = files.values() if isinstance(files, dict) else []
+    pinned = any(isinstance(pin, dict) and pin.get("sha256") == sha256 for pin in pins)
+    return manifest if pinned else None
+
+
+def corpus_version(path: str | Path, sha256: str) -> str | None:
+    """The version of the corpus at ``path``: the packaged sample's is this contract's
+    (``spec.CORPUS_VERSION``), a generated corpus's is its manifest's; None for any other.
+
+    >>> corpus_version("/nowhere/cases.jsonl", "0" * 64) is None
+    True
+    """
+    if sha256 == _packaged_sample_sha256():
+        return CORPUS_VERSION
+    manifest = _manifest_pinning(path, sha256)
+    version = manifest.get("version") if manifest else None
+    return version if isinstance(version, str) else None
+
+
 def built_by_this_suite(path: str | Path, sha256: str) -> bool:
     """Whether the corpus at ``path`` (whose bytes hash to ``sha256``) came from this suite's
     generator, so it follows the same rulebook as the reference normaliser.
@@ -148,14 +176,4 @@ def built_by_this_suite(path: str | Path, sha256: str) -> bool:
     (written by ``generate`` and delivered by ``download``) pins exactly these bytes and names
     a generator version. Any other corpus, a third party's, is out of sample.
     """
-    if sha256 == _packaged_sample_sha256():
-        return True
-    try:
-        manifest = loads_strict((Path(path).parent / MANIFEST_NAME).read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return False
-    if not isinstance(manifest, dict) or "generator_version" not in manifest:
-        return False
-    files = manifest.get("files")
-    pins = files.values() if isinstance(files, dict) else []
-    return any(isinstance(pin, dict) and pin.get("sha256") == sha256 for pin in pins)
+    return sha256 == _packaged_sample_sha256() or _manifest_pinning(path, sha256) is not None

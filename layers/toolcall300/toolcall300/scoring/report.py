@@ -59,12 +59,53 @@ class ReportError(ValueError):
     """A baseline that cannot be compared with this run (wrong shape, other corpus)."""
 
 
+class VersionMismatch(ReportError):
+    """A baseline scored on another corpus version: the one line names both versions."""
+
+
+#: Reports written before corpus version 2 carry no ``corpus_version``; every one of them
+#: was scored under grading contract 1.0, whose corpus was version 1.0.
+_LEGACY_VERSIONS = {"toolcall300-grading/1.0": "1.0"}
+
+
+def report_corpus_version(report: Mapping[str, Any]) -> str | None:
+    """The corpus version a report was scored on (None: a corpus without a version).
+
+    >>> report_corpus_version({"spec_version": "toolcall300-grading/1.0"})
+    '1.0'
+    >>> report_corpus_version({"corpus_version": "2.0", "spec_version": "toolcall300-grading/2.0"})
+    '2.0'
+    """
+    version = report.get("corpus_version")
+    if isinstance(version, str):
+        return version
+    if "corpus_version" in report:
+        return None
+    return _LEGACY_VERSIONS.get(str(report.get("spec_version")))
+
+
+def version_mismatch(baseline: Mapping[str, Any], version: str | None) -> str | None:
+    """The one line refusing ``baseline`` for a run on corpus ``version``, or None.
+
+    >>> version_mismatch({"spec_version": "toolcall300-grading/1.0"}, "2.0")
+    'baseline was scored on corpus version 1.0, this run on version 2.0: re-score the baseline on version 2.0'
+    """
+    before = report_corpus_version(baseline)
+    if before is None or version is None or before == version:
+        return None
+    return (
+        f"baseline was scored on corpus version {before}, this run on version {version}: "
+        f"re-score the baseline on version {version}"
+    )
+
+
 def score_cases(
     cases: Sequence[Mapping[str, Any]],
     answers: Mapping[str, Any],
     *,
     adapter: str = "",
     corpus_sha256: str = "",
+    corpus_version: str | None = None,
     timing: Mapping[str, Any] | None = None,
     errors: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -104,6 +145,7 @@ def score_cases(
         "report_version": REPORT_VERSION,
         "spec_version": SPEC_VERSION,
         "corpus_sha256": corpus_sha256,
+        "corpus_version": corpus_version,
         "adapter": adapter,
         "timing": {
             "total_seconds": timing.get("total_seconds"),
@@ -159,6 +201,9 @@ def compare_reports(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> 
         problem = report_problem(report)
         if problem:
             raise ReportError(f"{label} report: {problem}")
+    mismatch = version_mismatch(baseline, report_corpus_version(current))
+    if mismatch:
+        raise VersionMismatch(mismatch)
     if baseline["corpus_sha256"] != current["corpus_sha256"]:
         raise ReportError(
             "baseline was scored on corpus "

@@ -34,6 +34,7 @@ class Manifest:
     version: str
     files: tuple[dict[str, Any], ...]
     digest: str  # sha256 of the manifest bytes: identifies this exact publication
+    spec_version: str | None = None  # the grading contract its labels follow
 
 
 def manifest_entries(doc: Any) -> list[dict[str, Any]]:
@@ -70,7 +71,10 @@ def parse_manifest(raw: bytes) -> Manifest:
     version = next(
         (doc[k] for k in ("version", "corpus_version") if isinstance(doc.get(k), str)), None
     )
-    return Manifest(version or digest[:16], tuple(entries), digest)
+    spec = doc.get("spec_version")
+    return Manifest(
+        version or digest[:16], tuple(entries), digest, spec if isinstance(spec, str) else None
+    )
 
 
 _cache: dict[str, tuple[float, Any]] = {}
@@ -94,10 +98,17 @@ def load_manifest(store: ObjectStore, *, max_age: float = 300) -> Manifest:
 
 
 def corpus_links(store: ObjectStore, *, seconds: int, max_age: float = 300) -> dict[str, Any]:
-    """``GET /corpus``: version, each file's pin and a presigned link valid ``seconds``."""
+    """``GET /corpus``: the version served (the uploaded manifest's, which a hosted baseline
+    must share, docs/runs-contract.md), its grading contract, each file's pin and a presigned
+    link valid ``seconds``."""
     manifest = load_manifest(store, max_age=max_age)
     files = [dict(f, url=store.presign(f["name"], seconds=seconds)) for f in manifest.files]
-    return {"version": manifest.version, "files": files, "expires_in": seconds}
+    return {
+        "version": manifest.version,
+        "spec_version": manifest.spec_version,
+        "files": files,
+        "expires_in": seconds,
+    }
 
 
 def validate_case_id(case_id: str) -> str:

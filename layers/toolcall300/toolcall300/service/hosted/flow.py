@@ -37,7 +37,7 @@ from toolcall300.service.domain.runs import (
 from toolcall300.service.hosted import events, submit
 from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
-from toolcall300.spec import SPEC_VERSION
+from toolcall300.spec import CORPUS_VERSION, SPEC_VERSION
 
 CORPUS_FILE = "toolcall300.jsonl"
 
@@ -71,6 +71,8 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
     """The scorer's gate, in the contract's shape (``deltas`` is called ``counts`` there)."""
     try:
         c = scorer.compare_reports(baseline, current)
+    except scorer.VersionMismatch as exc:
+        raise runs.BaselineRefused(f"baseline {exc}") from exc
     except scorer.ReportError as exc:
         raise runs.NotComparable(str(exc)) from exc
     return {
@@ -103,6 +105,7 @@ def score_output(
         output.answers,
         adapter=str(adapter),
         corpus_sha256=corpus.sha256,
+        corpus_version=CORPUS_VERSION,
         timing={"total_seconds": output.diagnostics.get("elapsed_s")},
     )
     scoring = Scoring(report, corpus.sha256, SCORER_VERSION, output.diagnostics, sandbox)

@@ -26,6 +26,7 @@ class CorpusFile(BaseModel):
 
 class CorpusView(BaseModel):
     version: str
+    spec_version: str | None = None
     files: list[CorpusFile]
     expires_in: int
 

@@ -19,6 +19,7 @@ from toolcall300.service.domain.runs.baselines import (
     team_runs,
 )
 from toolcall300.service.domain.runs.lifecycle import (
+    BaselineRefused,
     Compare,
     NotComparable,
     Scoring,
@@ -79,6 +80,7 @@ __all__ = [
     "RUN_ID_RE",
     "STDERR_TAIL_CHARS",
     "TRANSITIONS",
+    "BaselineRefused",
     "Compare",
     "JobAlive",
     "NotComparable",

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from toolcall300.canonical import pretty_bytes
+from toolcall300.jobs.failures import failure
 from toolcall300.service.domain.records import iso
 from toolcall300.service.domain.runs.baselines import (
     current_baseline,
@@ -202,6 +203,11 @@ class NotComparable(Exception):
     """What a :data:`Compare` raises when the two reports cannot be compared (shape, corpus)."""
 
 
+class BaselineRefused(NotComparable):
+    """The baseline was scored on another corpus version: the run fails with this one line
+    (``baseline_version``) instead of passing or silently setting a new baseline."""
+
+
 #: (baseline report, this run's report) -> the comparison; raises :class:`NotComparable`.
 Compare = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 Summarise = Callable[[dict[str, Any]], dict[str, Any]]
@@ -243,6 +249,8 @@ def finish_scored(
         try:
             compared = compare(base_doc.get("score", base_doc), scoring.report)
             comparison = dict(compared, baseline_run_id=base.run_id)
+        except BaselineRefused as exc:
+            return fail(store, run_id, failure("baseline_version", str(exc)), now=now, owner=owner)
         except NotComparable:
             base = None  # scored on another corpus version: not comparable, so no baseline yet
     verdict, becomes = decide_verdict(
