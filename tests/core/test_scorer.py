@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -416,3 +417,32 @@ def test_comparison_is_antisymmetric_and_regressed_means_a_reason(
     )
     if forward["flipped"]["broken"] == [] and b["invented_calls"] <= a["invented_calls"]:
         assert b["schema_invalid_returns"] > a["schema_invalid_returns"] or not forward["regressed"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(returned_values, min_size=6, max_size=6),
+    st.dictionaries(
+        st.sampled_from([c["id"] for c in tiny_corpus()]), st.text(max_size=40), max_size=6
+    ),
+    st.integers(min_value=1, max_value=3),
+)
+def test_every_rendering_takes_any_report(
+    values: list[Any], errors: dict[str, str], columns: int
+) -> None:
+    # an adapter's stderr may hold any character: the JUnit XML must still parse
+    cases = tiny_corpus()
+    answers = {c["id"]: v for c, v in zip(cases, values, strict=True)}
+    report = score_cases(cases, answers, adapter="a\x00b", errors=errors)
+    assert report["adapter_errors"] == len(errors) and set(report["errors"]) == set(errors)
+    reports = [report] * columns
+    assert "adapter errors" in render.render_text(report, in_sample=True)
+    assert render.render_failures(report, cases, answers, {}).count("error    ") == len(errors)
+    table = render.render_side_by_side(reports).splitlines()
+    assert sum(line.startswith("category") for line in table) == 1
+    assert render.render_markdown(reports).count("| exact match |") == 1
+    root = ET.fromstring(render.render_junit(reports))
+    suites = root.findall("testsuite")
+    assert len(suites) == columns
+    assert all(len(s.findall("testcase")) == len(cases) for s in suites)
+    assert len(suites[0].findall("testcase/system-err")) == len(errors)

@@ -209,16 +209,22 @@ def _side_by_side_rows(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def _legend(reports: Sequence[Mapping[str, Any]], in_sample: bool) -> list[str]:
-    lines = []
+def _legend(reports: Sequence[Mapping[str, Any]], in_sample: bool) -> list[tuple[str, str]]:
+    """``(column name, the adapter's full description)`` per report, in-sample ones marked."""
+    out = []
     for name, report in zip(column_names(reports), reports, strict=True):
         note = (
             " (in-sample)"
             if in_sample and adapters.is_reference_normaliser(str(report["adapter"]))
             else ""
         )
-        lines.append(f"{name} = {report['adapter']}{note}")
-    return lines
+        out.append((name, f"{report['adapter']}{note}"))
+    return out
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: a ``|`` or a line break in an adapter's name cannot split it."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool = False) -> str:
@@ -232,7 +238,7 @@ def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool
         return f"{cells[0]:<24}{cells[1]:>5}{values}"
 
     lines = [f"TOOLCALL-300 side by side, corpus sha256 {reports[0]['corpus_sha256']}"]
-    lines += _legend(reports, in_sample)
+    lines += [f"{name} = {description}" for name, description in _legend(reports, in_sample)]
     lines.append("")
     for i, row in enumerate(rows):
         if i == head:
@@ -253,11 +259,12 @@ def render_markdown(
     rows = _side_by_side_rows(reports)
     lines = ["## TOOLCALL-300", "", f"corpus sha256 `{reports[0]['corpus_sha256']}`", ""]
     lines += [
-        f"- **{line.split(' = ', 1)[0]}**: `{line.split(' = ', 1)[1]}`"
-        for line in _legend(reports, in_sample)
+        f"- **{_cell(name)}**: {_cell(description)}"
+        for name, description in _legend(reports, in_sample)
     ]
-    lines += ["", "| | n | " + " | ".join(rows[0][2:]) + " |", "|---|---|" + "---|" * len(reports)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    lines += ["", "| " + " | ".join(_cell(c) for c in rows[0]) + " |"]
+    lines.append("|---|---|" + "---|" * len(reports))
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows[1:]]
     if in_sample and any(adapters.is_reference_normaliser(str(r["adapter"])) for r in reports):
         lines += ["", IN_SAMPLE_NOTE]
     if comparison is not None:
@@ -281,7 +288,7 @@ def render_junit(reports: Sequence[Mapping[str, Any]]) -> bytes:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=str(report["adapter"]),
+            name=_xml_safe(str(report["adapter"])),
             tests=str(len(report["per_case"])),
             failures=str(failed),
             errors="0",
@@ -289,14 +296,19 @@ def render_junit(reports: Sequence[Mapping[str, Any]]) -> bytes:
         )
         for row in report["per_case"]:
             case = ET.SubElement(
-                suite, "testcase", classname=f"toolcall300.{row['category']}", name=row["id"]
+                suite,
+                "testcase",
+                classname=f"toolcall300.{row['category']}",
+                name=_xml_safe(row["id"]),
             )
             if not row["passed"]:
                 wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
                 failure = ET.SubElement(
                     case, "failure", type=row["outcome"], message=row["outcome"]
                 )
-                failure.text = f"{row['id']} [{row['category']}]: {row['outcome']}, wanted {wanted}"
+                failure.text = _xml_safe(
+                    f"{row['id']} [{row['category']}]: {row['outcome']}, wanted {wanted}"
+                )
             if row["id"] in errors:
                 ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
     return junit_bytes(root)

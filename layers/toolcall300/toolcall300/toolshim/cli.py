@@ -26,7 +26,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             '{"text", "tools"} JSON document on stdin; the call as JSON on stdout, or '
             "nothing at all on a refusal (exit 0: empty output is a refusal, D12.1). "
             '--stream: JSON Lines {"id", "text", "tools"} in, {"id", "call"} out (call null on '
-            "a refusal), flushed per line. Input that is not such a document exits 1."
+            "a refusal), flushed per line. Input that is not such a document exits 1. Both "
+            "protocols, and what the scorer counts as a refusal: docs/adapter-protocols.md."
         ),
     )
     p.add_argument("--stream", action="store_true", help="long-lived JSON Lines protocol")
