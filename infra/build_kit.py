@@ -38,7 +38,8 @@ KIT_README = """# TOOLCALL-300 free kit (CC0 1.0)
 Nothing to install: Python 3.11 or newer, standard library only.
 
     python3 score.py --corpus sample30.jsonl --adapter yourmodule:normalise
-    python3 score.py --corpus sample30.jsonl --adapter naive      # the control
+    python3 score.py --corpus sample30.jsonl --adapter naive      # control C1: parse and pass on
+    python3 score.py --corpus sample30.jsonl --adapter integrator # control C2: what an SDK's docs get
     python3 score.py --spec                                       # the grading contract
     python3 score.py --selftest                                   # the grader's own checks
     python3 generate.py --out my-corpus --tools demo_tools.json  # a corpus for your own tools

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from toolcall300.spec import RULES, decision_ids, render_spec
+from toolcall300.generator.checks import CHECKS
+from toolcall300.spec import CONTROLS, READING, RULES, decision_ids, render_spec
 
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "toolcall300" / "toolcall300"
 
@@ -36,3 +37,11 @@ def test_rendered_spec_names_every_rule_and_decision() -> None:
         assert f"{number}. {title}" in text
         for did, _ in decisions:
             assert did in text
+
+
+def test_reading_and_controls_are_rendered_and_the_check_c2_names_exists() -> None:
+    text = render_spec()
+    for did, _ in (*READING, *CONTROLS):
+        assert f"   {did} " in text
+    assert [cid for cid, _ in CONTROLS] == ["C1", "C2"]
+    assert "integrator_fails" in dict(CONTROLS)["C2"] and "integrator_fails" in CHECKS

@@ -10,14 +10,14 @@ them against the schema (rules 4-8, ``toolshim_repair``, a walk compiled once pe
 that also refuses any value breaking a keyword no rule may change, so it never returns
 arguments their schema rejects); then collapse several calls only when they agree (rule 10).
 
-Where spec.py is silent it decides, once: whitespace after a number is a delimiter (D11.1);
-arguments streamed as a JSON string and cut inside it are read as the cut stream of the
-arguments (rules 9 and 11), while a complete string holding cut JSON is refused; a complete
-call with no arguments key has ``{}``, a cut one is refused; an object schema without
-``properties`` is free-form (its keys are kept unless ``additionalProperties`` is false); a
-tool without ``parameters`` takes no arguments; rule 8 wraps any non-null value, objects
-included; ``null`` is never coerced; a multi-call text with one cut or refusable copy is
-refused as a whole (D10.1).
+The decisions it once took alone are the contract's now, each with its id: envelopes and
+which key wins (E1-E4); whitespace after a number is a delimiter (D11.7); arguments streamed
+as a JSON string and cut inside it are the cut arguments, a complete string holding cut JSON
+is refused (D11.8); a complete call with no arguments key has ``{}``, a cut one is refused
+(D1.3); an object schema without ``properties`` is free-form (D7.4); a tool without
+``parameters`` takes no arguments (D6.3); rule 8 wraps any non-null value, objects included
+(D8.2); ``null`` is never coerced (D5.3); a multi-call text with one cut, refusable or
+non-call copy is refused as a whole (D10.1, D10.2).
 
 Speed comes from doing the schema work once: each parameter schema is checked and compiled
 into its repair walk the first time it is seen (cached on the schema object, and on its JSON
