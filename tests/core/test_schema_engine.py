@@ -13,12 +13,14 @@ from support.schema_strategies import VALUES as RICH_VALUES
 from toolcall300.schema import (
     ANNOTATIONS,
     ENFORCED,
+    KEYWORDS,
     NOT_COVERED,
     compile_validator,
     declared_types,
     format_path,
     is_valid,
     iter_errors,
+    json_type_matches,
     node_errors,
     schema_problems,
 )
@@ -82,6 +84,42 @@ def test_several_defects_at_one_node_follow_the_keyword_table() -> None:
 def test_node_errors_exclude_children() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "minProperties": 2}
     assert [e.code for e in node_errors({"a": 1}, schema)] == ["too_few_properties"]
+
+
+#: A constraining value for each keyword of a family, failing for that family's instance below.
+_FAMILY_SAMPLES: dict[str, tuple[Any, Any]] = {
+    "required": (["a"], {}),
+    "minLength": (2, "a"),
+    "maxLength": (0, "a"),
+    "pattern": ("^b", "a"),
+    "minimum": (2, 1),
+    "maximum": (0, 1),
+    "exclusiveMinimum": (1, 1),
+    "exclusiveMaximum": (1, 1),
+    "minItems": (2, [1]),
+    "maxItems": (0, [1]),
+    "uniqueItems": (True, [1, 1]),
+    "minProperties": (2, {"a": 1}),
+    "maxProperties": (0, {"a": 1}),
+    "additionalProperties": (False, {"a": 1}),
+    "properties": ({"a": {"type": "string"}}, {"a": 1}),
+    "items": ({"type": "string"}, [1]),
+}
+_ONE_OF_EACH_TYPE = (None, True, {"a": 1}, [1, 1], 1, 1.5, "a")
+
+
+@pytest.mark.parametrize("name", [k for k in ENFORCED if KEYWORDS[k].family is not None])
+def test_a_family_keyword_constrains_its_family_and_passes_every_other_type(name: str) -> None:
+    value, failing = _FAMILY_SAMPLES[name]
+    schema = {name: value}
+    assert [e.keyword for e in iter_errors(failing, schema)] in ([name], ["type"])
+    assert not compile_validator(schema)(failing)
+    family = KEYWORDS[name].family
+    for other in _ONE_OF_EACH_TYPE:
+        if family is not None and not json_type_matches(other, family):
+            assert list(iter_errors(other, schema)) == [], other
+            assert compile_validator(schema)(other) is True, other
+            assert compile_validator(schema, closed=True)(other) is True, other
 
 
 def test_integral_float_is_an_integer_and_bool_is_not_a_number() -> None:

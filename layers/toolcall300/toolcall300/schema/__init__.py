@@ -1,3 +1,70 @@
-"""The schema engine (moving into its modules; see keywords.py)."""
+"""The schema engine: a bounded subset of JSON Schema draft 2020-12, as a keyword table.
 
-from toolcall300.schema.keywords import *  # noqa: F403
+Every enforced keyword has one entry in :data:`KEYWORDS` (``keywords.py``) that yields
+:class:`SchemaError` values, each with an instance path, a schema path and a tool-argument/v1
+defect code; ``is_valid`` means nothing was yielded. The subset is the one ``tool-argument/v1``
+publishes; the tool catalog, the generator, the scorer, ``toolshim`` and ``argcheck`` all use
+this one engine. ``types.py`` holds the one type table, ``patterns.py`` the regular-expression
+dialect, ``paths.py`` the instance paths.
+
+Keyword policy (one rule, applied everywhere): a keyword in :data:`ENFORCED` is checked; a
+keyword in :data:`ANNOTATIONS` is accepted and enforced as nothing (``format`` included, and
+``default`` is never applied); every other keyword, listed in the criteria's ``not_covered``
+or not, makes the schema *not covered* and is refused by :func:`schema_problems`. Nothing is
+ever validated under undisclosed partial coverage.
+
+It is not a general JSON Schema validator: no ``$ref``, no combinators, no boolean schemas.
+"""
+
+from toolcall300.schema.keywords import (
+    ANNOTATIONS,
+    ENFORCED,
+    KEYWORDS,
+    NOT_COVERED,
+    Keyword,
+    SchemaError,
+    SchemaProblem,
+    compile_validator,
+    is_valid,
+    iter_errors,
+    node_errors,
+    schema_problems,
+)
+from toolcall300.schema.paths import Path, PathPart, format_path
+from toolcall300.schema.patterns import backtracking_hazard, ecma_to_python
+from toolcall300.schema.types import (
+    JSON_TYPES,
+    Validator,
+    declared_types,
+    is_integer,
+    is_number,
+    json_type_matches,
+    type_of,
+)
+
+__all__ = [
+    "ANNOTATIONS",
+    "ENFORCED",
+    "JSON_TYPES",
+    "KEYWORDS",
+    "NOT_COVERED",
+    "Keyword",
+    "Path",
+    "PathPart",
+    "SchemaError",
+    "SchemaProblem",
+    "Validator",
+    "backtracking_hazard",
+    "compile_validator",
+    "declared_types",
+    "ecma_to_python",
+    "format_path",
+    "is_integer",
+    "is_number",
+    "is_valid",
+    "iter_errors",
+    "json_type_matches",
+    "node_errors",
+    "schema_problems",
+    "type_of",
+]

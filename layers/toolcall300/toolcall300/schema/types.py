@@ -1,0 +1,87 @@
+"""The JSON Schema instance types: one table of type tests that every check reads.
+
+``type``'s check, its well-formedness rule, the compiled validators and the repairers all
+decide "is this value of type T" through :data:`TYPE_TESTS`, so no two of them can disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+#: A compiled check: whether one instance passes.
+Validator = Callable[[Any], bool]
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number (``bool`` is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_integer(value: Any) -> bool:
+    """A JSON integer: JSON Schema counts ``3.0`` as an integer."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def is_int(value: Any) -> bool:
+    """An ``int`` (the canonical form of a JSON integer), not a bool, not a float."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: The JSON types that are exactly one Python class (a JSON number is not: ``bool`` is an
+#: ``int``). Compiled checks inline ``isinstance`` with these instead of calling a test.
+TYPE_CLASSES: dict[str, type] = {"boolean": bool, "object": dict, "array": list, "string": str}
+
+#: The seven JSON Schema types and the test for each, in the order the subset lists them.
+TYPE_TESTS: dict[str, Validator] = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "number": is_number,
+    "integer": is_integer,
+    "string": lambda v: isinstance(v, str),
+}
+assert all(TYPE_TESTS[name](cls()) for name, cls in TYPE_CLASSES.items())
+
+JSON_TYPES = tuple(TYPE_TESTS)
+
+
+def json_type_matches(value: Any, type_name: str) -> bool:
+    """Whether ``value`` is of the JSON Schema type ``type_name`` (``False`` for other names)."""
+    test = TYPE_TESTS.get(type_name)
+    return test is not None and test(value)
+
+
+def declared_types(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The schema's ``type`` as a tuple (empty when it declares none)."""
+    t = schema.get("type")
+    if isinstance(t, str):
+        return (t,)
+    if isinstance(t, list):
+        return tuple(x for x in t if isinstance(x, str))
+    return ()
+
+
+def type_of(value: Any) -> str:
+    """The JSON type name of a value (``integer`` for integral ints, else ``number``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
