@@ -14,6 +14,7 @@ import pytest
 from test_scorer_data import TRUTH, corpus_bytes, tiny_corpus, write_corpus
 
 from toolcall300.cli import dispatch
+from toolcall300.scoring.corpus import published_versions
 from toolcall300.spec import render_spec
 
 SAMPLE = Path(__file__).parents[2] / "layers/toolcall300/toolcall300/data/sample30.jsonl"
@@ -364,9 +365,16 @@ def test_the_version_comes_from_the_manifest_that_pins_the_corpus(tmp_path: Path
     data = (private / "toolcall300.jsonl").read_bytes()
     (tmp_path / "toolcall300.jsonl").write_bytes(data)
     sha = hashlib.sha256(data).hexdigest()
-    assert corpus_version(tmp_path / "toolcall300.jsonl", sha) is None  # no manifest beside it
-    (tmp_path / "manifest.json").write_bytes((private / "manifest.json").read_bytes())
+    # a published corpus is known by its pin even with no manifest beside it (a download)
     assert corpus_version(tmp_path / "toolcall300.jsonl", sha) == "2.0"
+    built = data + b"\n"  # bytes this suite never published: only a manifest can say
+    (tmp_path / "toolcall300.jsonl").write_bytes(built)
+    built_sha = hashlib.sha256(built).hexdigest()
+    assert corpus_version(tmp_path / "toolcall300.jsonl", built_sha) is None
+    manifest = json.loads((private / "manifest.json").read_bytes())
+    manifest["files"]["toolcall300.jsonl"]["sha256"] = built_sha
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert corpus_version(tmp_path / "toolcall300.jsonl", built_sha) == "2.0"
     assert corpus_version(tmp_path / "toolcall300.jsonl", "0" * 64) is None  # pins other bytes
 
 
@@ -378,3 +386,25 @@ def test_compare_reports_refuses_another_version() -> None:
     with pytest.raises(VersionMismatch, match=r"version 1\.0, this run on version 2\.0"):
         compare_reports(_as_version_1(now), now)
     assert compare_reports(now, now)["regressed"] is False
+
+
+def test_every_corpus_published_here_is_in_the_packaged_pins() -> None:
+    # a new corpus version must add its pins to data/published_corpora.json, or a buyer's
+    # downloaded copy (no manifest beside it) would lose toolshim's in-sample note
+    manifest = SAMPLE.parents[4] / "corpus_private" / "manifest.json"
+    if not manifest.is_file():
+        pytest.skip("no corpus_private/ here")
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    published = published_versions()
+    for name in ("toolcall300.jsonl", "sample30.jsonl"):
+        assert published.get(doc["files"][name]["sha256"]) == doc["version"], name
+
+
+def test_a_copied_private_corpus_keeps_the_in_sample_note(tmp_path: Path) -> None:
+    private = SAMPLE.parents[4] / "corpus_private" / "toolcall300.jsonl"
+    if not private.is_file():
+        pytest.skip("no corpus_private/ here")
+    copy = tmp_path / "downloaded.jsonl"
+    copy.write_bytes(private.read_bytes())
+    code, out, _ = score("--corpus", str(copy), "--adapter", "toolshim")
+    assert code == 0 and "in-sample" in out

@@ -134,10 +134,29 @@ def adapter_items(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 MANIFEST_NAME = "manifest.json"
 
 
+#: The pins of every corpus this suite published, per file and version (packaged data).
+PUBLISHED = "published_corpora.json"
+
+
 def _packaged_sample_sha256() -> str:
     return hashlib.sha256(
         resources.files("toolcall300").joinpath("data", "sample30.jsonl").read_bytes()
     ).hexdigest()
+
+
+def published_versions() -> dict[str, str]:
+    """sha256 -> corpus version of every corpus this suite published (``data/`` lists them,
+    a new version adds its pins there), the packaged sample's included."""
+    raw = resources.files("toolcall300").joinpath("data", PUBLISHED).read_bytes()
+    listed = loads_strict(raw.decode("utf-8"))
+    found = {
+        pin: version
+        for name, versions in listed.items()
+        if name != "about" and isinstance(versions, dict)
+        for version, pin in versions.items()
+    }
+    found[_packaged_sample_sha256()] = CORPUS_VERSION
+    return found
 
 
 def _manifest_pinning(path: str | Path, sha256: str) -> dict[str, Any] | None:
@@ -155,14 +174,16 @@ def _manifest_pinning(path: str | Path, sha256: str) -> dict[str, Any] | None:
 
 
 def corpus_version(path: str | Path, sha256: str) -> str | None:
-    """The version of the corpus at ``path``: the packaged sample's is this contract's
-    (``spec.CORPUS_VERSION``), a generated corpus's is its manifest's; None for any other.
+    """The version of the corpus at ``path``: a published corpus's wherever it was copied
+    (:func:`published_versions`; the packaged sample's is ``spec.CORPUS_VERSION``), a
+    generated corpus's is its manifest's; None for any other.
 
     >>> corpus_version("/nowhere/cases.jsonl", "0" * 64) is None
     True
     """
-    if sha256 == _packaged_sample_sha256():
-        return CORPUS_VERSION
+    published = published_versions().get(sha256)
+    if published is not None:
+        return published
     manifest = _manifest_pinning(path, sha256)
     version = manifest.get("version") if manifest else None
     return version if isinstance(version, str) else None
@@ -172,8 +193,9 @@ def built_by_this_suite(path: str | Path, sha256: str) -> bool:
     """Whether the corpus at ``path`` (whose bytes hash to ``sha256``) came from this suite's
     generator, so it follows the same rulebook as the reference normaliser.
 
-    True for the packaged public sample, and for a corpus whose ``manifest.json`` beside it
-    (written by ``generate`` and delivered by ``download``) pins exactly these bytes and names
-    a generator version. Any other corpus, a third party's, is out of sample.
+    True for every corpus this suite published, wherever it was copied (a downloaded private
+    corpus has no manifest beside it), and for a corpus whose ``manifest.json`` beside it
+    (written by ``generate``) pins exactly these bytes and names a generator version. Any
+    other corpus, a third party's, is out of sample.
     """
-    return sha256 == _packaged_sample_sha256() or _manifest_pinning(path, sha256) is not None
+    return sha256 in published_versions() or _manifest_pinning(path, sha256) is not None
