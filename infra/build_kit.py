@@ -40,6 +40,8 @@ Nothing to install: Python 3.11 or newer, standard library only.
     python3 score.py --corpus sample30.jsonl --adapter yourmodule:normalise
     python3 score.py --corpus sample30.jsonl --adapter naive      # control C1: parse and pass on
     python3 score.py --corpus sample30.jsonl --adapter integrator # control C2: what an SDK's docs get
+    python3 score.py --corpus sample30.jsonl --adapter toolshim:normalise  # the reference (in-sample)
+    python3 score.py --corpus sample30.jsonl --adapter naive --adapter yourmodule:normalise  # side by side
     python3 score.py --spec                                       # the grading contract
     python3 score.py --selftest                                   # the grader's own checks
     python3 generate.py --out my-corpus --tools demo_tools.json  # a corpus for your own tools

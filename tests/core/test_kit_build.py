@@ -131,3 +131,17 @@ def test_module_entry_point_works_without_isolation(kit: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "grading contract" in result.stdout
+
+
+def test_every_score_command_of_the_kit_readme_runs(kit: Path) -> None:
+    readme = (kit / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("#")[0].split() for ln in readme.splitlines() if "python3 score.py" in ln]
+    assert len(lines) >= 5
+    mine = kit / "yourmodule.py"
+    mine.write_text("def normalise(text, tools):\n    return None\n", encoding="utf-8")
+    try:
+        for words in lines:
+            result = run(kit, *words[1:])
+            assert result.returncode == 0, (words, result.stderr)
+    finally:
+        mine.unlink()
