@@ -386,7 +386,10 @@ SCORING = (
     "schema_invalid_returns: a returned value that is not a call to a declared tool whose arguments "
     "its schema accepts, on any case.",
     "--baseline FILE exits 2 when exact fell, any category's passes fell, invented_calls rose or "
-    "schema_invalid_returns rose; 0 otherwise; usage and input errors exit 1.",
+    "schema_invalid_returns rose; 0 otherwise; usage and input errors exit 1. A baseline scored on "
+    "another corpus version (CORPUS_VERSION; a report without corpus_version is version 1.0) is "
+    "refused with one line naming both versions (exit 1), and a hosted run fails with "
+    "baseline_version: scores of two versions are never compared.",
 )
 
 

@@ -9,10 +9,9 @@ by construction in ``generator.rules``; they never produce one, and they repair 
 
 from __future__ import annotations
 
-import copy
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from toolcall300.canonical import canonical
@@ -299,14 +298,17 @@ Runner = Callable[[str, list[dict[str, Any]]], Any]
 
 
 def pass_counts(
-    cases: list[dict[str, Any]], runners: dict[str, Runner]
+    cases: list[dict[str, Any]], runners: Mapping[str, Runner], *, trusted: tuple[str, ...] = ()
 ) -> dict[str, dict[str, int]]:
-    """Category -> runner -> how many of its cases the runner passes (rules 1 and 2)."""
+    """Category -> runner -> how many of its cases the runner passes (rules 1 and 2).
+
+    A runner not named in ``trusted`` gets its own copy of each case's tools, so one that
+    edits them cannot change the cases the checks read; the controls are trusted.
+    """
     table = {cat: dict.fromkeys(runners, 0) for cat in CATEGORIES}
     for case in cases:
         for name, run in runners.items():
-            if case.get("category") in table and passes(
-                case, run(case["text"], copy.deepcopy(case["tools"]))
-            ):
+            tools = case["tools"] if name in trusted else json.loads(json.dumps(case["tools"]))
+            if case.get("category") in table and passes(case, run(case["text"], tools)):
                 table[case["category"]][name] += 1
     return table
