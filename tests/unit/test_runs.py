@@ -497,7 +497,10 @@ def test_a_baseline_saved_on_corpus_version_1_fails_the_run_naming_both_versions
     assert done is not None and done.status == "failed" and done.verdict is None
     assert done.failure is not None and done.failure["reason"] == "baseline_version"
     detail = done.failure["detail"]
-    assert "\n" not in detail and "version 1.0" in detail and "version 2.0" in detail
+    assert detail == (
+        "baseline was scored on corpus version 1.0, this run on version 2.0: "
+        "re-score the baseline on version 2.0"
+    )
     assert runs.current_baseline(runs.team_runs(store, "acme"), "main") is not None
     assert runs.current_baseline(runs.team_runs(store, "acme"), "main").run_id == first.run_id
 

@@ -72,7 +72,7 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
     try:
         c = scorer.compare_reports(baseline, current)
     except scorer.VersionMismatch as exc:
-        raise runs.BaselineRefused(f"baseline {exc}") from exc
+        raise runs.BaselineRefused(str(exc)) from exc
     except scorer.ReportError as exc:
         raise runs.NotComparable(str(exc)) from exc
     return {
