@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from moto.core.config import default_user_config
 from support import runs as fakes
 
+from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual
@@ -26,6 +28,7 @@ from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects
+from toolcall300.service.sdk.s3 import CorpusObjects
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "b" * 64
 OTHER = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "c" * 64
@@ -93,7 +96,10 @@ def batch_env(
     wiring.clear_ports()
     batch.clear_cache()
     bucket = aws.names["CorpusBucket"]
-    client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=fakes.corpus_bytes(CASES))
+    corpus = fakes.corpus_bytes(CASES)
+    client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=corpus)
+    for key, body in harness.derive_inputs(corpus).items():  # what the corpus upload derives
+        client("s3").put_object(Bucket=bucket, Key=key, Body=body)
     yield {"queue": queue, "definition": harness_def}
     wiring.clear_ports()
     batch.clear_cache()
@@ -177,8 +183,9 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert {"TC300_INPUTS_URL", "TC300_ANSWERS_URL"} <= set(env)
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
-    inputs = ReportObjects(aws.names["ReportsBucket"]).get(
-        submit.inputs_key(wiring.scoring_corpus().sha256)
+    assert run.corpus_sha256 == wiring.scoring_corpus().sha256  # what the inputs came from
+    inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
+        harness.inputs_key(wiring.scoring_corpus().sha256)
     )
     rows = [json.loads(line) for line in inputs.splitlines()]
     assert len(rows) == len(CASES) and all(set(r) == {"id", "text", "tools"} for r in rows)
@@ -603,3 +610,16 @@ def test_each_real_batch_or_ecs_failure_maps_to_its_reason(
     got = events.failure_of(ev)
     assert got["reason"] == expected, got
     assert got["detail"]  # the operator sees what AWS said
+
+
+def test_a_run_whose_corpus_changed_while_it_queued_is_not_scored_against_the_new_one(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    run = submitted(call, aws)
+    put_answers(aws, run, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    store = wiring.run_store()
+    stale = runs.update(store, run.run_id, lambda r: replace(r, corpus_sha256="0" * 64))
+    assert stale is not None
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.status == "failed" and ended.failure is not None
+    assert ended.failure["reason"] == "infra_error" and "corpus changed" in ended.failure["detail"]

@@ -6,6 +6,7 @@ answers file. The entrypoint's answers file is then fed to the service's event h
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import importlib.util
 import json
@@ -131,3 +132,15 @@ def test_the_dockerfile_keeps_the_harness_as_entrypoint() -> None:
     text = (ROOT / "infra" / "harness" / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["python3", "/usr/local/bin/toolcall300-harness"]' in text
     assert "CMD [" in text
+
+
+def test_the_inputs_are_derived_once_at_upload_without_labels_and_the_pointer_comes_last() -> None:
+    corpus = fakes.corpus_bytes(fakes.small_corpus(5))
+    derived = harness.derive_inputs(corpus)
+    assert list(derived)[-1] == harness.INPUTS_POINTER  # uploaded last: never points at nothing
+    pointer = json.loads(derived[harness.INPUTS_POINTER])
+    assert pointer["corpus_sha256"] == hashlib.sha256(corpus).hexdigest()
+    rows = [json.loads(line) for line in derived[pointer["key"]].splitlines()]
+    assert len(rows) == pointer["cases"] == 5
+    assert all(set(r) == {"id", "text", "tools"} for r in rows)
+    assert b"expected" not in derived[pointer["key"]]

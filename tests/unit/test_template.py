@@ -148,3 +148,21 @@ def test_the_sweeper_reads_only_runs_in_flight_and_old_runs_expire(
     assert indexes["by_active_status"] == ["active_status", "created_at"]
     assert indexes["baselines_by_team"] == ["team", "baseline_set_at"]
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+
+
+def test_the_internet_facing_runs_function_never_reads_the_labelled_corpus(
+    template: dict[str, Any],
+) -> None:
+    policies = template["Resources"]["RunsFunction"]["Properties"]["Policies"]
+    assert not [p for p in policies if "S3ReadPolicy" in p or "S3CrudPolicy" in p]
+    statements = [s for p in policies if "Statement" in p for s in p["Statement"]]
+    s3 = {
+        s["Sid"]: (s["Action"], s["Resource"])
+        for s in statements
+        if str(s["Action"]).startswith("s3:")
+    }
+    assert s3 == {
+        "ReadOnlyTheJobInputs": ("s3:GetObject", {"Fn::Sub": "${CorpusBucket.Arn}/job-inputs/*"}),
+        "ReadStoredReports": ("s3:GetObject", {"Fn::Sub": "${ReportsBucket.Arn}/reports/*"}),
+        "SignAnswersUploads": ("s3:PutObject", {"Fn::Sub": "${ReportsBucket.Arn}/answers/*"}),
+    }

@@ -12,14 +12,21 @@ does not sandbox (the caller passes ``popen_kwargs``) and it does not score.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall300.canonical import canonical_bytes, jsonl_bytes, loads_strict
 from toolcall300.jobs.failures import failure
 from toolcall300.scoring import protocol as streamproto
 
 INPUT_FIELDS = ("id", "text", "tools")
+#: The private corpus's file in the corpus bucket (what the manifest lists and scoring reads).
+CORPUS_FILE = "toolcall300.jsonl"
+#: The label-free inputs live beside it, derived once when the corpus is uploaded, so the
+#: function that submits jobs never reads the labelled corpus: it reads this pointer.
+INPUTS_POINTER = "job-inputs/current.json"
 #: Signs in stderr that the adapter ran out of memory (RLIMIT_AS makes allocation fail).
 OOM_MARKERS = (
     "MemoryError",
@@ -56,6 +63,26 @@ class JobOutput:
 def job_inputs(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The only part of each case the job may see; labels never leave trusted code."""
     return [{k: case.get(k) for k in INPUT_FIELDS} for case in cases]
+
+
+def inputs_key(corpus_sha256: str) -> str:
+    """Where the label-free inputs of one corpus version live (one object per version)."""
+    return f"job-inputs/{corpus_sha256}.jsonl"
+
+
+def derive_inputs(corpus: bytes) -> dict[str, bytes]:
+    """The objects to store beside the corpus: its inputs, then the pointer naming them.
+
+    In upload order: the pointer last, so a reader never follows it to a missing file. The
+    pointer says which corpus version the inputs came from (``corpus_sha256``), so a run
+    records what it was given and is scored only against that version.
+    """
+    sha = hashlib.sha256(corpus).hexdigest()
+    key = inputs_key(sha)
+    rows = [loads_strict(line) for line in corpus.decode("utf-8").splitlines() if line.strip()]
+    body = jsonl_bytes(job_inputs(rows))
+    pointer = {"corpus_sha256": sha, "key": key, "cases": body.count(b"\n")}
+    return {key: body, INPUTS_POINTER: canonical_bytes(pointer)}
 
 
 def diagnostics_of(result: streamproto.StreamResult) -> dict[str, Any]:

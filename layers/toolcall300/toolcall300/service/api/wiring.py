@@ -147,6 +147,12 @@ def batch_api() -> BatchApi:
 
 
 @cache
+def job_inputs_objects() -> CorpusObjects:
+    """The corpus bucket as the runs function sees it: only ``job-inputs/`` (template policy)."""
+    return CorpusObjects(runs_settings().corpus_bucket)
+
+
+@cache
 def scoring_corpus() -> Corpus:
     """The private corpus the trusted side scores against, from the corpus bucket (once per process)."""
     from toolcall300.service.hosted.flow import load_corpus

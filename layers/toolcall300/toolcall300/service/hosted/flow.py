@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from toolcall300.jobs.harness import JobOutput
+from toolcall300.jobs.harness import CORPUS_FILE, INPUTS_POINTER, JobOutput
 from toolcall300.scoring import report as scorer
 from toolcall300.scoring.corpus import parse_corpus
 from toolcall300.service.api.wiring import (
     batch_api,
+    job_inputs_objects,
     report_store,
     run_store,
     runs_settings,
@@ -38,8 +39,6 @@ from toolcall300.service.hosted import events, submit
 from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
 from toolcall300.spec import CORPUS_VERSION, SPEC_VERSION
-
-CORPUS_FILE = "toolcall300.jsonl"
 
 # ----------------------------------------------------------------------------- scorer glue
 
@@ -132,18 +131,21 @@ BATCH_SANDBOX = {
 
 
 def dispatch(run: Run, *, now: datetime) -> Run:
-    """Hand a new image run to AWS Batch; a submission that fails ends the run, never strands it."""
+    """Hand a new image run to AWS Batch; a submission that fails ends the run, never strands it.
+
+    Reads only the job-inputs pointer (never the labelled corpus) and records on the run which
+    corpus version its inputs came from.
+    """
     conf = runs_settings()
     try:
-        held = scoring_corpus()
-        inputs = submit.publish_inputs(report_store(), held.cases, held.sha256)
+        inputs = submit.read_inputs_pointer(job_inputs_objects().read(INPUTS_POINTER))
         sent = submit.submit_run(
             batch_api(),
             report_store(),
             run,
             queue=conf.batch_job_queue,
             base_definition=conf.batch_job_definition,
-            inputs=inputs,
+            inputs_url=job_inputs_objects().presign(inputs.key, seconds=submit.PRESIGN_SECONDS),
         )
     except Exception as exc:
         logger.exception("batch submission failed", extra={"run_id": run.run_id})
@@ -154,7 +156,10 @@ def dispatch(run: Run, *, now: datetime) -> Run:
             now=now,
         )
         return failed or run
-    return runs.set_job(run_store(), run.run_id, sent.job_id) or run
+    return (
+        runs.set_job(run_store(), run.run_id, sent.job_id, corpus_sha256=inputs.corpus_sha256)
+        or run
+    )
 
 
 def handle_batch_event(event: dict[str, Any], *, now: datetime | None = None) -> Run | None:
@@ -168,12 +173,20 @@ def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) 
     when = now or datetime.now(UTC)
 
     def score(run: Run, output: JobOutput) -> Run | None:
+        corpus = scoring_corpus()
+        if run.corpus_sha256 and run.corpus_sha256 != corpus.sha256:
+            changed = runs.failure(
+                "infra_error",
+                f"the corpus changed while the run was queued (its inputs are from "
+                f"{run.corpus_sha256[:12]}, the corpus is now {corpus.sha256[:12]}): submit it again",
+            )
+            return runs.fail(run_store(), run.run_id, changed, now=when)
         return score_output(
             run_store(),
             report_store(),
             run,
             output,
-            corpus=scoring_corpus(),
+            corpus=corpus,
             sandbox=BATCH_SANDBOX,
             now=when,
         )

@@ -7,20 +7,15 @@ no other reachable endpoint.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any
 
-from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness
 from toolcall300.service.domain import runs
 from toolcall300.service.hosted.batch import BatchPort, Objects, ensure_definition
 
 JOB_PREFIX = "tc300-run-"
 PRESIGN_SECONDS = 4 * 3600  # covers queueing plus the job's own timeout
-
-
-def inputs_key(corpus_sha256: str) -> str:
-    return f"inputs/{corpus_sha256}.jsonl"
 
 
 def answers_key(run: runs.Run, *, attempt: int) -> str:
@@ -32,12 +27,22 @@ def answers_key(run: runs.Run, *, attempt: int) -> str:
     return f"answers/{run.team}/{run.run_id}/attempt-{attempt}.json"
 
 
-def publish_inputs(objects: Objects, cases: list[dict[str, Any]], corpus_sha256: str) -> str:
-    """Store the label-free inputs once per corpus version; returns their key."""
-    key = inputs_key(corpus_sha256)
-    if not objects.exists(key):
-        objects.put(key, jsonl_bytes(harness.job_inputs(cases)))
-    return key
+@dataclass(frozen=True)
+class JobInputs:
+    """The label-free inputs a job reads: which corpus version they came from, and their key."""
+
+    corpus_sha256: str
+    key: str
+
+
+def read_inputs_pointer(raw: bytes) -> JobInputs:
+    """The pointer the corpus upload wrote (``jobs.harness.INPUTS_POINTER``)."""
+    doc = json.loads(raw)
+    if not isinstance(doc, dict) or not all(
+        isinstance(doc.get(k), str) for k in ("corpus_sha256", "key")
+    ):
+        raise ValueError("the job-inputs pointer is malformed")
+    return JobInputs(str(doc["corpus_sha256"]), str(doc["key"]))
 
 
 @dataclass(frozen=True)
@@ -54,17 +59,21 @@ def submit_run(
     *,
     queue: str,
     base_definition: str,
-    inputs: str,
+    inputs_url: str,
     limits: harness.Limits | None = None,
 ) -> Submitted:
-    """Submit one image run; its parameters carry links, never credentials or labels."""
+    """Submit one image run; its parameters carry links, never credentials or labels.
+
+    ``inputs_url`` is the presigned GET of the label-free inputs (signed by the caller, on the
+    corpus bucket); the answers link is signed here, on ``objects`` (the reports bucket).
+    """
     limits = limits or harness.Limits()
     image = str(run.adapter["image"])
     arn = ensure_definition(api, image, base_definition)
     answers = answers_key(run, attempt=run.attempts + 1)
     env = {
         "TC300_RUN_ID": run.run_id,
-        "TC300_INPUTS_URL": objects.presign("GET", inputs, seconds=PRESIGN_SECONDS),
+        "TC300_INPUTS_URL": inputs_url,
         "TC300_ANSWERS_URL": objects.presign("PUT", answers, seconds=PRESIGN_SECONDS),
         "TC300_PER_CASE_TIMEOUT": str(limits.per_case_timeout),
         "TC300_TOTAL_TIMEOUT": str(limits.total_timeout),

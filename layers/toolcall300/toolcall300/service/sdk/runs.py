@@ -131,17 +131,6 @@ class ReportObjects:
                 IfNoneMatch="*",
             )
 
-    def exists(self, key: str) -> bool:
-        with _translated("the reports bucket"):
-            return self._exists(key)
-
-    def put(self, key: str, body: bytes) -> None:
-        """An ordinary write (the label-free job inputs, which are derived and reproducible)."""
-        with _translated("the reports bucket"):
-            self.s3.put_object(
-                Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"
-            )
-
     def presign(self, method: str, key: str, *, seconds: int) -> str:
         """A SigV4 link for one GET or PUT of one key (a Batch job holds no credentials)."""
         op = {"GET": "get_object", "PUT": "put_object"}[method]

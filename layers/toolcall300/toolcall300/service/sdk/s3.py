@@ -13,6 +13,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import manifest_entries
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import client
@@ -56,7 +57,8 @@ class CorpusObjects:
 def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
     """Upload every file ``manifest.json`` lists, then the manifest itself (last, so a reader
     never sees a manifest whose files are not there yet). Refuses a file whose sha256 does not
-    match its pin. Returns the parsed manifest."""
+    match its pin. The private corpus's label-free job inputs are derived and stored beside it
+    (``job-inputs/``), so submitting a hosted run never reads the labels. Returns the manifest."""
     manifest_bytes = (directory / "manifest.json").read_bytes()
     manifest = json.loads(manifest_bytes)
     for entry in manifest_entries(manifest):
@@ -69,6 +71,11 @@ def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
         objects.s3.put_object(
             Bucket=objects.bucket, Key=name, Body=data, ContentType=_content_type(name)
         )
+        if name == CORPUS_FILE:  # the jobs' label-free inputs, derived here once per version
+            for key, body in derive_inputs(data).items():
+                objects.s3.put_object(
+                    Bucket=objects.bucket, Key=key, Body=body, ContentType=_content_type(key)
+                )
     objects.s3.put_object(
         Bucket=objects.bucket,
         Key="manifest.json",

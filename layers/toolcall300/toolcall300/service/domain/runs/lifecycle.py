@@ -152,11 +152,17 @@ def mark_running(
     return update(store, run_id, edit)
 
 
-def set_job(store: RunStore, run_id: str, job_id: str) -> Run | None:
-    """Record the Batch job id a queued run was submitted as."""
-    return update(
-        store, run_id, lambda run: replace(run, job_id=job_id) if run.status == "queued" else None
-    )
+def set_job(
+    store: RunStore, run_id: str, job_id: str, *, corpus_sha256: str | None = None
+) -> Run | None:
+    """Record the Batch job id a queued run was submitted as, and its inputs' corpus version."""
+
+    def edit(run: Run) -> Run | None:
+        if run.status != "queued":
+            return None
+        return replace(run, job_id=job_id, corpus_sha256=corpus_sha256 or run.corpus_sha256)
+
+    return update(store, run_id, edit)
 
 
 def fail(
