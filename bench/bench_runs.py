@@ -63,16 +63,14 @@ def main() -> None:
     os.environ.setdefault("TOOLCALL300_WORKERS", "2")
     from toolcall300.client import dev as devtools
     from toolcall300.client.http import request_json
-    from toolcall300.service.local.stack import DEV_WEBHOOK_SECRET, start_local_stack
+    from toolcall300.service.local.stack import start_local_stack
     from toolcall300.service.observability import logger
 
     stack = start_local_stack(corpus_dir=corpus_dir())
     # The handlers log every run as a JSON line; on this terminal that would bury the figures.
     logger.setLevel("WARNING")
     try:
-        key = devtools.purchase(stack.url, tier="team", team="bench", secret=DEV_WEBHOOK_SECRET)[
-            "key"
-        ]
+        key = devtools.purchase(stack.url, tier="team", team="bench")["key"]
         headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
         def submit(i: int) -> str:

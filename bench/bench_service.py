@@ -102,9 +102,7 @@ def main() -> int:
     try:
         from toolcall300.client import dev as devtools
 
-        key = devtools.purchase(
-            stack.url, tier="single", team=None, secret=stack.context.webhook_secret
-        )["key"]
+        key = devtools.purchase(stack.url, tier="single", team=None)["key"]
         session = requests.Session()
         auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         for _ in range(20):  # warm every instance and connection

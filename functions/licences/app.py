@@ -1,4 +1,4 @@
-"""Lambda handler for the licences routes (see toolcall300.service.api.routes.licences); nothing else."""
+"""Lambda handler for the licences and checkout routes (toolcall300.service.api.routes.licences, .checkout); nothing else."""
 
 from typing import Any
 
@@ -6,10 +6,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from toolcall300.service.api.resolver import make_resolver
-from toolcall300.service.api.routes.licences import router
+from toolcall300.service.api.routes import checkout, licences
 from toolcall300.service.observability import logger, metrics, tracer
 
-app = make_resolver(router)
+app = make_resolver(licences.router, checkout.router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

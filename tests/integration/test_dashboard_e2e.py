@@ -50,9 +50,8 @@ class Team:
 
 def buy_team_licence(url: str, team: str) -> str:
     from toolcall300.client.dev import purchase
-    from toolcall300.service.local.stack import DEV_WEBHOOK_SECRET
 
-    claimed = purchase(url, tier="team", team=team, secret=DEV_WEBHOOK_SECRET)
+    claimed = purchase(url, tier="team", team=team)
     return str(claimed["key"])
 
 

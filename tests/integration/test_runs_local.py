@@ -93,6 +93,11 @@ def auth(key: str, **extra: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", "Content-Type": "application/json", **extra}
 
 
+def team_of(stack: LocalStack, key: str) -> str:
+    """The team identity the service gave this key's purchase (the name typed is only shown)."""
+    return str(request_json("GET", f"{stack.url}/licence", headers=auth(key))[2]["team"])
+
+
 def post_run(
     stack: LocalStack,
     key: str,
@@ -139,10 +144,12 @@ def test_a_run_is_scored_and_its_report_is_stored(
     assert report["scorer_version"] and report["baseline_run_id"] is None
     assert summary_of(report["score"]) == run["summary"]
     _, _, baselines = request_json(
-        "GET", f"{stack.url}/teams/runs-solo/baselines", headers=auth(team)
+        "GET", f"{stack.url}/teams/{team_of(stack, team)}/baselines", headers=auth(team)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run["run_id"]]
-    _, _, listing = request_json("GET", f"{stack.url}/teams/runs-solo/runs", headers=auth(team))
+    _, _, listing = request_json(
+        "GET", f"{stack.url}/teams/{team_of(stack, team)}/runs", headers=auth(team)
+    )
     assert [r["run_id"] for r in listing["runs"]] == [run["run_id"]]
 
 
@@ -201,8 +208,8 @@ def test_access_rules(stack: LocalStack, acme: str, buy: Any) -> None:
 
     assert status_of("GET", f"/runs/{run_id}", rival) == 404  # not 403: ids do not leak
     assert status_of("GET", f"/runs/{run_id}/report", rival) == 404
-    assert status_of("GET", "/teams/runs-acme/baselines", rival) == 403
-    assert status_of("GET", "/teams/runs-acme/runs", rival) == 403
+    assert status_of("GET", f"/teams/{team_of(stack, acme)}/baselines", rival) == 403
+    assert status_of("GET", f"/teams/{team_of(stack, acme)}/runs", rival) == 403
     assert status_of("GET", f"/runs/{run_id}", None) == 401
     command = json.dumps({"adapter_cmd": fakes.ECHO, "ref": "main", "commit": "abc1234"}).encode()
     assert status_of("POST", "/runs", single, command) == 403
@@ -320,6 +327,6 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
     assert run["status"] == "scored" and run["attempts"] == 2
     assert run["summary"] == expected(cases, echo_answer)
     _, _, baselines = request_json(
-        "GET", f"{stack.url}/teams/runs-kill/baselines", headers=auth(key)
+        "GET", f"{stack.url}/teams/{team_of(stack, key)}/baselines", headers=auth(key)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run_id]

@@ -22,9 +22,22 @@ def test_purchase_claim_describe(local_stack: Any, buy_licence: Any) -> None:
         f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=10
     )
     assert r.status_code == 200
-    assert (
-        r.json()["tier"] == "team" and r.json()["team"] == "acme" and r.json()["status"] == "active"
-    )
+    me = r.json()
+    assert me["tier"] == "team" and me["team_name"] == "acme" and me["status"] == "active"
+    assert me["team"].startswith("team-")  # the identity the service made, not the name typed
+
+
+def test_dev_purchase_shows_back_a_team_name_it_cannot_use(local_stack: Any) -> None:
+    from toolcall300.client import dev as devtools
+
+    argv = ["purchase", "--api", local_stack.url, "--tier", "team", "--team", "acme\ncorp"]
+    out, err = io.StringIO(), io.StringIO()
+    assert devtools.run(devtools.parse_args(argv), out, err) == 1
+    assert "invalid_team_name" in err.getvalue() and "'acme\\ncorp'" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    argv[-1] = "acme_corp"  # a display name may be anything printable
+    assert devtools.run(devtools.parse_args(argv), out, err) == 0, err.getvalue()
+    assert "(acme_corp)" in out.getvalue()
 
 
 def test_download_verifies_every_pin(
@@ -110,14 +123,19 @@ def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
 
 
 def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
-    from toolcall300.client.dev import checkout_event, signature_header
+    import stripe
 
-    event = checkout_event(tier="single", team=None, now=int(time.time()))
+    from tests.unit.conftest import paid_session, stripe_event
+
+    session = paid_session(session_id="cs_test_stale", payment_intent="pi_stale")
+    event = stripe_event("checkout.session.completed", session, event_id="evt_stale")
     payload = json.dumps(event).encode()
     r = requests.post(f"{local_stack.url}/webhooks/stripe", data=payload, timeout=10)
     assert r.status_code == 400
     stale = int(time.time()) - 3600
-    sig = signature_header(payload, local_stack.context.webhook_secret, timestamp=stale)
+    sig = stripe.WebhookSignature.generate_signature_header(
+        payload.decode(), local_stack.context.webhook_secret, timestamp=stale
+    )
     r = requests.post(
         f"{local_stack.url}/webhooks/stripe",
         data=payload,

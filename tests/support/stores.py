@@ -39,5 +39,8 @@ class MemoryLicenceStore:
     def find_by_session(self, session_id: str) -> dict[str, Any] | None:
         return self._find("session_id", session_id)
 
+    def by_team(self, team: str) -> list[dict[str, Any]]:
+        return [copy.deepcopy(i) for i in self.items.values() if i.get("team") == team]
+
     def scan(self) -> list[dict[str, Any]]:
         return [copy.deepcopy(i) for i in self.items.values()]

@@ -154,8 +154,17 @@ def stripe_event(
 
 
 def paid_session(
-    *, session_id: str, payment_intent: str, tier: str = "single", team: str | None = None
+    *,
+    session_id: str,
+    payment_intent: str | dict[str, Any] | None,
+    tier: str = "single",
+    team: str | None = None,
+    team_id: str | None = None,
 ) -> dict[str, Any]:
+    """A paid session as ``POST /checkout`` makes them: the product's price, the service's
+    metadata (``team`` is the display name; ``team_id`` the identity, when the test fixes it)."""
+    from toolcall300.service.domain.products import PRODUCTS
+
     session = fixture("checkout_session")
     session.update(
         {
@@ -163,9 +172,16 @@ def paid_session(
             "payment_intent": payment_intent,
             "payment_status": "paid",
             "status": "complete",
+            "amount_total": PRODUCTS[tier].amount,
+            "currency": PRODUCTS[tier].currency,
         }
     )
-    session["metadata"] = {"tier": tier, **({"team": team} if team else {})}
+    session["metadata"] = {
+        "product": tier,
+        "tier": tier,
+        **({"team_name": team} if team else {}),
+        **({"team_id": team_id} if team_id else {}),
+    }
     return session
 
 
@@ -196,3 +212,77 @@ def signed(
     payload = event if isinstance(event, str) else json.dumps(event)
     header = stripe.WebhookSignature.generate_signature_header(payload, secret, timestamp=timestamp)
     return payload.encode(), {"stripe-signature": header, "content-type": "application/json"}
+
+
+class StripeApi:
+    """The stripe library's HTTP client for a test: canned answers, every request recorded.
+
+    Installed as ``stripe.default_http_client`` (the library's own hook), so the service's
+    Stripe calls run through the real library and never reach the network.
+    """
+
+    def __init__(self) -> None:
+        import stripe
+
+        class _Client(stripe.HTTPClient):
+            name = "unit-test"
+
+            def request(
+                inner,
+                method: str,
+                url: str,
+                headers: Any,
+                post_data: Any = None,
+                *,
+                _usage: Any = None,
+            ) -> tuple[str, int, dict[str, str]]:
+                from urllib.parse import parse_qsl, urlsplit
+
+                parts = urlsplit(url)
+                form = post_data.decode() if isinstance(post_data, bytes) else (post_data or "")
+                self.requests.append(
+                    (method, parts.path, dict(parse_qsl(form or parts.query)), headers)
+                )
+                body, status = self.answers.get(
+                    (method, parts.path),
+                    (
+                        {"error": {"type": "invalid_request_error", "message": "no such object"}},
+                        404,
+                    ),
+                )
+                return json.dumps(body), status, {"Content-Type": "application/json"}
+
+            def close(inner) -> None:
+                return None
+
+        self.client = _Client()
+        self.answers: dict[tuple[str, str], tuple[dict[str, Any], int]] = {}
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+
+    def answer(self, method: str, path: str, body: dict[str, Any], status: int = 200) -> None:
+        self.answers[(method, path)] = (body, status)
+
+
+STRIPE_TEST_API_KEY = "sk_test_unit_only"
+
+
+@pytest.fixture
+def stripe_api(aws: Any) -> Iterator[StripeApi]:
+    """A Stripe API for the service (its restricted key stored), answered by ``StripeApi``."""
+    import stripe
+
+    from toolcall300.service.sdk.aws import client
+    from toolcall300.service.sdk.secrets import clear_secret_cache
+
+    name = aws.names["StripeApiKeySecret"]
+    sm = client("secretsmanager")
+    sm.put_secret_value(SecretId=name, SecretString=json.dumps({"api_key": STRIPE_TEST_API_KEY}))
+    clear_secret_cache()
+    api, previous = StripeApi(), stripe.default_http_client
+    stripe.default_http_client = api.client
+    try:
+        yield api
+    finally:
+        stripe.default_http_client = previous
+        sm.put_secret_value(SecretId=name, SecretString=json.dumps({"api_key": ""}))
+        clear_secret_cache()

@@ -43,7 +43,7 @@ def test_no_key_or_wrong_key_is_401(
 
 
 def test_revoked_is_401_suspended_is_403(store: MemoryLicenceStore) -> None:
-    key, lic = licences.issue_manual(store, tier="team", team="acme", now=NOW)
+    key, lic = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
     licences.record_change(
         store, Change(lic.licence_id, Transition("d1", "charge.dispute.created", 2**31, "suspend"))
     )
@@ -64,11 +64,30 @@ def test_single_licence_on_a_team_route_is_403(store: MemoryLicenceStore) -> Non
 
 
 def test_other_teams_resources_are_403(store: MemoryLicenceStore) -> None:
-    key, _ = licences.issue_manual(store, tier="team", team="acme", now=NOW)
-    assert require_licence(bearer(key), store=store, tier="team", team="acme").team == "acme"
-    with pytest.raises(Forbidden) as err:
-        require_licence(bearer(key), store=store, tier="team", team="globex")
+    key, lic = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    _, rival = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    assert require_licence(bearer(key), store=store, tier="team", team=lic.team).team == lic.team
+    with pytest.raises(Forbidden) as err:  # same display name, another team
+        require_licence(bearer(key), store=store, tier="team", team=rival.team)
     assert err.value.code == "wrong_team"
+
+
+def test_a_member_key_is_no_more_valid_than_its_team_purchase(store: MemoryLicenceStore) -> None:
+    _, owner = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    key, _ = licences.issue_member(store, owner, str(owner.team), now=NOW)
+    assert (
+        require_licence(bearer(key), store=store, tier="team", team=owner.team).team == owner.team
+    )
+    licences.record_change(
+        store,
+        Change(owner.licence_id, Transition("d1", "charge.dispute.created", 2**31, "suspend")),
+    )
+    with pytest.raises(Forbidden):
+        require_licence(bearer(key), store=store)
+    licences.revoke(store, owner.licence_id, now=NOW)
+    with pytest.raises(Unauthorized) as err:
+        require_licence(bearer(key), store=store)
+    assert err.value.code == "licence_revoked"
 
 
 def test_header_names_are_case_insensitive_and_free_tier_has_no_licence(

@@ -123,7 +123,7 @@ def team_key(aws: Any, team: str = "acme", tier: str = "team") -> str:
     key, _ = issue_manual(
         LicenceTable(aws.names["LicencesTable"]),
         tier=tier,
-        team=team if tier == "team" else None,
+        team_name=team if tier == "team" else None,
         now=NOW,
     )
     return key

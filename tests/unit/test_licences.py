@@ -121,7 +121,7 @@ def test_claim_before_payment_is_not_ready_and_revoked_is_forbidden() -> None:
 
 def test_reissue_replaces_the_key_and_revoke_ends_it() -> None:
     store = MemoryLicenceStore()
-    old, lic = licences.issue_manual(store, tier="team", team="acme", now=NOW)
+    old, lic = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
     new, _ = licences.reissue(store, lic.licence_id, now=NOW)
     assert licences.find_by_key(store, old) is None
     assert licences.find_by_key(store, new) is not None
@@ -141,8 +141,50 @@ def test_malformed_keys_never_match(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "team"),
-    [("Acme", "acme"), ("a-b-c", "a-b-c"), ("-x", None), ("a/../b", None), (3, None)],
-)
-def test_team_names_are_url_safe(raw: object, team: str | None) -> None:
-    assert licences.normalise_team(raw) == team
+    ("raw", "usable"),
+    [("Acme", True), ("acme_corp", True), ("  Café Ω  ", True), ("x" * 64, True),
+     ("", False), ("   ", False), ("x" * 65, False), ("a\nb", False), ("a\x00", False), (3, False)],
+)  # fmt: skip
+def test_any_printable_team_name_is_a_display_name(raw: object, usable: bool) -> None:
+    assert (licences.team_name_problem(raw) is None) is usable
+
+
+def test_team_sales_get_a_fresh_identity_whatever_the_name() -> None:
+    store = MemoryLicenceStore()
+    _, one = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    _, two = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    assert one.team != two.team and one.team_name == two.team_name == "acme"
+    assert all(licences.TEAM_RE.match(str(t)) for t in (one.team, two.team))
+    _, seat = licences.issue_manual(store, tier="team", team_name="acme", team=one.team, now=NOW)
+    assert seat.team == one.team
+
+
+def test_a_dispute_opened_and_won_in_the_same_second_ends_active() -> None:
+    """Whatever the event ids' order: the dispute's own closing decides, not event time."""
+    issue = Transition("evt_b", "checkout.session.completed", 10, "issue")
+    for opened_id, won_id in (("evt_z", "evt_a"), ("evt_a", "evt_z")):
+        opened = Transition(opened_id, "charge.dispute.created", 20, "suspend", "dp_1")
+        won = Transition(won_id, "charge.dispute.closed", 20, "reinstate", "dp_1")
+        assert licences.fold_status([issue, opened, won]) == "active"
+        assert licences.fold_status([issue, won, opened]) == "active"
+    second = Transition("evt_y", "charge.dispute.created", 20, "suspend", "dp_2")
+    assert licences.fold_status([issue, opened, won, second]) == "suspended"
+
+
+def test_member_keys_hang_from_the_team_purchase() -> None:
+    store = MemoryLicenceStore()
+    _, owner = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    _, other = licences.issue_manual(store, tier="team", team_name="acme", now=NOW)
+    key, member = licences.issue_member(store, owner, str(owner.team), now=NOW)
+    assert member.team == owner.team and member.account_id == owner.licence_id
+    assert [m.licence_id for m in licences.team_members(store, owner, str(owner.team))] == [
+        member.licence_id
+    ]
+    with pytest.raises(Forbidden):  # another team's purchase key
+        licences.issue_member(store, other, str(owner.team), now=NOW)
+    with pytest.raises(Forbidden):  # a member key cannot make more members
+        licences.issue_member(store, member, str(owner.team), now=NOW)
+    with pytest.raises(NotFound):  # another team's owner cannot revoke it
+        licences.revoke_member(store, other, str(other.team), member.licence_id, now=NOW)
+    revoked = licences.revoke_member(store, owner, str(owner.team), member.licence_id, now=NOW)
+    assert revoked.status == "revoked" and licences.find_by_key(store, key) is not None

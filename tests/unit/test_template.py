@@ -67,7 +67,11 @@ def test_tables_have_the_keys_the_code_uses(template: dict[str, Any]) -> None:
     assert idem["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
     assert idem["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
     lic = res["LicencesTable"]["Properties"]
-    assert {i["IndexName"] for i in lic["GlobalSecondaryIndexes"]} == {"by_key_hash", "by_session"}
+    assert {i["IndexName"] for i in lic["GlobalSecondaryIndexes"]} == {
+        "by_key_hash",
+        "by_session",
+        "by_team",
+    }
     runs = res["RunsTable"]["Properties"]
     assert runs["KeySchema"] == [{"AttributeName": "run_id", "KeyType": "HASH"}]
     by_team = next(i for i in runs["GlobalSecondaryIndexes"] if i["IndexName"] == "by_team")

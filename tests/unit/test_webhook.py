@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from tests.unit.fakes import MemoryLicenceStore
 
 from tests.unit.conftest import (
     OLD_SECRET,
@@ -18,12 +19,14 @@ from tests.unit.conftest import (
     signed,
     stripe_event,
 )
-from toolcall300.service.domain import webhook
+from toolcall300.service.domain import licences, webhook
 from toolcall300.service.sdk.dynamo import LicenceTable
 
 
 def licences_in(aws: Any) -> list[dict[str, Any]]:
-    return LicenceTable(aws.names["LicencesTable"]).scan()
+    """The licence items (not the payment references linked to them)."""
+    items = LicenceTable(aws.names["LicencesTable"]).scan()
+    return [i for i in items if not licences.is_reference(i)]
 
 
 def post(call: Call, event: dict[str, Any] | str, **kw: Any) -> tuple[int, Any]:
@@ -33,6 +36,7 @@ def post(call: Call, event: dict[str, Any] | str, **kw: Any) -> tuple[int, Any]:
 
 
 def checkout(n: int = 1, created: int | None = None, **kw: Any) -> dict[str, Any]:
+    """A paid checkout as ``POST /checkout`` would have made it (``team`` = display name)."""
     session = paid_session(session_id=f"cs_test_{n}", payment_intent=f"pi_{n}", **kw)
     return stripe_event(
         "checkout.session.completed", session, event_id=f"evt_co_{n}", created=created
@@ -50,12 +54,8 @@ def test_paid_checkout_issues_a_claimable_licence(call: Call, aws: Any) -> None:
         {"received": True, "applied": True},
     )
     status, data = claim(call)
-    assert (
-        status == 200
-        and data["tier"] == "team"
-        and data["team"] == "acme"
-        and data["status"] == "active"
-    )
+    assert status == 200 and data["tier"] == "team" and data["status"] == "active"
+    assert data["team_name"] == "acme" and licences.TEAM_RE.match(data["team"])
     status, _, me = call("GET", "/licence", headers={"authorization": f"Bearer {data['key']}"})
     assert status == 200 and me["licence_id"] == data["licence_id"] and "key" not in me
     [item] = licences_in(aws)
@@ -212,16 +212,149 @@ def test_interpret_uses_the_lookup_for_a_charge_without_payment_intent() -> None
     charge = refunded_charge(payment_intent="pi_9")
     charge["payment_intent"] = None
     event = stripe_event("charge.refunded", charge, event_id="evt_x")
-    assert webhook.interpret(event) is None
-    change = webhook.interpret(event, lookup=lambda cid: "pi_9" if cid == charge["id"] else None)
-    assert change is not None and change.transition.effect == "revoke"
+    store = MemoryLicenceStore()
+    assert webhook.interpret(event, store=store) is None
+    found = webhook.interpret(
+        event, store=store, lookup=lambda cid: "pi_9" if cid == charge["id"] else None
+    )
+    assert found is not None and found[0].transition.effect == "revoke"
 
 
-def test_team_sale_without_team_name_gets_a_deterministic_team() -> None:
-    event = checkout(tier="team")
-    a, b = webhook.interpret(event), webhook.interpret(event)
-    assert a is not None and b is not None and a.checkout["team"] == b.checkout["team"]
-    assert str(a.checkout["team"]).startswith("team-")
+def test_team_sale_made_outside_checkout_gets_a_deterministic_team() -> None:
+    event = checkout(tier="team", team="acme")
+    store = MemoryLicenceStore()
+    a, b = webhook.interpret(event, store=store), webhook.interpret(event, store=store)
+    assert a is not None and b is not None and a[0].checkout["team"] == b[0].checkout["team"]
+    assert licences.TEAM_RE.match(str(a[0].checkout["team"]))
+    assert a[0].checkout["team_name"] == "acme"
+
+
+def test_two_buyers_typing_the_same_team_name_get_two_teams(call: Call, aws: Any) -> None:
+    post(call, checkout(1, tier="team", team="Bravo-X"))
+    post(call, checkout(2, tier="team", team="  BRAVO-X "))
+    one, two = claim(call, 1)[1], claim(call, 2)[1]
+    assert one["team"] != two["team"]
+    assert one["team_name"] == "Bravo-X" and two["team_name"] == "BRAVO-X"
+
+
+def test_the_team_identity_comes_from_the_service_set_metadata(call: Call, aws: Any) -> None:
+    post(call, checkout(tier="team", team="acme", team_id="team-0123456789abcdef"))
+    assert claim(call)[1]["team"] == "team-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("tier", "amount", "currency"),
+    [("team", 1, "jpy"), ("team", 2900, "eur"), ("team", 9900, "usd"), ("single", 2899, "eur")],
+)
+def test_a_checkout_that_did_not_pay_the_price_issues_nothing_and_alerts(
+    call: Call, aws: Any, caplog: pytest.LogCaptureFixture, tier: str, amount: int, currency: str
+) -> None:
+    event = checkout(tier=tier, team="acme")
+    event["data"]["object"].update(amount_total=amount, currency=currency)
+    assert post(call, event) == (200, {"received": True, "applied": False})
+    assert licences_in(aws) == []
+    assert any(
+        r.levelname == "ERROR" and getattr(r, "session_id", None) == "cs_test_1"
+        for r in caplog.records
+    )
+
+
+@pytest.mark.parametrize("product", ["gold", "", None, ["team"], "TEAM"])
+def test_an_unknown_product_issues_nothing_and_never_becomes_single(
+    call: Call, aws: Any, product: object
+) -> None:
+    event = checkout()
+    event["data"]["object"]["metadata"] = {"product": product, "tier": product}
+    assert post(call, event) == (200, {"received": True, "applied": False})
+    assert licences_in(aws) == []
+
+
+def _odd(edit: Any) -> dict[str, Any]:
+    event = stripe_event(
+        "charge.refunded", refunded_charge(payment_intent="pi_1"), event_id="evt_odd"
+    )
+    edit(event)
+    return event
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param(_odd(lambda e: e.update(data="x")), id="data-string"),
+        pytest.param(_odd(lambda e: e.update(created="yesterday")), id="created-string"),
+        pytest.param(_odd(lambda e: e.update(created=1e300)), id="created-huge"),
+        pytest.param(
+            _odd(lambda e: e["data"]["object"].update(metadata=["a"])), id="metadata-list"
+        ),
+        pytest.param(_odd(lambda e: e["data"]["object"].update(metadata="a")), id="metadata-str"),
+        pytest.param(_odd(lambda e: e["data"]["object"].update(amount={})), id="amount-object"),
+        pytest.param(
+            _odd(lambda e: e.update(type="checkout.session.completed", data={"object": []})),
+            id="checkout-object-list",
+        ),
+        pytest.param(
+            _odd(lambda e: e["data"]["object"].update(payment_intent=7)), id="payment-intent-int"
+        ),
+    ],
+)
+def test_signed_but_odd_events_are_a_400_and_change_nothing(
+    call: Call, aws: Any, event: dict[str, Any]
+) -> None:
+    post(call, checkout())
+    before = licences_in(aws)
+    status, data = post(call, event)
+    assert status == 400 and data["error"]["code"] == "invalid_event"
+    assert licences_in(aws) == before
+    assert post(call, checkout())[0] == 200  # and the webhook still works
+
+
+def test_a_checkout_with_an_expanded_payment_intent_is_revoked_by_its_refund(
+    call: Call, aws: Any
+) -> None:
+    from tests.unit.conftest import fixture
+
+    intent = {"id": "pi_x", "object": "payment_intent", "latest_charge": "ch_x"}
+    session = paid_session(session_id="cs_test_1", payment_intent=intent)
+    post(call, stripe_event("checkout.session.completed", session, event_id="evt_co"))
+    charge = fixture("charge") | {"id": "ch_x", "payment_intent": None, "refunded": True}
+    post(call, stripe_event("charge.refunded", charge, event_id="evt_re"))
+    [item] = licences_in(aws)
+    assert item["status"] == "revoked"
+
+
+def test_a_checkout_without_payment_intent_is_found_by_its_refund_through_stripe(
+    call: Call, aws: Any, stripe_api: Any
+) -> None:
+    """The session's payment is asked of Stripe (through the stripe library's HTTP client)."""
+    stripe_api.answer(
+        "get",
+        "/v1/checkout/sessions/cs_test_1",
+        {"id": "cs_test_1", "object": "checkout.session",
+         "payment_intent": {"id": "pi_late", "object": "payment_intent", "latest_charge": "ch_late"}},
+    )  # fmt: skip
+    session = paid_session(session_id="cs_test_1", payment_intent=None)
+    post(call, stripe_event("checkout.session.completed", session, event_id="evt_co"))
+    post(
+        call,
+        stripe_event(
+            "charge.refunded", refunded_charge(payment_intent="pi_late"), event_id="evt_re"
+        ),
+    )
+    [item] = licences_in(aws)
+    assert item["status"] == "revoked"
+    assert stripe_api.requests[0][:2] == ("get", "/v1/checkout/sessions/cs_test_1")
+
+
+@pytest.mark.parametrize(("opened", "won"), [("evt_z", "evt_a"), ("evt_a", "evt_z")])
+def test_a_dispute_opened_and_won_in_the_same_second_ends_active(
+    call: Call, aws: Any, opened: str, won: str
+) -> None:
+    post(call, checkout(created=100))
+    key = claim(call)[1]["key"]
+    for event_id, status, etype in ((opened, "needs_response", "created"), (won, "won", "closed")):
+        d = dispute(payment_intent="pi_1", status=status)
+        post(call, stripe_event(f"charge.dispute.{etype}", d, event_id=event_id, created=200))
+    assert call("GET", "/licence", headers={"authorization": f"Bearer {key}"})[0] == 200
 
 
 def test_webhook_secret_never_reaches_a_response_or_log(

@@ -28,18 +28,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     verbs = lic.add_subparsers(dest="verb", required=True)
     issue = verbs.add_parser("issue", help="issue a licence for a manual sale")
     issue.add_argument("--tier", choices=licences.TIERS, required=True)
-    issue.add_argument("--team")
+    issue.add_argument("--team", help="the team's display name (team tier)")
+    issue.add_argument(
+        "--team-id",
+        help="add the licence to this existing team (team-<16 hex>) instead of a new one",
+    )
     verbs.add_parser("list", help="list licences (never keys)")
     for verb, help_ in (("revoke", "revoke a licence"), ("reissue", "replace a lost key")):
         p = verbs.add_parser(verb, help=help_)
         p.add_argument("licence_id")
     args = parser.parse_args(argv)
     if getattr(args, "verb", None) == "issue":
-        if args.tier == "team" and licences.normalise_team(args.team) is None:
+        problem = licences.team_name_problem(args.team)
+        if args.tier == "team" and problem is not None:
             raise UsageError(
-                "toolcall300 admin licence issue: --tier team needs --team NAME (a-z, 0-9, -)"
+                f"toolcall300 admin licence issue: --tier team needs --team NAME: {problem}"
             )
-        args.team = licences.normalise_team(args.team) if args.tier == "team" else None
+        if args.team_id is not None and licences.team_id_or_none(args.team_id) is None:
+            raise UsageError(
+                f"toolcall300 admin licence issue: --team-id {args.team_id!r} is not team-<16 hex>"
+            )
     table = args.table or os.environ.get("LICENCES_TABLE")
     if not table:
         raise UsageError(
@@ -61,7 +69,9 @@ def execute(args: argparse.Namespace, store: LicenceStore, stdout: TextIO) -> No
         stdout.write(f"licence {lic.licence_id}: {lic.status}\n")
         return
     if args.verb == "issue":
-        key, lic = licences.issue_manual(store, tier=args.tier, team=args.team, now=now)
+        key, lic = licences.issue_manual(
+            store, tier=args.tier, team_name=args.team, team=args.team_id, now=now
+        )
     else:
         key, lic = licences.reissue(store, args.licence_id, now=now)
     stdout.write(

@@ -26,9 +26,11 @@ class _Base(BaseSettings):
 
 
 class LicenceSettings(_Base):
-    """What any licence-checking function needs."""
+    """What any licence-checking function needs (and the Stripe key, by name, for checkout)."""
 
     licences_table: str
+    stripe_api_key_secret_name: str = ""
+    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
 
 
 class WebhookSettings(LicenceSettings):
@@ -36,8 +38,6 @@ class WebhookSettings(LicenceSettings):
 
     idempotency_table: str
     stripe_webhook_secret_name: str
-    stripe_api_key_secret_name: str = ""
-    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
     webhook_tolerance_s: int = Field(default=300, ge=1, le=300)
     idempotency_expiry_s: int = Field(default=7 * 24 * 3600, ge=60)
 
@@ -58,7 +58,6 @@ class ArgcheckSettings(LicenceSettings):
     usage_table: str
     client_id_salt_secret_name: str
     report_signing_secret_name: str
-    secrets_max_age_s: int = Field(default=300, ge=0, le=3600)
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
 

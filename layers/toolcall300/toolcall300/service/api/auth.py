@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from toolcall300.service.domain.licences import Licence, LicenceStore, find_by_key
+from toolcall300.service.domain.licences import Licence, LicenceStore, Status, find_by_key
 from toolcall300.service.errors import Forbidden, Unauthorized
 
 
@@ -22,6 +22,14 @@ def bearer_key(headers: Mapping[str, str] | None) -> str | None:
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()
     return None
+
+
+def _effective_status(store: LicenceStore, licence: Licence) -> Status:
+    """A member key is no more valid than the team purchase it hangs from (docs/tenancy.md)."""
+    if licence.parent_id is None or licence.status != "active":
+        return licence.status
+    item = store.get(licence.parent_id)
+    return Licence.from_item(item).status if item else "revoked"
 
 
 def require_licence(
@@ -44,13 +52,14 @@ def require_licence(
     licence = find_by_key(store, key)
     if licence is None:
         raise Unauthorized("unknown licence key", code="key_invalid")
-    if licence.status == "revoked":
+    status = _effective_status(store, licence)
+    if status == "revoked":
         raise Unauthorized("this licence has been revoked", code="licence_revoked")
-    if licence.status == "suspended":
+    if status == "suspended":
         raise Forbidden(
             "this licence is suspended while a payment dispute is open", code="licence_suspended"
         )
-    if licence.status != "active":
+    if status != "active":
         raise Unauthorized("unknown licence key", code="key_invalid")
     if tier == "team" and licence.tier != "team":
         raise Forbidden("this route needs a team licence", code="tier_insufficient")

@@ -70,14 +70,14 @@ def refusal_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
 
 
 def ok_response(
-    model: type[BaseModel] | None = None, description: str = "ok"
+    model: type[BaseModel] | None = None, description: str = "ok", *, status: int = 200
 ) -> dict[int, OpenAPIResponse]:
-    """The 200 entry of a route that returns a ``Response`` itself: ``model`` or any object."""
+    """The success entry of a route that returns a ``Response`` itself: ``model`` or any object."""
     if model is None:
         return {
-            200: {"description": description, "content": {JSON: {"schema": {"type": "object"}}}}
+            status: {"description": description, "content": {JSON: {"schema": {"type": "object"}}}}
         }
-    return {200: {"description": description, "content": {JSON: {"model": model}}}}
+    return {status: {"description": description, "content": {JSON: {"model": model}}}}
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response[str]:
@@ -141,3 +141,18 @@ def raw_body(event: dict[str, Any]) -> bytes:
 def source_ip(event: dict[str, Any]) -> str:
     """The caller's address from the HTTP API v2 request context (API Gateway sets it)."""
     return str(((event.get("requestContext") or {}).get("http") or {}).get("sourceIp") or "unknown")
+
+
+def public_base_url(event: dict[str, Any]) -> str:
+    """The service's own base URL as the caller reached it (for links sent back to buyers).
+
+    API Gateway sets ``X-Forwarded-Proto`` and the domain; a named stage is part of the path.
+    """
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    context = event.get("requestContext") or {}
+    proto = headers.get("x-forwarded-proto", "https").split(",")[0].strip()
+    host = str(context.get("domainName") or headers.get("host") or "localhost")
+    stage = str(context.get("stage") or "$default")
+    return f"{'http' if proto == 'http' else 'https'}://{host}" + (
+        "" if stage == "$default" else f"/{stage}"
+    )

@@ -88,21 +88,27 @@ def _keys_from(secret_json: str) -> ReportKeys:
         ) from exc
 
 
+def stripe_api_key() -> str:
+    """The stored restricted Stripe API key ("" when none is configured)."""
+    s = get_settings(LicenceSettings)
+    if not s.stripe_api_key_secret_name:
+        return ""
+    doc = secrets_adapter.get_json_secret(s.stripe_api_key_secret_name, max_age=s.secrets_max_age_s)
+    return str(doc.get("api_key") or "")
+
+
 def payment_lookup() -> Callable[[str], str | None]:
     """charge id -> payment intent, through Stripe's API with the stored restricted key."""
     from toolcall300.service.sdk.stripe import charge_payment_intent
 
-    s = get_settings(WebhookSettings)
+    return lambda charge_id: charge_payment_intent(charge_id, api_key=stripe_api_key())
 
-    def lookup(charge_id: str) -> str | None:
-        if not s.stripe_api_key_secret_name:
-            return None
-        doc = secrets_adapter.get_json_secret(
-            s.stripe_api_key_secret_name, max_age=s.secrets_max_age_s
-        )
-        return charge_payment_intent(charge_id, api_key=str(doc.get("api_key") or ""))
 
-    return lookup
+def session_lookup() -> Callable[[str], list[str]]:
+    """session id -> its payment intent and charge ids, through Stripe's API."""
+    from toolcall300.service.sdk.stripe import session_payment_ids
+
+    return lambda session_id: session_payment_ids(session_id, api_key=stripe_api_key())
 
 
 @cache
@@ -112,13 +118,15 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     from toolcall300.service.sdk.idempotency import once_per_event_id
 
     s = get_settings(WebhookSettings)
-    lookup = payment_lookup()
+    lookup, by_session = payment_lookup(), session_lookup()
     return once_per_event_id(
         lambda event: process_event(
             event,
             store=licence_store(),
             lookup=lookup,
+            session_lookup=by_session,
             log=lambda message, fields: logger.info(message, extra=fields),
+            alert=lambda message, fields: logger.error(message, extra=fields),
         ),
         table=s.idempotency_table,
         expires_after_s=s.idempotency_expiry_s,

@@ -30,6 +30,11 @@ MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
 _TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+#: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
+#: answer, or None when the target is not one of them.
+LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
+#: The methods API Gateway's HTTP API routes; anything else (TRACE, CONNECT) is refused.
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
 @dataclass
@@ -118,6 +123,7 @@ def build_event(
             cookies.extend(c.strip() for c in value.split(";") if c.strip())
             continue
         merged[key] = f"{merged[key]},{value}" if key in merged else value
+    merged["x-forwarded-proto"] = "http"  # as API Gateway sets it; this gateway speaks plain HTTP
     params: dict[str, str] = {}
     for k, v in parse_qsl(query, keep_blank_values=True):
         params[k] = f"{params[k]},{v}" if k in params else v
@@ -215,17 +221,63 @@ class _RequestHandler(BaseHTTPRequestHandler):
         # ACK stalls every response by ~40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        if length > MAX_BODY:
-            status, headers, data = _error(413, "payload_too_large", "request body too large")
+    def _read_body(self) -> bytes | tuple[int, dict[str, str], bytes]:
+        """The request body (``Content-Length`` or chunked), or the JSON error that refuses it.
+
+        An unreadable framing closes the connection after the answer: what follows on it
+        cannot be told apart from the body.
+        """
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return self._read_chunked()
+        raw = self.headers.get_all("content-length") or []
+        if len(set(raw)) > 1 or (raw and not raw[0].strip().isdigit()):
             self.close_connection = True
+            return _error(
+                400, "invalid_content_length", "Content-Length must be one decimal number"
+            )
+        length = int(raw[0]) if raw else 0
+        if length > MAX_BODY:
+            self.close_connection = True
+            return _error(413, "payload_too_large", "request body too large")
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _read_chunked(self) -> bytes | tuple[int, dict[str, str], bytes]:
+        body = bytearray()
+        while True:
+            line = self.rfile.readline(1026).split(b";", 1)[0].strip()
+            try:
+                size = int(line, 16)
+            except ValueError:
+                self.close_connection = True
+                return _error(400, "invalid_chunked_body", "malformed chunked request body")
+            if size == 0:
+                while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return bytes(body)
+            if len(body) + size > MAX_BODY:
+                self.close_connection = True
+                return _error(413, "payload_too_large", "request body too large")
+            body += self.rfile.read(size)
+            self.rfile.readline(3)  # the CRLF after each chunk
+
+    def _serve(self) -> None:
+        body = self._read_body()
+        if isinstance(body, tuple):
+            status, headers, data = body
+        elif self.command not in _METHODS:
+            status, headers, data = _error(
+                405, "method_not_allowed", f"{self.command} is not served"
+            )
         else:
-            body = self.rfile.read(length) if length > 0 else b""
-            status, headers, data = invoke(
+            local = self.server.local_routes
+            answer = local(self.command, self.path, body) if local else None
+            status, headers, data = answer or invoke(
                 self.server.routes, method=self.command, target=self.path,
                 headers=list(self.headers.items()), body=body, source_ip=self.client_address[0],
             )  # fmt: skip
+        self._answer(status, headers, data)
+
+    def _answer(self, status: int, headers: dict[str, str], data: bytes) -> None:
         self.send_response(status)
         for name, value in headers.items():
             if name not in ("content-length", "connection", "transfer-encoding"):
@@ -236,6 +288,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+    do_TRACE = do_CONNECT = _serve
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """``http.server``'s own refusals (bad request line, unknown method) as JSON errors."""
+        self.close_connection = True
+        self.request_version = self.protocol_version  # never a headerless HTTP/0.9 answer
+        self._answer(
+            *_error(code, "bad_request" if code == 400 else "http_error", message or "refused")
+        )
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: request lines would put query strings (session ids) in the terminal."""
@@ -244,6 +305,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], routes: list[BoundRoute]) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        routes: list[BoundRoute],
+        local_routes: LocalRoutes | None = None,
+    ) -> None:
         super().__init__(address, _RequestHandler)
         self.routes = routes
+        self.local_routes = local_routes

@@ -26,6 +26,8 @@ from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
 #: The local stack's Stripe webhook signing secret: a fixed dev value, known to ``dev purchase``.
 DEV_WEBHOOK_SECRET = "whsec_toolcall300_local_dev_only"
+#: The API key the local stack's service uses; its calls reach ``sdk.stripe_dev``, never Stripe.
+DEV_STRIPE_API_KEY = "sk_test_toolcall300_local_dev_only"
 LOCAL_PREFIX = "tc300-local"
 _FAKE_AWS = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -130,9 +132,10 @@ def start_local_stack(
     from moto.server import ThreadedMotoServer
 
     from toolcall300.service.api import wiring as ports
-    from toolcall300.service.local import gateway
+    from toolcall300.service.local import dev_checkout, gateway
     from toolcall300.service.local.cfn import load_template
     from toolcall300.service.local.provision import provision
+    from toolcall300.service.sdk import stripe_dev
     from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
 
     root = root or repo_root()
@@ -150,7 +153,7 @@ def start_local_stack(
     template = load_template(root / "template.yaml")
     secrets = {
         "StripeWebhookSecret": json.dumps({"current": DEV_WEBHOOK_SECRET, "previous": ""}),
-        "StripeApiKeySecret": json.dumps({"api_key": ""}),  # no Stripe API from a local stack
+        "StripeApiKeySecret": json.dumps({"api_key": DEV_STRIPE_API_KEY}),  # answered locally
     }
     made = provision(template, prefix=LOCAL_PREFIX, secret_values=secrets)
     os.environ.update(made.environment)
@@ -162,11 +165,20 @@ def start_local_stack(
 
     routes = gateway.bind_routes(root, template)
     server = gateway.GatewayServer((host, port), routes)
+    url = f"http://{host}:{server.server_address[1]}"
+    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH)
+    stops.append(lambda: stripe_dev.uninstall(replaced))
+    server.local_routes = dev_checkout.local_routes(
+        dev_stripe,
+        secret=DEV_WEBHOOK_SECRET,
+        forward=lambda method, target, headers, body: gateway.invoke(
+            routes, method=method, target=target, headers=headers, body=body, source_ip="127.0.0.1"
+        ),
+    )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()
     stops.append(server.server_close)
     stops.append(server.shutdown)
-    url = f"http://{host}:{server.server_address[1]}"
     context = LocalStackContext(root, url, endpoint, made.names, made.environment, template)
     if background:
         _import_background_modules()
@@ -195,9 +207,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"TOOLCALL-300 local stack at {stack.url}\n"
         f"  OpenAPI:      {stack.url}/openapi.json\n"
         f"  dashboard:    {stack.url}/dashboard (sign in with a team licence key)\n"
-        f"  buy a test licence (signed test Stripe event, prints the key on its last line):\n"
+        f"  buy a test licence (POST /checkout, then the dev checkout page pays it; prints the key):\n"
         f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
-        f"    toolcall300 dev purchase --api {stack.url} --tier team --team my-team\n"
+        f"    toolcall300 dev purchase --api {stack.url} --tier team --team 'My team'\n"
         f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
         f"Ctrl-C stops it (state is in memory only).\n"
     )

@@ -42,7 +42,8 @@ def _translated() -> AbstractContextManager[None]:
 
 
 class LicenceTable:
-    """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``)."""
+    """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``,
+    ``by_team``)."""
 
     def __init__(self, name: str, table: Any = None) -> None:
         self._name = name
@@ -82,6 +83,21 @@ class LicenceTable:
 
     def find_by_session(self, session_id: str) -> dict[str, Any] | None:
         return self._one("by_session", "session_id", session_id)
+
+    def by_team(self, team: str) -> list[dict[str, Any]]:
+        """Every licence of one team identity (its purchase and member keys)."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_team",
+            "KeyConditionExpression": Key("team").eq(team),
+        }
+        with _translated():
+            while True:
+                page = self.table.query(**kwargs)
+                items.extend(_plain(i) for i in page["Items"])
+                if "LastEvaluatedKey" not in page:
+                    return items
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def scan(self) -> list[dict[str, Any]]:
         with _translated():

@@ -1,4 +1,4 @@
-"""Stripe adapter: webhook signature verification and one read-only lookup.
+"""Stripe adapter: webhook signature verification, Checkout Session creation, two lookups.
 
 ``stripe`` is imported inside the functions that use it (about 0.3 s of cold start, paid only
 by the webhook function). Verification runs on the raw body before anything else, with every
@@ -8,8 +8,10 @@ configured secret (current and previous during a rotation) and Stripe's toleranc
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from toolcall300.service.domain.products import Product
 from toolcall300.service.errors import BadRequest, UpstreamUnavailable
 
 
@@ -59,8 +61,80 @@ def charge_payment_intent(charge_id: str, *, api_key: str) -> str | None:
     except stripe.InvalidRequestError:
         return None
     except stripe.StripeError as exc:
-        raise UpstreamUnavailable(
-            "Stripe is unavailable; retry", code="stripe_unavailable"
-        ) from exc
+        raise _unavailable(exc) from exc
     pi = getattr(charge, "payment_intent", None)
     return pi if isinstance(pi, str) else None
+
+
+def _unavailable(exc: Exception) -> UpstreamUnavailable:
+    return UpstreamUnavailable("Stripe is unavailable; retry", code="stripe_unavailable")
+
+
+def create_checkout_session(
+    product: Product,
+    *,
+    api_key: str,
+    metadata: Mapping[str, str],
+    client_reference_id: str,
+    success_url: str,
+    idempotency_key: str,
+) -> tuple[str, str]:
+    """(session id, hosted page URL) of a new one-item Checkout Session for ``product``.
+
+    The price comes from the product table, never from the buyer; ``metadata`` (set by the
+    service) is copied onto the payment intent too, so the payment carries it. Stripe fills
+    ``{CHECKOUT_SESSION_ID}`` in ``success_url``.
+    """
+    import stripe
+
+    if not api_key:
+        raise UpstreamUnavailable("checkout is not configured", code="checkout_unavailable")
+    try:
+        session = stripe.checkout.Session.create(
+            api_key=api_key,
+            idempotency_key=idempotency_key,
+            mode="payment",
+            line_items=[
+                {
+                    "quantity": 1,
+                    "price_data": {
+                        "currency": product.currency,
+                        "unit_amount": product.amount,
+                        "product_data": {"name": product.name},
+                    },
+                }
+            ],
+            metadata=dict(metadata),
+            payment_intent_data={"metadata": dict(metadata)},
+            client_reference_id=client_reference_id,
+            success_url=success_url,
+        )
+    except stripe.StripeError as exc:
+        raise _unavailable(exc) from exc
+    if not isinstance(session.id, str) or not isinstance(session.url, str):
+        raise UpstreamUnavailable("Stripe answered without a session", code="stripe_unavailable")
+    return session.id, session.url
+
+
+def session_payment_ids(session_id: str, *, api_key: str) -> list[str]:
+    """The payment intent and charge ids of a session (for a checkout event without them)."""
+    import stripe
+
+    if not api_key:
+        return []
+    try:
+        session = stripe.checkout.Session.retrieve(
+            session_id, api_key=api_key, expand=["payment_intent"]
+        )
+    except stripe.InvalidRequestError:
+        return []
+    except stripe.StripeError as exc:
+        raise _unavailable(exc) from exc
+    pi = getattr(session, "payment_intent", None)
+    if isinstance(pi, str):
+        return [pi]
+    if pi is None:
+        return []
+    charge = getattr(pi, "latest_charge", None)
+    charge_id = charge if isinstance(charge, str) else getattr(charge, "id", None)
+    return [str(i) for i in (getattr(pi, "id", None), charge_id) if isinstance(i, str)]

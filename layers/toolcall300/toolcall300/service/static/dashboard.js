@@ -365,7 +365,7 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
+  var state = { key: null, team: null, teamName: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
 
   function readKey() {
     try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
@@ -441,6 +441,7 @@
       storeKey(key);
       state.key = key;
       state.team = licence.team;
+      state.teamName = licence.team_name || licence.team;  // shown; the identity is in URLs
       $("key").value = "";
       $("key").setAttribute("aria-invalid", "false");
       say("");
@@ -457,7 +458,7 @@
 
   function signOut(message) {
     forgetKey();
-    state = { key: null, team: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -467,7 +468,7 @@
   /** After a successful sign-in (or a reload with a stored key): load and route. */
   function enter() {
     $("account").hidden = false;
-    $("account-team").textContent = "Team " + state.team;
+    $("account-team").textContent = "Team " + state.teamName;
     return loadTeam().then(route);
   }
 
@@ -511,7 +512,7 @@
 
   function renderHistory() {
     show("history");
-    $("team-name").textContent = state.team;
+    $("team-name").textContent = state.teamName;
     var names = baselineNames(state.baselines, state.runs);
     var select = clear($("baseline-select"));
     names.forEach(function (name) {
@@ -528,7 +529,7 @@
     $("history-body").hidden = empty;
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
-        ? "Team " + state.team + " has no hosted runs yet."
+        ? "Team " + state.teamName + " has no hosted runs yet."
         : "No runs were measured against the baseline “" + state.baseline + "” yet.";
       return;
     }
@@ -833,6 +834,7 @@
     setLoading("Checking your key…");
     api("licence", state.key).then(function (licence) {
       state.team = licence.team;
+      state.teamName = licence.team_name || licence.team;
       return enter();
     }).catch(fail);
   }

@@ -8,6 +8,7 @@ all to serve one OpenAPI document. Keep handlers thin: parse, authenticate, one 
 OPENAPI_ROUTERS = [
     "toolcall300.service.api.routes.webhook",
     "toolcall300.service.api.routes.licences",
+    "toolcall300.service.api.routes.checkout",
     "toolcall300.service.api.routes.corpus",
     "toolcall300.service.api.routes.argcheck",
     "toolcall300.service.api.routes.dashboard",

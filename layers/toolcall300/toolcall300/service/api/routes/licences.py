@@ -1,11 +1,14 @@
-"""``GET /licence/claim`` (the buyer's key, once) and ``GET /licence`` (the bearer's licence)."""
+"""``GET /licence/claim`` (the buyer's key, once), ``GET /licence`` (the bearer's licence) and a
+team's member keys (``/teams/{team}/keys``: the one way into an existing team, docs/tenancy.md).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from toolcall300.service.api.auth import require_licence
@@ -27,6 +30,7 @@ class LicenceView(BaseModel):
     tier: str | None
     status: str
     team: str | None
+    team_name: str | None
     issued_at: str | None
 
 
@@ -60,3 +64,69 @@ def claim(
 def describe() -> LicenceView:
     licence = require_licence(router.current_event.headers, store=licence_store())
     return LicenceView.model_validate(licence.public())
+
+
+class MemberKeyView(BaseModel):
+    key_id: str
+    status: str
+    issued_at: str | None
+
+
+class NewMemberKeyView(MemberKeyView):
+    team: str
+    key: str
+
+
+class MemberKeysView(BaseModel):
+    team: str
+    keys: list[MemberKeyView]
+
+
+TeamId = Annotated[str, Path(pattern=licences.TEAM_PATTERN)]
+KeyId = Annotated[str, Path(pattern="^lic_k[0-9a-f]{30}$")]
+
+
+def _owner() -> licences.Licence:
+    return require_licence(router.current_event.headers, store=licence_store(), tier="team")
+
+
+def _member_view(member: licences.Licence) -> MemberKeyView:
+    return MemberKeyView(key_id=member.licence_id, status=member.status, issued_at=member.issued_at)
+
+
+@router.post(
+    "/teams/<team>/keys",
+    summary="Issue a member key of the team (its purchase key only); the key is shown once",
+    responses={
+        **ok_response(NewMemberKeyView, "the new member key", status=201),
+        **error_responses(400, 401, 403),
+    },
+    tags=["licences"],
+)
+def issue_member_key(team: TeamId) -> Response[str]:
+    key, member = licences.issue_member(licence_store(), _owner(), team, now=datetime.now(UTC))
+    count("MemberKeysIssued")
+    view = NewMemberKeyView(**_member_view(member).model_dump(), team=team, key=key)
+    return json_response(201, view.model_dump())
+
+
+@router.get(
+    "/teams/<team>/keys",
+    summary="The team's member keys (never the keys themselves)",
+    responses=error_responses(400, 401, 403),
+    tags=["licences"],
+)
+def member_keys(team: TeamId) -> MemberKeysView:
+    members = licences.team_members(licence_store(), _owner(), team)
+    return MemberKeysView(team=team, keys=[_member_view(m) for m in members])
+
+
+@router.delete(
+    "/teams/<team>/keys/<key_id>",
+    summary="Revoke one member key of the team (its purchase key only)",
+    responses=error_responses(400, 401, 403, 404),
+    tags=["licences"],
+)
+def revoke_member_key(team: TeamId, key_id: KeyId) -> MemberKeyView:
+    member = licences.revoke_member(licence_store(), _owner(), team, key_id, now=datetime.now(UTC))
+    return _member_view(member)

@@ -84,7 +84,7 @@ def submit() -> Response[str]:
         wiring.run_store(),
         sub,
         team=str(licence.team),
-        licence_id=licence.licence_id,
+        licence_id=licence.account_id,  # member keys share their team purchase's quota
         take_quota=wiring.quota_taker(),
         now=now,
         idempotency_key=_header("Idempotency-Key"),
