@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import runs_fakes as fakes
+from support import runs as fakes
 
 from toolcall300.client.http import ApiError, request_json
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from tests.unit.fakes import MemoryLicenceStore
+from support.stores import MemoryLicenceStore
 
 from tests.unit.conftest import (
     OLD_SECRET,
