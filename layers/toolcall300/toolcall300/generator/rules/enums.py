@@ -38,6 +38,16 @@ def string_enum(sub: dict[str, Any]) -> bool:
     return isinstance(sub.get("enum"), list) and any(isinstance(m, str) for m in sub["enum"])
 
 
+def respell(member: str, members: list[Any], start: int) -> str | None:
+    """The first spelling of ``member`` from ``start`` that is no member and maps to it alone
+    under rule 4 (D4.1), or None."""
+    for k in range(len(ENUM_SPELLINGS)):
+        spelled = ENUM_SPELLINGS[(start + k) % len(ENUM_SPELLINGS)](member)
+        if spelled not in members and enum_matches(spelled, members) == [member]:
+            return spelled
+    return None
+
+
 def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 4: an enum member spelt with case, separator or whitespace noise matching it alone."""
     cands = leaf_paths(tool_schema(tool), string_enum)
@@ -49,11 +59,8 @@ def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     members = sub["enum"]
     if not isinstance(member, str):
         return None  # D4.1: only string members take part
-    for k in range(len(ENUM_SPELLINGS)):
-        spelled = ENUM_SPELLINGS[(variant + k) % len(ENUM_SPELLINGS)](member)
-        if spelled not in members and enum_matches(spelled, members) == [member]:
-            break
-    else:
+    spelled = respell(member, members, variant)
+    if spelled is None:
         return None
     sent = copy.deepcopy(call["arguments"])
     set_in(sent, path, spelled)

@@ -27,10 +27,9 @@ from toolcall300.generator.rules import (
     valid_call,
 )
 from toolcall300.generator.rules.coercion import as_text, coercible
-from toolcall300.generator.rules.enums import ENUM_SPELLINGS, string_enum
-from toolcall300.generator.rules.names import MANGLER_NOISE, MANGLERS
+from toolcall300.generator.rules.enums import respell, string_enum
+from toolcall300.generator.rules.names import MANGLER_NOISE, mangle
 from toolcall300.generator.rules.strings import TIMES, encode
-from toolcall300.rules import enum_matches, tool_name_matches
 
 #: The envelopes a JSON array of copies uses (tool_calls entries are the other shape).
 ARRAY_ENVELOPES = ("bare", "typed", "input", "function", "parameters")
@@ -50,24 +49,17 @@ def _spoil(
     name, args = call["name"], copy.deepcopy(call["arguments"])
     props: dict[str, Any] = tool_schema(tool).get("properties", {})
     if kind == "name":
-        for j in range(len(MANGLERS)):
-            index = (k + j) % len(MANGLERS)
-            mangled = MANGLERS[index](name)
-            if mangled != name and tool_name_matches(mangled, names) == [name]:
-                return (
-                    mangled,
-                    args,
-                    f"calls {quote(mangled)}, {MANGLER_NOISE[index]} (rule 3 / D3.1)",
-                )
-        return None
+        found = mangle(name, names, k)
+        if found is None:
+            return None
+        mangled, index = found
+        return mangled, args, f"calls {quote(mangled)}, {MANGLER_NOISE[index]} (rule 3 / D3.1)"
     if kind == "string":
         times = 2 if env in STRING_FORMAT else 1
         return (
             name,
             encode(ctx, args, times),
-            (
-                f"carries the arguments as a JSON string encoded {TIMES[times]} (rule 9 / D9.1, D9.2)"
-            ),
+            f"carries the arguments as a JSON string encoded {TIMES[times]} (rule 9 / D9.1, D9.2)",
         )
     if kind == "coerce":
         keys = [key for key in args if coercible(props.get(key, {}))]
@@ -79,12 +71,10 @@ def _spoil(
         return name, args, f"writes {key} as {quote(spelled)} (rule 5 / D5.1)"
     keys = [key for key in args if string_enum(props.get(key, {})) and isinstance(args[key], str)]
     for key in keys:
-        members = props[key]["enum"]
-        for j in range(len(ENUM_SPELLINGS)):
-            spelled = ENUM_SPELLINGS[(k + j) % len(ENUM_SPELLINGS)](args[key])
-            if spelled not in members and enum_matches(spelled, members) == [args[key]]:
-                args[key] = spelled
-                return name, args, f"writes {key} as {quote(spelled)} (rule 4 / D4.1)"
+        noisy = respell(args[key], props[key]["enum"], k)
+        if noisy is not None:
+            args[key] = noisy
+            return name, args, f"writes {key} as {quote(noisy)} (rule 4 / D4.1)"
     return None
 
 

@@ -39,18 +39,26 @@ MANGLER_NOISE = (
 )
 
 
+def mangle(name: str, names: list[str], start: int) -> tuple[str, int] | None:
+    """The first mangling of ``name`` from ``start`` that differs from it and resolves to it
+    alone among ``names`` (rule 3 / D3.1), with the mangler's index; or None."""
+    for k in range(len(MANGLERS)):
+        index = (start + k) % len(MANGLERS)
+        mangled = MANGLERS[index](name)
+        if mangled != name and tool_name_matches(mangled, names) == [name]:
+            return mangled, index
+    return None
+
+
 def wrong_tool_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 3: the declared name written with namespace, case, separator or () noise."""
     name = tool_name(tool)
     tools = choose_tools(ctx, tool)
     names = [tool_name(t) for t in tools]
-    for k in range(len(MANGLERS)):
-        index = (variant + k) % len(MANGLERS)
-        mangled = MANGLERS[index](name)
-        if mangled != name and tool_name_matches(mangled, names) == [name]:
-            break
-    else:
+    found = mangle(name, names, variant)
+    if found is None:
         return None
+    mangled, index = found
     call = valid_call(ctx, tool)
     text = render_call(ctx, mangled, call["arguments"], variant)
     why = (
