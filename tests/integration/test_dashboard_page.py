@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.dashboard import ContractApi
 
 from toolcall300.jobs.failures import FAILURE_REASONS
 from toolcall300.service.domain.dashboard import (
@@ -30,11 +31,6 @@ from toolcall300.service.domain.dashboard import (
     source_hash,
 )
 from toolcall300.spec import CATEGORIES
-
-pytest.register_assert_rewrite("support.dashboard")
-pytest_plugins = ["support.dashboard"]
-
-from support.dashboard import ContractApi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

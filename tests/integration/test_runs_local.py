@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import io
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -293,7 +294,9 @@ deps = worker.WorkerDeps(store=wiring.run_store(), reports=wiring.report_store()
     corpus=worker.cached_corpus(CorpusObjects(conf.corpus_bucket).read), lease_s=2)
 worker.process(deps, sys.argv[1], "doomed")
 """
+SLOW_TOKEN = "tc300-slow-echo-" + os.urandom(4).hex()
 SLOW_ECHO = fakes.py(
+    f"'{SLOW_TOKEN}'\n"
     "import json,sys,time\nfor line in sys.stdin:\n    item=json.loads(line)\n    time.sleep(0.5)\n"
     "    try:\n        call=json.loads(item['text'])\n    except ValueError:\n        call=None\n"
     "    print(json.dumps({'id':item['id'],'call':call}),flush=True)\n"
@@ -314,7 +317,12 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
             if run["status"] == "running":
                 break
             time.sleep(0.05)
-        time.sleep(1.0)  # mid-run: some of the slow answers are in
+        for _ in range(600):  # mid-run: the worker has started the adapter
+            if fakes.pids_with(SLOW_TOKEN):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the doomed worker never started the adapter")
         doomed.kill()  # When the worker dies without a word
         doomed.wait()
         _, _, run = request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(key))

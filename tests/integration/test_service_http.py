@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import requests
+from support.corpus import LICENCE, PRIVATE
 
 from toolcall300.client import download as client
 
@@ -47,8 +48,14 @@ def test_download_verifies_every_pin(
     out, err = io.StringIO(), io.StringIO()
     args = client.parse_args(["--api", local_stack.url, "--out", str(tmp_path)])
     assert client.run(args, out, err) == 0, err.getvalue()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["rationale.jsonl", "toolcall300.jsonl"]
-    assert "2 files verified" in out.getvalue()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "LICENSE-COMMERCIAL.txt",
+        "rationale.jsonl",
+        "toolcall300.jsonl",
+    ]
+    assert "3 files verified" in out.getvalue()
+    # the commercial licence travels with the corpus it governs (README, "Licence")
+    assert (tmp_path / "LICENSE-COMMERCIAL.txt").read_bytes() == (PRIVATE / LICENCE).read_bytes()
 
 
 def test_download_refuses_a_tampered_file(
@@ -124,8 +131,7 @@ def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
 
 def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
     import stripe
-
-    from tests.unit.conftest import paid_session, stripe_event
+    from support.stripe import paid_session, stripe_event
 
     session = paid_session(session_id="cs_test_stale", payment_intent="pi_stale")
     event = stripe_event("checkout.session.completed", session, event_id="evt_stale")

@@ -1,23 +1,19 @@
-"""Fixtures for the dashboard's browser tests: Debian's chromium through Playwright, and a
-small contract-shaped team API served over real HTTP.
+"""What the dashboard's browser tests share: chromium's flags, screenshots, and a small
+contract-shaped team API served over real HTTP.
 
-Imported by ``test_dashboard*.py`` through ``pytest_plugins``; not a conftest pytest finds by
-itself, so the service's own ``conftest.py`` stays untouched. ``ContractApi`` answers exactly
-the routes and shapes of the runs contract (/tmp/runs_contract.md, DESIGN.md) from canned
-data, and serves ``GET /dashboard`` from the shipped page with its real headers; the
-end-to-end test uses the real local stack instead.
+``ContractApi`` answers exactly the routes and shapes of the runs contract
+(docs/runs-contract.md) from canned data, and serves ``GET /dashboard`` from the shipped page
+with its real headers; the end-to-end test uses the real local stack instead. The fixtures
+built on these (``browser``, ``watched_page``, ``contract_api``, ``dashboard_stack``) are in
+``tests/integration/conftest.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import shutil
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,13 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
 from toolcall300.service.domain.dashboard import page
+from toolcall300.spec import CATEGORIES
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "e2e" / "screenshots"
+#: Where the browser tests leave their screenshots (gitignored): look at them after a run.
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "integration" / "screenshots"
 
-#: The flags ENVIRONMENT.md verified for Debian's chromium on these machines.
+#: Debian's chromium under Playwright without its own sandbox, GPU or background network.
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -44,50 +40,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-CATEGORIES = [
-    "wrong_tool_name", "missing_required_arg", "extra_undeclared_arg", "type_coercion",
-    "enum_violation", "nested_flattened", "array_vs_scalar", "args_as_string",
-    "multiple_calls", "hallucinated_tool", "truncated", "unrecoverable",
-]  # fmt: skip
-
 GOOD_KEY = "tc300_" + "g" * 32
 EMPTY_KEY = "tc300_" + "e" * 32
 SINGLE_KEY = "tc300_" + "s" * 32
-
-
-def chromium_path() -> str | None:
-    return shutil.which("chromium")
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """One headless chromium for the session; skipped (with the reason) when it is absent."""
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def watched_page(browser: Any) -> Iterator[Any]:
-    """A fresh context and page that records every request URL and every console error."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    pg = context.new_page()
-    pg.requests_seen = []  # type: ignore[attr-defined]
-    pg.console_errors = []  # type: ignore[attr-defined]
-    pg.on("request", lambda r: pg.requests_seen.append(r.url))  # type: ignore[attr-defined]
-    pg.on(
-        "console",
-        lambda m: pg.console_errors.append(m.text) if m.type == "error" else None,  # type: ignore[attr-defined]
-    )
-    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))  # type: ignore[attr-defined]
-    yield pg
-    context.close()
 
 
 def shoot(pg: Any, name: str) -> Path:
@@ -304,12 +259,6 @@ class ContractApi:
         )
 
 
-@pytest.fixture
-def contract_api() -> Iterator[ContractApi]:
-    with serve_contract_api() as api:
-        yield api
-
-
 @contextmanager
 def serve_contract_api() -> Iterator[ContractApi]:
     """Run a :class:`ContractApi` on a free local port until the block ends."""
@@ -342,51 +291,11 @@ def serve_contract_api() -> Iterator[ContractApi]:
     server.server_close()
 
 
-# ---------------------------------------------------------------- the real local stack
-
-CORPUS_FILES = ("toolcall300.jsonl", "rationale.jsonl", "sample30.jsonl")
-
-
-def service_corpus(source: Path, directory: Path) -> Path:
-    """The real corpus files, with the manifest shape the service uploads from (a list of
-    ``{"name", "sha256"}``, as in ``tests/integration/conftest.py``'s ``make_corpus``)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    files = []
-    for name in CORPUS_FILES:
-        data = (source / name).read_bytes()
-        (directory / name).write_bytes(data)
-        files.append({"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
-    (directory / "manifest.json").write_text(json.dumps({"version": "e2e", "files": files}))
-    return directory
-
-
-@pytest.fixture(scope="module")
-def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``toolcall300 serve`` in its own process, on a free port, serving the real 300-case
-    corpus: a separate process keeps its environment (moto endpoint, table names) apart from
-    the in-process ``local_stack`` the other integration suites share."""
-    root = Path(__file__).resolve().parents[2]
-    corpus = service_corpus(root / "corpus_private", tmp_path_factory.mktemp("dash-corpus"))
-    command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
-    proc = subprocess.Popen(
-        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        url = _wait_for_url(proc, timeout_s=60)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _wait_for_url(proc: subprocess.Popen[str], *, timeout_s: float) -> str:
+def wait_for_serve_url(proc: subprocess.Popen[str], *, timeout_s: float) -> str:
     """Read ``serve``'s banner until it names its URL (its first line)."""
     found: list[str] = []
     seen: list[str] = []
+    ready = threading.Event()
 
     def read() -> None:
         assert proc.stdout is not None
@@ -395,14 +304,12 @@ def _wait_for_url(proc: subprocess.Popen[str], *, timeout_s: float) -> str:
             match = re.search(r"local stack at (http://\S+)", line)
             if match and not found:
                 found.append(match.group(1))
+                ready.set()
+        ready.set()  # the output ended: serve exited
         # keep draining so the server never blocks on a full pipe
 
     threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and not found:
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
+    ready.wait(timeout_s)
     if not found:
         raise AssertionError("toolcall300 serve did not start:\n" + "".join(seen[-40:]))
     return found[0]

@@ -1,17 +1,15 @@
-"""Test doubles for hosted runs: in-memory stores, a small corpus, misbehaving adapters.
+"""Test doubles for hosted runs: a small scored corpus and misbehaving adapter programs.
 
-Shared by tests/unit/test_runs*.py, tests/integration/test_runs*.py and bench/bench_runs.py.
-Adapters are ``python3 -c`` programs (no files: the sandbox's uid 65534 cannot read pytest's
-private temp directories). Not a test module itself.
+Shared by the runs, batch, harness, sandbox and worker tests (the in-memory stores they run
+against are in ``support.stores``). Adapters are ``python3 -c`` programs (no files: the
+sandbox's uid 65534 cannot read pytest's private temp directories).
 """
 
 from __future__ import annotations
 
 import json
-import threading
+import os
 from typing import Any
-
-from toolcall300.service.errors import NotFound, PayloadTooLarge, StoreConflict
 
 TOOLS = [
     {
@@ -124,79 +122,17 @@ def network_probe(port: int) -> list[str]:
     )
 
 
-class MemoryRunStore:
-    """``RunStore`` in a dict, with the same conditional-write semantics as DynamoDB."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, dict[str, Any]] = {}
-        self.lock = threading.Lock()
-
-    def get(self, run_id: str) -> dict[str, Any] | None:
-        with self.lock:
-            item = self.items.get(run_id)
-            return json.loads(json.dumps(item)) if item else None
-
-    def put(self, item: dict[str, Any], *, expected_version: int | None) -> None:
-        with self.lock:
-            current = self.items.get(item["run_id"])
-            if expected_version is None and current is not None:
-                raise StoreConflict("exists")
-            if expected_version is not None and (
-                current is None or current["version"] != expected_version
-            ):
-                raise StoreConflict("version")
-            self.items[item["run_id"]] = json.loads(json.dumps(item))
-
-    def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]:
-        with self.lock:
-            rows = [json.loads(json.dumps(i)) for i in self.items.values() if i["team"] == team]
-        return sorted(rows, key=lambda i: i["created_at"], reverse=True)[:limit]
-
-    def by_status(self, status: str) -> list[dict[str, Any]]:
-        with self.lock:  # the sparse index: only runs in flight carry active_status
-            rows = [i for i in self.items.values() if i.get("active_status") == status]
-            return [json.loads(json.dumps(i)) for i in rows]
-
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        with self.lock:
-            rows = [
-                i for i in self.items.values() if i["team"] == team and i.get("baseline_set_at")
-            ]
-            return [json.loads(json.dumps(i)) for i in rows]
-
-
-class MemoryReports:
-    """``ReportStore`` in a dict: write once."""
-
-    def __init__(self) -> None:
-        self.objects: dict[str, bytes] = {}
-        self.lock = threading.Lock()
-
-    def put_once(self, key: str, body: bytes) -> None:
-        with self.lock:
-            if key in self.objects:
-                raise StoreConflict(key)
-            self.objects[key] = body
-
-    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
-        with self.lock:
-            if key not in self.objects:
-                raise NotFound(key)
-            if max_bytes is not None and len(self.objects[key]) > max_bytes:
-                raise PayloadTooLarge(key)
-            return self.objects[key]
-
-
-class CountingQuota:
-    """A daily cap that records every take."""
-
-    def __init__(self, limit: int = 100) -> None:
-        self.limit = limit
-        self.taken: list[str] = []
-
-    def __call__(self, licence_id: str) -> None:
-        from toolcall300.service.errors import TooManyRequests
-
-        if len(self.taken) >= self.limit:
-            raise TooManyRequests("cap", headers={"Retry-After": "60"})
-        self.taken.append(licence_id)
+def pids_with(token: str) -> list[int]:
+    """Every live process whose command line contains ``token`` (adapters carry one in their
+    code), so a test can wait for an adapter to start or check that none survived."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if token.encode() in fh.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found

@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 import pytest
+from support.gateway import Call
+from support.stripe import STRIPE_TEST_API_KEY
 
-from tests.unit.conftest import STRIPE_TEST_API_KEY, Call
 from toolcall300.service.domain import licences
 from toolcall300.service.domain.products import PRODUCTS
 from toolcall300.service.sdk.dynamo import LicenceTable

@@ -11,37 +11,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.corpus import RATIONALE, make_corpus
+from support.gateway import Call
 
-from tests.unit.conftest import Call
 from toolcall300.service.domain import corpus
 from toolcall300.service.domain.licences import issue_manual, revoke
 from toolcall300.service.errors import BadRequest, UpstreamUnavailable
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
-
-CASES = [
-    {"id": f"tc300-{i:04d}", "category": "truncated", "text": "{", "tools": []} for i in range(1, 4)
-]
-RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 4)]
-
-
-def make_corpus(directory: Path) -> dict[str, Any]:
-    """A small corpus with the real file names and manifest shape."""
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {
-        "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
-        "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),
-    }
-    for name, data in files.items():
-        (directory / name).write_bytes(data)
-    manifest = {
-        "files": [
-            {"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
-            for n, d in files.items()
-        ]
-    }
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    return manifest
 
 
 @pytest.fixture

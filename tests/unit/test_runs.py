@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.runs import CountingQuota, MemoryReports, MemoryRunStore, small_corpus
+from support.runs import small_corpus
+from support.stores import CountingQuota, MemoryReports, MemoryRunStore
 
 from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import runs

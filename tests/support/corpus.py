@@ -1,0 +1,59 @@
+"""Small corpora as the service stores them: the real file names, manifest shape and licence.
+
+``make_corpus`` writes a five-case corpus (every case a full case in the case format,
+docs/case-format.md, so hosted runs on a stack serving it can be scored) with its rationale,
+the commercial licence from ``corpus_private/`` and a manifest pinning all three, so tests
+do not depend on the 300-case corpus. ``private_corpus`` copies the real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+PRIVATE = Path(__file__).resolve().parents[2] / "corpus_private"
+LICENCE = "LICENSE-COMMERCIAL.txt"
+
+CASES = [
+    {
+        "id": f"tc300-{i:04d}",
+        "category": "truncated",
+        "text": "{",
+        "tools": [],
+        "expected_kind": "unrecoverable",
+        "expected": None,
+    }
+    for i in range(1, 6)
+]
+RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 6)]
+
+
+def make_corpus(directory: Path, *, version: str = "test-1") -> dict[str, Any]:
+    """Write the small corpus into ``directory``; return its manifest (``files`` as a list of
+    ``{"name", "sha256", "bytes"}``, the shape the service reads beside the generator's map)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
+        "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),
+        LICENCE: (PRIVATE / LICENCE).read_bytes(),
+    }
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    manifest = {
+        "version": version,
+        "files": [
+            {"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+            for n, d in files.items()
+        ],
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return manifest
+
+
+def private_corpus(directory: Path) -> Path:
+    """A copy of the real 300-case corpus with its own manifest (inputs left behind)."""
+    shutil.copytree(PRIVATE, directory, ignore=shutil.ignore_patterns("inputs"))
+    return directory
