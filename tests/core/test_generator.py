@@ -249,6 +249,19 @@ def test_a_foreign_catalog_with_no_pools_builds_a_checked_corpus(tmp_path: Path)
     assert cli("--check-only", "--out", str(out))[0] == 0
 
 
+def test_enum_members_that_look_like_decision_ids_are_not_citations(tmp_path: Path) -> None:
+    # an envelope size "C5" or a room "E1" is quoted in the rationale, never cited
+    catalog = json.loads(json.dumps(FOREIGN))
+    catalog[0]["function"]["parameters"]["properties"]["zone"]["enum"] = ["C5", "E1", "D4.1"]
+    (tmp_path / "garden.json").write_text(json.dumps(catalog))
+    (tmp_path / "pools.json").write_text("{}")
+    out = tmp_path / "corpus"
+    argv = ["--out", str(out), "--tools", str(tmp_path / "garden.json")]
+    code, _, err = cli(*argv, "--pools", str(tmp_path / "pools.json"), "--seed", "3")
+    assert code == 0, err
+    assert "C5" in (out / FILES[1]).read_text()
+
+
 def test_sample_is_stratified_and_deterministic() -> None:
     cases = [json.loads(line) for line in (PRIVATE / FILES[0]).read_text().splitlines()]
     sample = make_sample(cases, 1)

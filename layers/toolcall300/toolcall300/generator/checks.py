@@ -722,6 +722,18 @@ def _rationale(corpus: Corpus) -> Iterator[Result]:
 
 
 _CITED = re.compile(r"\b[DEC]\d{1,2}(?:\.\d{1,2})?\b")
+#: What a rationale quotes from the case (values, names, text: JSON strings or `code`) is
+#: not a citation, even when it looks like one (an envelope size "C5", a room "E1").
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
+
+
+def cited(text: str) -> set[str]:
+    """The decision ids a rationale cites, outside what it quotes.
+
+    >>> sorted(cited('size is "C5", not a member (rule 4 / D4.1); read as `E9` (E2)'))
+    ['D4.1', 'E2']
+    """
+    return set(_CITED.findall(_QUOTED.sub("", text)))
 
 
 @check(
@@ -733,12 +745,10 @@ def _rationale_cites(corpus: Corpus) -> Iterator[Result]:
     known = set(decision_ids())
     texts = {c.get("id"): str(c.get("text", "")) for c in corpus.cases}
     for r in corpus.rationale:
-        cited = set(_CITED.findall(f"{r.get('rule', '')} {r.get('rationale', '')}"))
-        yield _ok(cited <= known, r, f"cites {sorted(cited - known)}, not in the contract")
+        ids = cited(f"{r.get('rule', '')} {r.get('rationale', '')}")
+        yield _ok(ids <= known, r, f"cites {sorted(ids - known)}, not in the contract")
         envelope = envelope_of(texts.get(r.get("id"), ""))
-        yield _ok(
-            envelope is None or "E2" in cited, r, "does not say how its envelope is read (E2)"
-        )
+        yield _ok(envelope is None or "E2" in ids, r, "does not say how its envelope is read (E2)")
 
 
 @check(
