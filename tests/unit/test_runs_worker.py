@@ -328,3 +328,85 @@ def test_a_killed_worker_takes_its_adapter_with_it() -> None:
     for pid in left:  # clean up before failing, so a failure leaves nothing running
         os.kill(pid, 9)
     assert left == []
+
+
+#: Reads its environment and every readable file below its roots (default ``/``; the system
+#: image in /usr, /proc, /sys and /dev are skipped, /dev/shm is not) for a line that labels
+#: one of its cases; answers what it found (refuses the rest) and says on stderr what it saw.
+HOSTILE = (
+    "import json,os,sys\n"
+    "inputs=[json.loads(l) for l in sys.stdin]\n"
+    "want={i['id'] for i in inputs}\n"
+    "found={}; scanned=0\n"
+    "env=[k for k,v in os.environ.items() if any(w in v for w in want) or 'corpus' in v]\n"
+    "roots=sys.argv[1:] or ['/','/dev/shm']\n"
+    "for top in roots:\n"
+    "  for root,dirs,files in os.walk(top):\n"
+    "    if root=='/': dirs[:]=[d for d in dirs if d not in ('proc','sys','usr','dev')]\n"
+    "    for f in files:\n"
+    "      try:\n        data=open(os.path.join(root,f),'rb').read(64<<20)\n      except OSError:\n        continue\n"
+    "      scanned+=1\n"
+    "      if b'\"expected\"' not in data: continue\n"
+    "      for line in data.splitlines():\n"
+    "        try:\n          doc=json.loads(line)\n        except ValueError:\n          continue\n"
+    "        if isinstance(doc,dict) and doc.get('id') in want and 'expected' in doc: found[doc['id']]=doc['expected']\n"
+    "sys.stderr.write(json.dumps({'scanned':scanned,'found':len(found),'env':env})+'\\n')\n"
+    "for i in inputs: print(json.dumps({'id':i['id'],'call':found.get(i['id'])}),flush=True)\n"
+)
+REFUSE = fakes.py(
+    "import json,sys\nfor line in sys.stdin:\n"
+    "    print(json.dumps({'id':json.loads(line)['id'],'call':None}),flush=True)\n"
+)
+
+
+def hostile_look(cases: list[dict[str, Any]], *roots: str, iso: Any = None) -> dict[str, Any]:
+    from toolcall300.scoring import protocol as streamproto
+
+    with sandbox.session(fakes.py(HOSTILE) + list(roots), isolation=iso) as prepared:
+        result = streamproto.run_stream(
+            prepared.argv,
+            harness.job_inputs(cases),
+            per_case_timeout=120,
+            total_timeout=300,
+            popen_kwargs=prepared.popen_kwargs,
+        )
+    seen: dict[str, Any] = json.loads(result.stderr_tail.strip().splitlines()[-1])
+    return seen
+
+
+@pytest.mark.skipif(not sandbox.probe().filesystem_private, reason="bubblewrap is not usable")
+def test_a_hostile_adapter_finds_no_label_and_scores_what_refusing_scores() -> None:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    token = os.urandom(4).hex()
+    cases = [dict(c, id=f"{c['id']}-{token}") for c in CASES]
+    labels = "".join(json.dumps(c) + "\n" for c in cases)
+    # Given the labels on disk where a careless machine keeps them: world-readable folders in
+    # /tmp, /var/tmp and /dev/shm (and the checkout's own corpus_private/ is there too)
+    spots = [Path(tempfile.mkdtemp(prefix="tc300-labels-", dir=d)) for d in ("/tmp", "/var/tmp")]
+    spots.append(Path("/dev/shm") / f"tc300-labels-{token}")
+    spots[-1].mkdir()
+    try:
+        for spot in spots:
+            spot.chmod(0o755)
+            (spot / "toolcall300.jsonl").write_text(labels, encoding="utf-8")
+            (spot / "toolcall300.jsonl").chmod(0o644)
+        # the same adapter without a private filesystem finds every label: the probe works
+        host = sandbox.Isolation(True, os.geteuid() == 0, (), "unshare")
+        assert hostile_look(cases, *map(str, spots), iso=host)["found"] == len(cases)
+        # When it runs in the sandbox
+        seen = hostile_look(cases)
+        slow = harness.Limits(per_case_timeout=120, total_timeout=300)  # a whole-disk walk
+        hosted = d = deps(corpus=lambda: Corpus(cases, "c" * 64), job_limits=slow)
+        hostile = worker.process(hosted, queue(d, fakes.py(HOSTILE)).run_id, "w1")
+        refused = worker.process(hosted, queue(d, REFUSE, ref="other").run_id, "w1")
+    finally:
+        for spot in spots:
+            shutil.rmtree(spot)
+    # Then it read a lot and found nothing, in its files or its environment
+    assert seen["found"] == 0 and seen["env"] == [] and seen["scanned"] > 50
+    assert hostile is not None and refused is not None
+    assert (hostile.status, hostile.failure) == (refused.status, None) == ("scored", None)
+    assert hostile.summary == refused.summary

@@ -105,3 +105,7 @@ class LocalWorkerSettings(BaseSettings):
     #: RLIMIT_AS caps address space, not resident memory: runtimes that reserve large heaps
     #: (JVM, V8) may need more than the default 1 GiB.
     adapter_memory_mb: int = Field(default=1024, ge=64)
+    #: Fairness (docs/local-sandbox.md): runs of one team running at once, and the whole-run
+    #: limit every run is stopped at.
+    team_runs: int = Field(default=1, ge=1)
+    run_timeout_s: int = Field(default=900, ge=1)

@@ -134,3 +134,14 @@ def provision(
         **create_secrets(template, prefix, secret_values),
     }
     return Provisioned(names=names, environment=function_environment(template, names))
+
+
+def restored(template: dict[str, Any], *, prefix: str) -> Provisioned:
+    """The names and environment :func:`provision` gave, for resources that already exist
+    (the local stack's state was replayed from its recording), creating nothing."""
+    names = {
+        logical: physical_name(prefix, logical)
+        for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::SecretsManager::Secret")
+        for logical in resources_of_type(template, kind)
+    }
+    return Provisioned(names=names, environment=function_environment(template, names))

@@ -5,8 +5,11 @@ that ``template.yaml`` declares (read from the template), uploads ``corpus_priva
 serves the same Lambda handlers behind the local HTTP gateway (``service.gateway``). Anything
 else that should run beside the gateway (the scoring worker, ``service.local.worker``) registers a starter with
 :func:`register_background`. :func:`start_local_stack` is the programmatic form the
-integration tests use. Not a deployment: state lives in memory and dies with the process. One stack per process at a
-time: the handlers read their settings from ``os.environ``, which ``stop()`` restores.
+integration tests use. Not a deployment. State lives in moto's memory; with a state folder
+(``serve`` uses ``.toolcall300/state`` unless ``--no-state``) moto's recorder keeps every
+change there and a restart replays it (``service.local.state``), so keys, runs and reports
+survive ``kill -9``. One stack per process at a time: the handlers read their settings from
+``os.environ``, which ``stop()`` restores.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ def repo_root() -> Path:
     return Path.cwd()
 
 
+class StackError(Exception):
+    """The stack cannot start as asked; the message is the one line ``serve`` prints."""
+
+
 @dataclass
 class LocalStackContext:
     """What a background service needs to know about the running stack."""
@@ -65,6 +72,25 @@ class LocalStackContext:
     template: dict[str, Any]
     webhook_secret: str = DEV_WEBHOOK_SECRET
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Folders that hold labels or state: never bound into an adapter's sandbox.
+    protected: tuple[Path, ...] = ()
+    restored: bool = False  # the state folder's recording was replayed
+
+
+def default_state_dir(root: Path) -> Path:
+    return root / ".toolcall300" / "state"
+
+
+def _check_corpus(corpus_dir: Path, *, explicit: bool) -> bool:
+    """Whether there is a corpus to upload; a ``--corpus`` that is not one is a StackError."""
+    if (corpus_dir / "manifest.json").is_file():
+        return True
+    if explicit:
+        raise StackError(
+            f"--corpus {corpus_dir}: no manifest.json there; give a corpus folder as "
+            "`toolcall300 generate --out` or `toolcall300 download --out` writes it"
+        )
+    return False
 
 
 #: A background service: ``start(context)`` starts it and returns the function that stops it.
@@ -127,21 +153,45 @@ def start_local_stack(
     corpus_dir: Path | None = None,
     root: Path | None = None,
     background: bool = True,
+    state_dir: Path | None = None,
 ) -> LocalStack:
-    """Start moto, provision from the template, upload the corpus, serve the functions."""
+    """Start moto, provision from the template (or replay ``state_dir``'s recording), upload
+    the corpus, serve the functions. Raises StackError (having stopped what it started)."""
+    stops: list[Callable[[], None]] = []
+    try:
+        return _start(host, port, corpus_dir, root or repo_root(), background, state_dir, stops)
+    except BaseException:
+        LocalStack("", LocalStackContext(Path("."), "", "", {}, {}, {}), stops).stop()
+        raise
+
+
+def _start(
+    host: str,
+    port: int,
+    corpus_arg: Path | None,
+    root: Path,
+    background: bool,
+    state_dir: Path | None,
+    stops: list[Callable[[], None]],
+) -> LocalStack:
     from moto.server import ThreadedMotoServer
 
     from toolcall300.service.api import wiring as ports
-    from toolcall300.service.local import dev_checkout, gateway
+    from toolcall300.service.local import dev_checkout, gateway, state
     from toolcall300.service.local.cfn import load_template
-    from toolcall300.service.local.provision import provision
+    from toolcall300.service.local.provision import provision, restored
     from toolcall300.service.sdk import stripe_dev
     from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
 
-    root = root or repo_root()
+    corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
+    has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
     saved_env = dict(os.environ)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
-    stops: list[Callable[[], None]] = [lambda: _restore_environment(saved_env)]
+    stops.append(lambda: _restore_environment(saved_env))
+    recorder: state.StateRecorder | None = None
+    if state_dir is not None:
+        recorder = state.open_state(state_dir)
+        stops.append(lambda: state.close_state(recorder))
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
     stops.append(moto.stop)
@@ -151,17 +201,28 @@ def start_local_stack(
     ports.clear_ports()
 
     template = load_template(root / "template.yaml")
-    secrets = {
-        "StripeWebhookSecret": json.dumps({"current": DEV_WEBHOOK_SECRET, "previous": ""}),
-        "StripeApiKeySecret": json.dumps({"api_key": DEV_STRIPE_API_KEY}),  # answered locally
-    }
-    made = provision(template, prefix=LOCAL_PREFIX, secret_values=secrets)
+    was_restored = recorder is not None and state_dir is not None and state.has_state(state_dir)
+    if recorder is not None and was_restored:
+        state.restore(recorder, endpoint)
+        made = restored(template, prefix=LOCAL_PREFIX)
+    else:
+        if recorder is not None:
+            recorder.start_recording()
+        secrets = {
+            "StripeWebhookSecret": json.dumps({"current": DEV_WEBHOOK_SECRET, "previous": ""}),
+            "StripeApiKeySecret": json.dumps({"api_key": DEV_STRIPE_API_KEY}),  # answered locally
+        }
+        made = provision(template, prefix=LOCAL_PREFIX, secret_values=secrets)
     os.environ.update(made.environment)
     ports.clear_ports()
 
-    corpus_dir = corpus_dir if corpus_dir is not None else root / "corpus_private"
-    if (corpus_dir / "manifest.json").exists():
-        upload_corpus(corpus_dir, CorpusObjects(made.names["CorpusBucket"]))
+    if has_corpus:
+        objects = CorpusObjects(made.names["CorpusBucket"])
+        try:
+            if not (was_restored and _same_manifest(objects, corpus_dir)):
+                upload_corpus(corpus_dir, objects)
+        except (ValueError, OSError) as exc:
+            raise StackError(f"--corpus {corpus_dir}: {exc}") from exc
 
     routes = gateway.bind_routes(root, template)
     server = gateway.GatewayServer((host, port), routes)
@@ -179,12 +240,24 @@ def start_local_stack(
     thread.start()
     stops.append(server.server_close)
     stops.append(server.shutdown)
-    context = LocalStackContext(root, url, endpoint, made.names, made.environment, template)
+    protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
+    context = LocalStackContext(
+        root, url, endpoint, made.names, made.environment, template,
+        protected=protected, restored=was_restored,
+    )  # fmt: skip
     if background:
         _import_background_modules()
         for start in list(_BACKGROUND):
             stops.append(start(context))
     return LocalStack(url, context, stops)
+
+
+def _same_manifest(objects: Any, corpus_dir: Path) -> bool:
+    """The restored corpus is the one on disk (so the upload is not recorded again)."""
+    try:
+        return bool(objects.read("manifest.json") == (corpus_dir / "manifest.json").read_bytes())
+    except Exception:  # not there (a bucket emptied by hand): upload it
+        return False
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -194,15 +267,38 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--corpus", type=Path, default=None, help="corpus directory (default corpus_private/)"
     )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="state folder: keys, runs and reports survive a restart (default .toolcall300/state)",
+    )
+    parser.add_argument(
+        "--no-state", action="store_true", help="keep state in memory only (gone at exit)"
+    )
     return parser.parse_args(argv)
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    root = repo_root()
+    state_dir = None if args.no_state else (args.state or default_state_dir(root))
     try:
-        stack = start_local_stack(host=args.host, port=args.port, corpus_dir=args.corpus)
+        stack = start_local_stack(
+            host=args.host, port=args.port, corpus_dir=args.corpus, root=root, state_dir=state_dir
+        )
+    except StackError as exc:
+        stderr.write(f"toolcall300 serve: {exc}\n")
+        return EXIT_ERROR
     except OSError as exc:
         stderr.write(f"toolcall300 serve: cannot start: {exc}\n")
         return EXIT_ERROR
+    env = os.environ.get
+    kept = (
+        f"state in {state_dir} ({'restored' if stack.context.restored else 'new'}); "
+        "`--no-state` keeps it in memory"
+        if state_dir is not None
+        else "state is in memory only"
+    )
     stdout.write(
         f"TOOLCALL-300 local stack at {stack.url}\n"
         f"  OpenAPI:      {stack.url}/openapi.json\n"
@@ -211,7 +307,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
         f"    toolcall300 dev purchase --api {stack.url} --tier team --team 'My team'\n"
         f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
-        f"Ctrl-C stops it (state is in memory only).\n"
+        f"  hosted runs: {env('TOOLCALL300_WORKERS', '2')} workers, "
+        f"{env('TOOLCALL300_TEAM_RUNS', '1')} run(s) per team at once, "
+        f"{env('TOOLCALL300_RUN_TIMEOUT_S', '900')} s per run; adapters run in the sandbox "
+        "(docs/local-sandbox.md)\n"
+        f"Ctrl-C stops it ({kept}).\n"
     )
     stdout.flush()
     try:

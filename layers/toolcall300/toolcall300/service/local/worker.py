@@ -1,12 +1,17 @@
 """The local stack's scoring worker pool: the local stand-in for AWS Batch.
 
 Each worker thread claims a queued run under a lease (a conditional write), keeps the lease
-alive with heartbeats, runs the adapter command as a sandboxed subprocess fed by the trusted
-harness, scores the answers with the CLI's scorer, stores the report once, compares it with
-the team's baseline and fires the callback. A sweeper in the same pool re-queues runs whose
-worker died (lease expired) or fails them after ``max_attempts``, so no run is left stuck and
-none is finished twice (``runs.finish_scored`` checks the lease owner). The pool registers
-itself with the local stack's background hook. Not a distributed scheduler: one process,
+alive with heartbeats, runs the adapter command in the sandbox (``jobs.sandbox.session``)
+fed by the trusted harness, scores the answers with the CLI's scorer, stores the report once,
+compares it with the team's baseline and fires the callback. A sweeper in the same pool
+re-queues runs whose worker died (lease expired) or fails them after ``max_attempts``, so no
+run is left stuck and none is finished twice (``runs.finish_scored`` checks the lease owner).
+
+Fairness and stops (docs/local-sandbox.md): a team has at most ``team_limit`` runs running
+at once (another team's queued run gets the next free worker), every run has the harness's
+whole-run limit, ``stop()`` kills every adapter at once through its lifeline and fails its
+run with a reason (scratch directories removed), and :func:`recover` fails the runs a
+previous process left ``running`` when it died. Not a distributed scheduler: one process,
 polling the runs table.
 """
 
@@ -14,9 +19,11 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from toolcall300.jobs import harness, sandbox
@@ -25,10 +32,38 @@ from toolcall300.service.hosted.flow import Corpus, score_output
 from toolcall300.service.observability import logger
 
 Clock = Callable[[], datetime]
+#: Why a run ends when the stack stops under it (Ctrl-C now, or a crash seen at restart).
+STOPPED_DETAIL = "the local stack stopped while this run was in flight; submit it again"
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class InFlight:
+    """The sandboxed adapters running now, so a stop can kill them all at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, sandbox.Prepared] = {}
+        self.stopping = threading.Event()
+
+    def add(self, run_id: str, prepared: sandbox.Prepared) -> None:
+        with self._lock:
+            self._running[run_id] = prepared
+        if self.stopping.is_set():
+            prepared.kill()
+
+    def remove(self, run_id: str) -> None:
+        with self._lock:
+            self._running.pop(run_id, None)
+
+    def kill_all(self) -> None:
+        self.stopping.set()
+        with self._lock:
+            running = list(self._running.values())
+        for prepared in running:
+            prepared.kill()
 
 
 @dataclass
@@ -44,6 +79,11 @@ class WorkerDeps:
     lease_s: int = 30
     max_attempts: int = 2
     clock: Clock = utcnow
+    #: At most this many runs of one team run at once (the pool's other workers stay free).
+    team_limit: int = 1
+    #: Folders never bound into a sandbox: the stack's corpus and state (the labels).
+    protected: tuple[Path, ...] = ()
+    in_flight: InFlight = field(default_factory=InFlight)
 
 
 class _Heartbeat:
@@ -73,17 +113,31 @@ class _Heartbeat:
         self._thread.join(timeout=5)
 
 
-def execute(deps: WorkerDeps, run: runs.Run) -> tuple[harness.JobOutput, dict[str, Any], Corpus]:
-    """Run the adapter of a claimed run in the sandbox; returns its output, isolation, corpus."""
+@dataclass(frozen=True)
+class Executed:
+    """What one sandboxed run of an adapter gave back."""
+
+    output: harness.JobOutput
+    sandbox: dict[str, Any]
+    corpus: Corpus
+    stopped: bool  # the pool stopped under it: the output means nothing
+
+
+def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
+    """Run the adapter of a claimed run in the sandbox (raises ``sandbox.CommandRefused``)."""
     corpus = deps.corpus()
     inputs = harness.job_inputs(corpus.cases)  # labels never reach the adapter
     command = list(run.adapter.get("command") or [])
-    with sandbox.scratch_dir() as scratch:
-        prepared = sandbox.prepare(command, scratch, limits=deps.sandbox_limits)
-        output = harness.run_job(
-            prepared.argv, inputs, limits=deps.job_limits, popen_kwargs=prepared.popen_kwargs
-        )
-    return output, prepared.isolation.record(), corpus
+    with sandbox.session(command, limits=deps.sandbox_limits, protected=deps.protected) as prepared:
+        deps.in_flight.add(run.run_id, prepared)
+        try:
+            output = harness.run_job(
+                prepared.argv, inputs, limits=deps.job_limits, popen_kwargs=prepared.popen_kwargs
+            )
+        finally:
+            deps.in_flight.remove(run.run_id)
+        stopped = prepared.killed
+    return Executed(output, prepared.isolation.record(), corpus, stopped)
 
 
 def process(deps: WorkerDeps, run_id: str, owner: str) -> runs.Run | None:
@@ -91,27 +145,46 @@ def process(deps: WorkerDeps, run_id: str, owner: str) -> runs.Run | None:
     run = runs.claim(deps.store, run_id, owner=owner, now=deps.clock(), lease_s=deps.lease_s)
     if run is None:
         return None
+    return process_claimed(deps, run, owner)
+
+
+def process_claimed(deps: WorkerDeps, run: runs.Run, owner: str) -> runs.Run | None:
+    """Run, score and record a run this worker has claimed."""
+    run_id = run.run_id
     beat = _Heartbeat(deps, run_id, owner)
     result: runs.Run | None
     try:
         if run.adapter.get("kind") != "command":
             raise ValueError("the local worker runs only adapter commands")
-        output, iso, corpus = execute(deps, run)
-        if output.failure is not None:
+        done = execute(deps, run)
+        if done.stopped:
+            stop = runs.failure("infra_error", STOPPED_DETAIL)
+            result = runs.fail(deps.store, run_id, stop, now=deps.clock(), owner=owner)
+        elif done.output.failure is not None:
             result = runs.fail(
-                deps.store, run_id, output.failure, now=deps.clock(), owner=owner, sandbox=iso
+                deps.store,
+                run_id,
+                done.output.failure,
+                now=deps.clock(),
+                owner=owner,
+                sandbox=done.sandbox,
             )
         else:
             result = score_output(
                 deps.store,
                 deps.reports,
                 run,
-                output,
-                corpus=corpus,
-                sandbox=iso,
+                done.output,
+                corpus=done.corpus,
+                sandbox=done.sandbox,
                 now=deps.clock(),
                 owner=owner,
             )
+    except (
+        sandbox.CommandRefused
+    ) as exc:  # checked at submission too; the sandbox has the last word
+        refused = runs.failure("adapter_start_failed", str(exc))
+        result = runs.fail(deps.store, run_id, refused, now=deps.clock(), owner=owner)
     except Exception as exc:  # anything of ours that broke: the run fails, it is never stuck
         logger.exception("run failed in the worker", extra={"run_id": run_id})
         infra = runs.failure("infra_error", f"the worker failed: {type(exc).__name__}")
@@ -125,6 +198,28 @@ def process(deps: WorkerDeps, run_id: str, owner: str) -> runs.Run | None:
         )
         _notify(deps, result)
     return result
+
+
+def recover(deps: WorkerDeps) -> list[runs.Run]:
+    """Fail (with a reason and a callback) every run a previous stack left ``running``.
+
+    Call before a pool starts on restored state: no worker of this process holds those leases,
+    and the process that did is gone, so the adapter it ran is gone too (its lifeline). The
+    callbacks are the caller's to send (:func:`notify_all`), so a slow endpoint delays nothing.
+    """
+    ended = []
+    for item in deps.store.by_status("running"):
+        lost = runs.failure("infra_error", STOPPED_DETAIL)
+        result = runs.fail(deps.store, item["run_id"], lost, now=deps.clock())
+        if result is not None:
+            ended.append(result)
+            logger.info("run ended at restart", extra={"run_id": result.run_id})
+    return ended
+
+
+def notify_all(deps: WorkerDeps, ended: list[runs.Run]) -> None:
+    for run in ended:
+        _notify(deps, run)
 
 
 def _notify(deps: WorkerDeps, run: runs.Run) -> None:
@@ -147,9 +242,11 @@ class WorkerPool:
         self.name = "w" + secrets.token_hex(4)
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._claiming = threading.Lock()  # picking and claiming, so team limits hold
         self._threads: list[threading.Thread] = []
 
     def start(self) -> WorkerPool:
+        self.deps.in_flight.stopping.clear()
         for i in range(self.size):
             t = threading.Thread(
                 target=self._work, args=(f"{self.name}-{i}",), name=f"tc300-worker-{i}", daemon=True
@@ -165,30 +262,51 @@ class WorkerPool:
         """Look for queued runs now rather than at the next poll."""
         self._wake.set()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop at once: every running adapter is killed and its run failed with a reason."""
         self._stop.set()
         self._wake.set()
+        self.deps.in_flight.kill_all()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout=30)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    def _next_queued(self) -> list[str]:
-        items = self.deps.store.by_status("queued")
-        return [
-            i["run_id"] for i in sorted(items, key=lambda i: (i.get("created_at", ""), i["run_id"]))
-        ]
+    def _claim_next(self, owner: str) -> runs.Run | None:
+        """The oldest queued run whose team is under its limit, claimed; None if none."""
+        with self._claiming:
+            running: dict[str, int] = {}
+            for item in self.deps.store.by_status("running"):
+                running[item.get("team", "")] = running.get(item.get("team", ""), 0) + 1
+            queued = sorted(
+                self.deps.store.by_status("queued"),
+                key=lambda i: (i.get("created_at", ""), i["run_id"]),
+            )
+            for item in queued:
+                if self._stop.is_set():
+                    return None
+                if running.get(item.get("team", ""), 0) >= self.deps.team_limit:
+                    continue
+                run = runs.claim(
+                    self.deps.store,
+                    item["run_id"],
+                    owner=owner,
+                    now=self.deps.clock(),
+                    lease_s=self.deps.lease_s,
+                )
+                if run is not None:
+                    return run
+        return None
 
     def _work(self, owner: str) -> None:
         failures = 0
         while not self._stop.is_set():
             did = False
             try:
-                for run_id in self._next_queued():
-                    if self._stop.is_set():
-                        return
-                    if process(self.deps, run_id, owner) is not None:
-                        did = True
-                        break
+                run = self._claim_next(owner)
                 failures = 0
+                if run is not None:
+                    process_claimed(self.deps, run, owner)
+                    did = True
             except Exception as exc:  # the store is down: back off, say so once per streak
                 failures += 1
                 if failures == 1:
@@ -198,6 +316,8 @@ class WorkerPool:
             if not did:
                 self._wake.wait(self._pause(failures))
                 self._wake.clear()
+            else:
+                self._wake.set()  # a team slot is free: another worker may take its next run
 
     def _pause(self, failures: int) -> float:
         """The poll interval, doubled per consecutive store failure up to 5 s."""
@@ -245,24 +365,39 @@ def cached_corpus(read: Callable[[str], bytes]) -> Callable[[], Corpus]:
     return get
 
 
-def start_local(context: Any) -> Callable[[], None]:
-    """The local stack's background hook: start a pool on the stack's tables and buckets."""
+def local_deps(context: Any) -> WorkerDeps:
+    """The worker's dependencies on a running local stack, from its settings
+    (``LocalWorkerSettings``: workers, runs per team at once, seconds per run, memory)."""
     from toolcall300.service.api import wiring
     from toolcall300.service.hosted import flow
     from toolcall300.service.sdk.s3 import CorpusObjects
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
     conf, local = wiring.runs_settings(), get_settings(LocalWorkerSettings)
-    deps = WorkerDeps(
+    return WorkerDeps(
         store=wiring.run_store(),
         reports=wiring.report_store(),
         corpus=cached_corpus(CorpusObjects(conf.corpus_bucket).read),
         notify=flow.notify,
         lease_s=local.lease_s,
+        job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),
         sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
         max_attempts=conf.max_attempts,
+        team_limit=local.team_runs,
+        protected=tuple(getattr(context, "protected", ())),
     )
-    pool = WorkerPool(deps, size=local.workers).start()
+
+
+def start_local(context: Any) -> Callable[[], None]:
+    """The local stack's background hook: end what a dead stack left running, start a pool."""
+    from toolcall300.service.settings import LocalWorkerSettings, get_settings
+
+    deps = local_deps(context)
+    ended = recover(deps)  # before the pool claims anything, so only the dead stack's runs
+    threading.Thread(
+        target=notify_all, args=(deps, ended), name="tc300-recover", daemon=True
+    ).start()
+    pool = WorkerPool(deps, size=get_settings(LocalWorkerSettings).workers).start()
     context.extra["run_workers"] = pool
 
     def stop() -> None:

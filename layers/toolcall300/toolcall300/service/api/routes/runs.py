@@ -78,6 +78,12 @@ def submit() -> Response[str]:
     if conf.toolcall300_local_stack and sub.adapter["kind"] == "image":
         # A local stack has no AWS Batch to run images on; its worker runs commands.
         raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")
+    if conf.toolcall300_local_stack:
+        from toolcall300.jobs.sandbox import command_problem  # the local worker's own rules
+
+        problem = command_problem(sub.adapter["command"])
+        if problem is not None:
+            raise BadRequest(problem, code="adapter_cmd_unusable")
     key = bearer_key(router.current_event.headers) or ""
     now = datetime.now(UTC)
     run, created = runs.submit(
