@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_scorer_data import TRUTH, tiny_corpus
 
 from toolcall300.scoring import adapters
@@ -323,3 +325,25 @@ def test_command_description_says_which_protocol() -> None:
     assert adapters.command_description(["python3", "a.py"], True) == "cmd --stream: python3 a.py"
     assert adapters.command_description(["x"], False) == "cmd: x"
     assert adapters.command_description(["a b"], False) == "cmd: 'a b'"  # reads back to one argv
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(st.none(), st.integers(min_value=-15, max_value=255)),
+    st.binary(max_size=40) | st.sampled_from([b"", b"null", b'{"name":"f","arguments":{}}']),
+    st.text(max_size=60),
+    st.booleans(),
+    st.booleans(),
+)
+def test_any_program_run_is_told_apart_without_crashing(
+    code: int | None, out: bytes, err: str, timed_out: bool, capped: bool
+) -> None:
+    result = OnceResult(code, out, err, timed_out, capped, 0.0)
+    adapters.interpret_output(result, 5)
+    error = adapters.program_error(result, 5)
+    if timed_out or capped or code != 0:
+        assert error is not None  # broke: never mistaken for a refusal
+    elif out.strip() in (b"", b"null"):
+        assert error is None  # a deliberate refusal is not an error
+    if error is not None and err.strip():
+        assert err.strip().splitlines()[-1][-100:] in error  # the tail is kept
