@@ -53,3 +53,23 @@ def arguments_object(raw: Any, parse: Parse) -> dict[str, Any] | None:
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
+
+
+def read_call(
+    text: str, tools: list[dict[str, Any]], parse: Parse
+) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+    """``(name, arguments, the tool's parameters)`` of the first call, the text and any string
+    arguments read with the library's ``parse``; None when there is no call, the arguments are
+    not an object, or no tool has that exact name."""
+    try:
+        parts = call_parts(parse(text))
+    except (ValueError, RecursionError):
+        return None
+    if parts is None:
+        return None
+    name, raw = parts
+    arguments = arguments_object(raw, parse)
+    params = tool_parameters(tools, name)
+    if arguments is None or params is None:
+        return None
+    return name, arguments, params

@@ -7,34 +7,29 @@ import json
 from typing import Any
 
 import json_repair
-from glue import arguments_object, call, call_parts, tool_parameters
+from glue import arguments_object, call, call_parts, read_call, tool_parameters
 from jsonschema import Draft202012Validator
-
-
-def _parsed(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
-    parts = call_parts(json_repair.loads(text))
-    if parts is None:
-        return None
-    name, raw = parts
-    arguments = arguments_object(raw, json_repair.loads)
-    return (name, arguments) if arguments is not None else None
 
 
 def plain(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Repair the text, take the first call, pass it on."""
-    parsed = _parsed(text, tools)
-    return call(*parsed) if parsed else None
+    try:
+        parts = call_parts(json_repair.loads(text))
+    except (ValueError, RecursionError):
+        return None
+    if parts is None:
+        return None
+    arguments = arguments_object(parts[1], json_repair.loads)
+    return call(parts[0], arguments) if arguments is not None else None
 
 
 def gate(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Repair, then refuse unless the declared schema accepts the arguments."""
-    parsed = _parsed(text, tools)
-    if parsed is None:
+    found = read_call(text, tools, json_repair.loads)
+    if found is None:
         return None
-    params = tool_parameters(tools, parsed[0])
-    if params is None or not Draft202012Validator(params).is_valid(parsed[1]):
-        return None
-    return call(*parsed)
+    name, arguments, params = found
+    return call(name, arguments) if Draft202012Validator(params).is_valid(arguments) else None
 
 
 def schema(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:

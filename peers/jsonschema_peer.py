@@ -5,20 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from glue import arguments_object, call, call_parts, tool_parameters
+from glue import call, read_call
 from jsonschema import Draft202012Validator
 
 
 def gate(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    try:
-        parts = call_parts(json.loads(text))
-    except ValueError:
+    found = read_call(text, tools, json.loads)
+    if found is None:
         return None
-    if parts is None:
-        return None
-    name, raw = parts
-    arguments = arguments_object(raw, json.loads)
-    params = tool_parameters(tools, name)
-    if arguments is None or params is None:
-        return None
+    name, arguments, params = found
     return call(name, arguments) if Draft202012Validator(params).is_valid(arguments) else None

@@ -5,24 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from glue import arguments_object, call, call_parts, tool_parameters
+import partial_json_parser
+from glue import call, read_call
 from jsonschema import Draft202012Validator
-from partial_json_parser import loads
+
+
+def _loads(text: str) -> Any:
+    try:
+        return partial_json_parser.loads(text)
+    except Exception as exc:  # the parser raises its own error types on text it cannot read
+        raise ValueError(str(exc)) from exc
 
 
 def gate(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    try:
-        parts = call_parts(loads(text))
-    except Exception:  # the parser raises its own error types on text it cannot read
+    found = read_call(text, tools, _loads)
+    if found is None:
         return None
-    if parts is None:
-        return None
-    name, raw = parts
-    try:
-        arguments = arguments_object(raw, loads)
-    except Exception:
-        return None
-    params = tool_parameters(tools, name)
-    if arguments is None or params is None:
-        return None
+    name, arguments, params = found
     return call(name, arguments) if Draft202012Validator(params).is_valid(arguments) else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Union
 
-from glue import arguments_object, call, call_parts, tool_parameters
+from glue import call, read_call
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -67,17 +67,10 @@ def model_for(schema: dict[str, Any], name: str = "Arguments") -> type[BaseModel
 
 
 def lax(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    try:
-        parts = call_parts(json.loads(text))
-    except ValueError:
+    found = read_call(text, tools, json.loads)
+    if found is None:
         return None
-    if parts is None:
-        return None
-    name, raw = parts
-    arguments = arguments_object(raw, json.loads)
-    params = tool_parameters(tools, name)
-    if arguments is None or params is None:
-        return None
+    name, arguments, params = found
     try:
         model = model_for(params).model_validate(arguments)
     except ValidationError:
