@@ -132,7 +132,10 @@ def test_selftest_passes_and_detects_a_failing_vector(monkeypatch: pytest.Monkey
 def test_criteria_document_is_the_seed_plus_pin_and_decisions() -> None:
     doc = argcheck_criteria.criteria_document()
     assert doc["corpus"]["sha256"] == CORPUS["sha256"]
-    changed = {"corpus", "corpus_pin_definition", "schema_subset", "limits", "decisions"}
+    changed = {
+        *("corpus", "corpus_pin_definition", "schema_subset", "limits", "decisions"),
+        *("price", "custody"),  # D23: what the service really charges and records
+    }
     for key, value in SEED.items():
         if key not in changed:
             assert doc[key] == value, key
@@ -427,3 +430,16 @@ def test_schema_pattern_has_ecma_262_meaning(pattern: str, value: str, valid: bo
     schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}
     verdict = check({"schema": schema, "arguments": {"s": value}})["verdict"]
     assert verdict == ("VALID" if valid else "UNREPAIRABLE")
+
+
+def test_criteria_state_the_price_and_ledger_the_service_really_uses() -> None:
+    """D23: Stripe packs at the seed's $0.02 a check; the ledger's closed fields for Stripe."""
+    doc = argcheck_criteria.criteria_document()
+    price = doc["price"]
+    assert (price["amount"], price["currency"], price["basis"]) == (2, "usd", "per check")
+    assert price["pack"]["amount"] == price["pack"]["checks"] * price["amount"]
+    assert "usdc" not in json.dumps(price).lower() and "POST /checkout" in price["pack"]["buy"]
+    fields = [f.split(":")[0] for f in doc["custody"]["ledger_closed_fields"]]
+    assert fields == [name for name, _ in argcheck_criteria.LEDGER_FIELDS]
+    assert not {"wallet", "lamports", "solana"} & {w.lower() for f in fields for w in f.split("_")}
+    assert doc["custody"]["retention"] == SEED["custody"]["retention"]

@@ -17,7 +17,7 @@ from toolcall300.service.domain import usage
 from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import PaymentRequired, TooManyRequests
 from toolcall300.service.observability import logger as service_logger
-from toolcall300.service.sdk.dynamo import LicenceTable, UsageTable
+from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -41,10 +41,19 @@ def test_free_tier_is_per_client(call: Call) -> None:
     assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.2")[0] == 200
 
 
-def test_a_licence_lifts_the_free_tier(call: Call, aws: Any) -> None:
-    key, _ = issue_manual(
+def _with_pack(aws: Any, checks: int = 10) -> str:
+    """A licence key whose licence holds a pack of ``checks`` paid checks."""
+    key, licence = issue_manual(
         LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
     )
+    CheckLedgerTable(aws.names["CheckLedgerTable"]).grant(
+        licence.licence_id, checks=checks, payment_id="cs_test", granted_at="2026-12-01"
+    )
+    return key
+
+
+def test_a_licence_with_a_pack_lifts_the_free_tier(call: Call, aws: Any) -> None:
+    key = _with_pack(aws)
     auth = {"authorization": f"Bearer {key}"}
     assert [call("POST", "/check", body=body({"n": 1}), headers=auth)[0] for _ in range(3)] == [
         200,
@@ -79,11 +88,13 @@ def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
     call("POST", "/check", body=b"[", ip="203.0.113.9")
     status, _, data = call("GET", "/metrics")
     assert status == 200
+    window = data.pop("window")
     assert data == {
         "verdicts": {"UNREPAIRABLE": 1},
         "defects": {"type_mismatch": 1},
         "refusals": {"invalid_request_body": 1},
     }
+    assert (window["free_checks"], window["paid_checks"], window["window_days"]) == (1, 0, 30)
 
 
 def test_submitted_values_are_never_logged_or_stored(
@@ -238,9 +249,7 @@ def test_a_paid_check_is_a_signed_report_that_verifies_against_the_published_key
 ) -> None:
     from toolcall300.argcheck.report import request_digest, verify_report
 
-    key, _ = issue_manual(
-        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
-    )
+    key = _with_pack(aws)
     request = {"schema": SCHEMA, "arguments": {"n": "3"}}
     status, _, answer = call(
         "POST",

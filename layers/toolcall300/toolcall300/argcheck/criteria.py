@@ -22,6 +22,32 @@ from toolcall300.schema import ANNOTATIONS, ENFORCED
 
 SEED_FILE = "tool-argument-v1.seed.json"
 
+#: The criteria's price, $0.02 a check, as this service takes it: prepaid packs bought through
+#: Stripe Checkout (D23). The service's ledger and 402 answers read these; nothing restates them.
+PRICE_PER_CHECK = 2  # minor units of CURRENCY
+CURRENCY = "usd"
+PACK_PRODUCT = "checks-500"
+PACK_CHECKS = 500
+PACK_AMOUNT = PACK_CHECKS * PRICE_PER_CHECK
+
+#: The criteria's closed ledger field list, with Stripe in place of the wallet and Solana (D23).
+LEDGER_FIELDS: tuple[tuple[str, str], ...] = (
+    ("payer", "the licence id whose pack paid (a Stripe purchase, or an operator's house licence)"),
+    ("timestamp", "UTC time of the check"),
+    ("day", "its UTC day"),
+    ("price", "minor units of currency"),
+    ("currency", "ISO 4217, lower case"),
+    ("payment_id", "the Stripe payment of the pack the check came from"),
+    ("criteria_version", "the criteria version that judged it"),
+    ("op", "check"),
+    ("verdict_line", "one line: verdict and counts"),
+    (
+        "status_summary",
+        "verdict + counts + defect codes only: never argument values, keys, or fragments",
+    ),
+    ("house", "true for an operator's own licence (not a sale; kept out of the tripwires)"),
+)
+
 #: Every question the criteria leave open, answered once. ids are stable; tests cite them.
 DECISIONS: tuple[dict[str, str], ...] = (
     {
@@ -133,6 +159,12 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "decision": "Both. Fixing only the type would be refused again for the maximum, so the value as submitted and the value the repair would make both block. The answer names first the defects of the blob as the repair pass left it (each withdrawn node as submitted: type_mismatch at $.n, paths in the submitted blob, ordered as D3), then, for each withdrawn repair in traversal order, the defects its repaired value still has, each with after_repair naming the rule (maximum_violation at $.n, after_repair R3), missing_required first within each. Their paths are in the repaired value: inside an R5-unwrapped string's own content, or [0] under an R7 wrap. This applies to R3, R4, R5, R6, R7 and R9 alike (R8 is never withdrawn). A withdrawn repair beneath a withdrawn repair is not named separately: its node is reported as it stands in the outer repair's value. No repaired blob is returned (the verdict stays UNREPAIRABLE).",
     },
     {
+        "id": "D23-payment",
+        "scope": "service",
+        "question": "How is the $0.02 per check paid, when the service has Stripe and not USDC on Solana?",
+        "decision": f"Prepaid packs, not metered usage: {PACK_CHECKS} checks for {PACK_AMOUNT / 100:.2f} {CURRENCY.upper()} ($0.02 each), bought through the same POST /checkout as licences, held on the licence key they were bought with. A pack is paid before any check runs, so a check never waits on a card, and a refund or dispute ends it through the licence, as for a corpus licence; metered billing would bill after the fact, need a Stripe customer and subscription per caller, and turn failed invoices into unpaid checks already delivered. Each paid check is one conditional write taking one check from the pack and storing its ledger record, so a retry with the same Idempotency-Key (same request) is answered again and charged once. A key without a pack gets 402 no_paid_checks with the price and where to buy; without a key the free tier (100 a day, 5 s apart) is unchanged, and its 402 says the same. The price fields say Stripe and USD instead of the seed's USDC units, and the ledger's closed fields put the licence id and the Stripe payment where the seed has a wallet, a Solana transaction and fee, and the CAD fair-market-value block (no crypto payment, so no FMV conversion).",
+    },
+    {
         "id": "D21-corpus-id",
         "scope": "corpus",
         "question": "Which corpus does the corpus field name?",
@@ -157,6 +189,24 @@ def criteria_document() -> dict[str, Any]:
         "max_body_bytes": MAX_BODY_BYTES,
         "max_depth": MAX_DEPTH,
         "max_schema_depth": MAX_SCHEMA_DEPTH,
+    }
+    doc["price"] = {
+        "amount": PRICE_PER_CHECK,
+        "currency": CURRENCY,
+        "label": "$0.02",
+        "basis": "per check",
+        "payment": "Stripe Checkout: a prepaid pack of checks on a licence key (D23)",
+        "pack": {
+            "product": PACK_PRODUCT,
+            "checks": PACK_CHECKS,
+            "amount": PACK_AMOUNT,
+            "currency": CURRENCY,
+            "buy": f'POST /checkout {{"product": "{PACK_PRODUCT}"}}',
+        },
+    }
+    doc["custody"] = {
+        **doc["custody"],
+        "ledger_closed_fields": [f"{name}: {what}" for name, what in LEDGER_FIELDS],
     }
     doc["decisions"] = [dict(d) for d in DECISIONS]
     return doc

@@ -9,6 +9,8 @@ module deliberately imports nothing third-party, so domain code stays SDK-free.
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolcall300.argcheck.check import CAP_BODY, CAP_CHECK, REFUSAL_CODES
 
 
@@ -19,17 +21,25 @@ class BackendError(Exception):
     code = "internal"
 
     def __init__(
-        self, message: str, *, code: str | None = None, headers: dict[str, str] | None = None
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
         self.headers: dict[str, str] = dict(headers or {})
+        #: Facts the caller needs besides the message (a 402's price and where to buy).
+        self.details: dict[str, Any] = dict(details or {})
 
-    def body(self) -> dict[str, dict[str, str]]:
-        """The JSON error body shared by every route (docs/api.md, "Errors")."""
-        return {"error": {"code": self.code, "message": self.message}}
+    def body(self) -> dict[str, dict[str, Any]]:
+        """The JSON error body shared by every route (docs/api.md, "Errors"): code, message and
+        any details."""
+        return {"error": {**self.details, "code": self.code, "message": self.message}}
 
 
 class BadRequest(BackendError):

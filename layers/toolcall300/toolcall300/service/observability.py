@@ -30,3 +30,10 @@ def count(name: str) -> None:
     if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
         return
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+
+
+def gauge(name: str, value: float) -> None:
+    """Record one value of a CloudWatch (EMF) metric that alarms compare with a threshold."""
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
+    metrics.add_metric(name=name, unit=MetricUnit.NoUnit, value=value)

@@ -58,6 +58,7 @@ class ArgcheckSettings(LicenceSettings):
     usage_table: str
     client_id_salt_secret_name: str
     report_signing_secret_name: str
+    check_ledger_table: str
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
 

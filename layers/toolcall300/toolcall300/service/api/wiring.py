@@ -19,7 +19,7 @@ from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
 from toolcall300.service.sdk.aws import reset_clients
-from toolcall300.service.sdk.dynamo import LicenceTable, UsageTable
+from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
 from toolcall300.service.sdk.s3 import CorpusObjects
 from toolcall300.service.settings import (
@@ -67,6 +67,11 @@ def client_id_salt() -> bytes:
     if not salt:
         raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
     return salt.encode()
+
+
+@cache
+def check_ledger() -> CheckLedgerTable:
+    return CheckLedgerTable(get_settings(ArgcheckSettings).check_ledger_table)
 
 
 def report_keys() -> ReportKeys:
@@ -197,6 +202,7 @@ def clear_ports() -> None:
         batch_api,
         scoring_corpus,
         _keys_from,
+        check_ledger,
     ):
         fn.cache_clear()
     clear_settings()

@@ -12,7 +12,9 @@ from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
 
+from toolcall300.service.errors import StoreConflict
 from toolcall300.service.sdk.aws import dynamodb_table, translated
 
 
@@ -41,9 +43,8 @@ def _translated() -> AbstractContextManager[None]:
     return translated("the database", code="store_unavailable")
 
 
-class LicenceTable:
-    """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``,
-    ``by_team``)."""
+class _Table:
+    """A table by name, its boto3 resource created on first use (or given, for tests)."""
 
     def __init__(self, name: str, table: Any = None) -> None:
         self._name = name
@@ -54,6 +55,11 @@ class LicenceTable:
         if self._table is None:
             self._table = dynamodb_table(self._name)
         return self._table
+
+
+class LicenceTable(_Table):
+    """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``,
+    ``by_team``)."""
 
     def get(self, licence_id: str) -> dict[str, Any] | None:
         with _translated():
@@ -104,18 +110,8 @@ class LicenceTable:
             return scan_all(self.table)
 
 
-class UsageTable:
+class UsageTable(_Table):
     """Counters on the template's ``UsageTable`` (key ``counter_id``, TTL ``expires_at``)."""
-
-    def __init__(self, name: str, table: Any = None) -> None:
-        self._name = name
-        self._table = table
-
-    @property
-    def table(self) -> Any:
-        if self._table is None:
-            self._table = dynamodb_table(self._name)
-        return self._table
 
     def get(self, counter_id: str) -> dict[str, Any] | None:
         with _translated():
@@ -157,3 +153,104 @@ class UsageTable:
                 ExpressionAttributeNames=placeholders,
                 ExpressionAttributeValues={":one": 1},
             )
+
+
+class CheckLedgerTable(_Table):
+    """``ledger.CheckLedger`` on the template's ``CheckLedgerTable`` (key ``id``): one item per
+    pack (``pack#<licence>``), per paid check (``check#<id>``) and per day's counters
+    (``day#<YYYY-MM-DD>``)."""
+
+    def _get(self, key: str) -> dict[str, Any] | None:
+        with _translated():
+            item = self.table.get_item(Key={"id": key}, ConsistentRead=True).get("Item")
+        return _plain(item) if item else None
+
+    def pack(self, payer: str) -> dict[str, Any] | None:
+        return self._get(f"pack#{payer}")
+
+    def record(self, check_id: str) -> dict[str, Any] | None:
+        return self._get(f"check#{check_id}")
+
+    def grant(self, payer: str, *, checks: int, payment_id: str, granted_at: str) -> None:
+        """Add ``checks`` to the payer's pack, once per payment (a replayed grant conflicts)."""
+        with _translated():
+            self.table.update_item(
+                Key={"id": f"pack#{payer}"},
+                UpdateExpression="ADD remaining :n, granted :n, payments :p SET granted_at = :t, payment_id = :id",
+                ConditionExpression="attribute_not_exists(payments) OR NOT contains(payments, :id)",
+                ExpressionAttributeValues={
+                    ":n": checks,
+                    ":p": {payment_id},
+                    ":t": granted_at,
+                    ":id": payment_id,
+                },
+            )
+
+    def charge(self, payer: str, check_id: str, record: dict[str, Any]) -> None:
+        """One transaction: the pack loses a check and the check's record is stored, both only
+        if the pack has one left and the check has no record yet (``StoreConflict`` if not)."""
+        pack = self.pack(payer)
+        stored = {**record, "payment_id": str((pack or {}).get("payment_id") or "")}
+        client = self.table.meta.client  # the resource's client: plain Python values in and out
+        try:
+            client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self._name,
+                            "Key": {"id": f"pack#{payer}"},
+                            "UpdateExpression": "SET remaining = remaining - :one",
+                            "ConditionExpression": "remaining >= :one",
+                            "ExpressionAttributeValues": {":one": 1},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._name,
+                            "Item": {"id": f"check#{check_id}", **stored},
+                            "ConditionExpression": "attribute_not_exists(id)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
+                raise StoreConflict("the ledger: the charge's conditions failed") from exc
+            with _translated():
+                raise
+
+    def end_pack(self, payer: str) -> int:
+        """Stop a pack (its remaining checks are gone); the number of checks it had spent."""
+        with _translated():
+            old = self.table.update_item(
+                Key={"id": f"pack#{payer}"},
+                UpdateExpression="SET remaining = :zero",
+                ConditionExpression="attribute_exists(id)",
+                ExpressionAttributeValues={":zero": 0},
+                ReturnValues="ALL_OLD",
+            ).get("Attributes", {})
+        return int(old.get("granted", 0)) - int(old.get("remaining", 0))
+
+    def count(self, day: str, amounts: dict[str, int]) -> None:
+        names = list(amounts)
+        with _translated():
+            self.table.update_item(
+                Key={"id": f"day#{day}"},
+                UpdateExpression="ADD " + ", ".join(f"#n{i} :v{i}" for i in range(len(names))),
+                ExpressionAttributeNames={f"#n{i}": n for i, n in enumerate(names)},
+                ExpressionAttributeValues={f":v{i}": amounts[n] for i, n in enumerate(names)},
+            )
+
+    def days(self, days: list[str]) -> list[dict[str, Any]]:
+        keys = [{"id": f"day#{d}"} for d in days]
+        with _translated():
+            found = self.table.meta.client.batch_get_item(
+                RequestItems={self._name: {"Keys": keys, "ConsistentRead": True}}
+            )
+        # Unprocessed keys are only returned under throttling; read those one by one.
+        items = [_plain(i) for i in found["Responses"].get(self._name, [])]
+        for key in found.get("UnprocessedKeys", {}).get(self._name, {}).get("Keys", []):
+            item = self._get(key["id"])
+            if item:
+                items.append(item)
+        return items

@@ -10,6 +10,8 @@ the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422).
 
 from __future__ import annotations
 
+import re
+import secrets
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -31,14 +33,21 @@ from toolcall300.service.api.resolver import (
     source_ip,
 )
 from toolcall300.service.api.wiring import (
+    check_ledger,
     client_id_salt,
     licence_store,
     report_keys,
     usage_store,
 )
-from toolcall300.service.domain import usage
-from toolcall300.service.errors import UpstreamUnavailable, refusal_status
-from toolcall300.service.observability import count, logger
+from toolcall300.service.domain import ledger, usage
+from toolcall300.service.domain.licences import Licence
+from toolcall300.service.errors import (
+    BadRequest,
+    PaymentRequired,
+    UpstreamUnavailable,
+    refusal_status,
+)
+from toolcall300.service.observability import count, gauge, logger
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
 router = make_router()
@@ -93,19 +102,62 @@ def check() -> Response[str]:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
         if licence is None:
-            # Seed 004 free tier; refusals are free and never consume an allowance.
-            usage.take_free_check(
-                store,
-                usage.client_id(source_ip(event), client_id_salt()),
-                per_day=settings.free_checks_per_day,
-                min_gap_s=settings.free_min_interval_s,
-                now=datetime.now(UTC),
-            )
+            _take_free_check(settings, event)
         else:
+            _charge(licence, request, response)
             response = _signed(request, response)
     usage.record_metrics(store, argcheck.status_summary(response))
     count("Checks")
     return _answer(response)
+
+
+def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
+    """The criteria's free tier (100 a day, 5 s apart); refusals never reach it."""
+    now = datetime.now(UTC)
+    try:
+        usage.take_free_check(
+            usage_store(ArgcheckSettings),
+            usage.client_id(source_ip(event), client_id_salt()),
+            per_day=settings.free_checks_per_day,
+            min_gap_s=settings.free_min_interval_s,
+            now=now,
+        )
+    except PaymentRequired as exc:
+        exc.details = ledger.payment_details()  # the 402 says the price and where to buy
+        raise
+    ledger.count_free(check_ledger(), now)
+
+
+def _charge(licence: Licence, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """One check from the licence's pack, counted once per ``Idempotency-Key`` (a retry with the
+    same key and request is answered again and not charged again)."""
+    key = router.current_event.headers.get("idempotency-key")
+    if key is not None and not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise BadRequest(
+            "Idempotency-Key must be 1 to 128 printable ASCII characters",
+            code="invalid_idempotency_key",
+        )
+    version, _ = _criteria_facts()
+    now = datetime.now(UTC)
+    house = licence.source == "manual"
+    record = ledger.ledger_record(
+        payer=licence.licence_id,
+        now=now,
+        payment_id="",  # the store fills in the pack's payment
+        criteria_version=version,
+        summary=argcheck.status_summary(response),
+        house=house,
+    )
+    ident = ledger.check_id(
+        licence.licence_id, key, report.request_digest(request), secrets.token_hex(16)
+    )
+    if ledger.charge_check(
+        check_ledger(), payer=licence.licence_id, check=ident, record=record, house=house
+    ):
+        count("PaidChecks")
+
+
+_IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,128}")
 
 
 def _stop_if_invented(request: dict[str, Any], response: dict[str, Any]) -> None:
@@ -154,9 +206,14 @@ def jwks() -> Response[str]:
 
 @router.get(
     "/metrics",
-    summary="Counts by verdict, defect code and refusal code (nothing else)",
+    summary="Counts by verdict, defect code and refusal code; the 30-day tripwires",
     responses=ok_response(),
     tags=["argcheck"],
 )
 def metrics() -> Response[str]:
-    return json_response(200, usage.read_metrics(usage_store(ArgcheckSettings)))
+    window = ledger.window_metrics(check_ledger(), datetime.now(UTC))
+    for name, crossed in window["tripwires"].items():
+        gauge(f"Tripwire_{name}", 1.0 if crossed else 0.0)  # the template alarms on these
+    return json_response(
+        200, {**usage.read_metrics(usage_store(ArgcheckSettings)), "window": window}
+    )

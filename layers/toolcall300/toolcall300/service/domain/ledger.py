@@ -1,0 +1,170 @@
+"""Paid argument checks: prepaid packs, the payments ledger and the kill-line tripwires.
+
+A licence key pays for checks from its pack (bought through ``POST /checkout``; criteria D23, docs/argcheck-payment.md):
+each paid check is one atomic write that takes one check from the pack and stores the
+check's ledger record, conditional on both (a pack with checks left, no record for this check
+id yet), so a retry with the same ``Idempotency-Key`` is counted once and two racing requests
+cannot spend one check twice. A refunded pack or revoked licence stops: auth refuses the key.
+
+The ledger record holds the criteria's closed field list, adapted to Stripe
+(``criteria.LEDGER_FIELDS``), and nothing else: never an argument value, key, path or fragment.
+The tripwires are daily counters read over a rolling 30-day window (:func:`window_metrics`).
+SDK-free: the store is a port (``service/sdk/dynamo.CheckLedgerTable`` backs it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from toolcall300.argcheck import criteria
+from toolcall300.argcheck.criteria import (
+    CURRENCY,
+    PACK_AMOUNT,
+    PACK_CHECKS,
+    PACK_PRODUCT,
+    PRICE_PER_CHECK,
+)
+from toolcall300.service.errors import PaymentRequired, StoreConflict
+
+WINDOW_DAYS = 30
+REFUND_SHARE_LIMIT = 0.05  # the criteria's kill line: refunds over 5% of paid calls
+FREE_TO_PAID_LIMIT = 10  # and free use over 10x paid use
+LEDGER_FIELDS = tuple(name for name, _ in criteria.LEDGER_FIELDS)
+
+
+class CheckLedger(Protocol):
+    def pack(self, payer: str) -> dict[str, Any] | None: ...
+    def grant(self, payer: str, *, checks: int, payment_id: str, granted_at: str) -> None: ...
+    def charge(self, payer: str, check_id: str, record: dict[str, Any]) -> None: ...
+    def record(self, check_id: str) -> dict[str, Any] | None: ...
+    def end_pack(self, payer: str) -> int: ...
+    def count(self, day: str, amounts: dict[str, int]) -> None: ...
+    def days(self, days: list[str]) -> list[dict[str, Any]]: ...
+
+
+def payment_details() -> dict[str, Any]:
+    """What a 402 says about paying: the price and where to buy."""
+    return {
+        "price": {"amount": PRICE_PER_CHECK, "currency": CURRENCY, "basis": "per check"},
+        "buy": {
+            "method": "POST",
+            "path": "/checkout",
+            "body": {"product": PACK_PRODUCT},
+            "checks": PACK_CHECKS,
+            "amount": PACK_AMOUNT,
+            "currency": CURRENCY,
+        },
+    }
+
+
+def no_paid_checks(message: str) -> PaymentRequired:
+    return PaymentRequired(message, code="no_paid_checks", details=payment_details())
+
+
+def check_id(payer: str, idempotency_key: str | None, digest: str, fresh: str) -> str:
+    """The ledger id of one paid check: the same for a retry (same payer, ``Idempotency-Key``
+    and request digest), a new one (``fresh`` randomness) for a call without the header."""
+    basis = f"{payer}\n{idempotency_key}\n{digest}" if idempotency_key else f"{payer}\n{fresh}"
+    return hashlib.sha256(basis.encode()).hexdigest()[:40]
+
+
+def verdict_line(summary: dict[str, Any]) -> str:
+    """One line from a status summary (verdict, counts, codes; nothing of the blob)."""
+    verdict = summary.get("verdict")
+    if verdict == "VALID":
+        return "VALID: no repair was needed"
+    if verdict == "REPAIRED":
+        return f"REPAIRED: {summary.get('repairs', 0)} repair(s)"
+    codes = ", ".join(summary.get("defect_codes", []))
+    return f"UNREPAIRABLE: {summary.get('defects', 0)} defect(s) ({codes})"
+
+
+def ledger_record(
+    *,
+    payer: str,
+    now: datetime,
+    payment_id: str,
+    criteria_version: str,
+    summary: dict[str, Any],
+    house: bool,
+) -> dict[str, Any]:
+    """The ledger record of one paid check: exactly :data:`LEDGER_FIELDS`."""
+    now = now.astimezone(UTC)
+    record = {
+        "payer": payer,
+        "timestamp": now.isoformat(timespec="seconds"),
+        "day": now.strftime("%Y-%m-%d"),
+        "price": PRICE_PER_CHECK,
+        "currency": CURRENCY,
+        "payment_id": payment_id,
+        "criteria_version": criteria_version,
+        "op": "check",
+        "verdict_line": verdict_line(summary),
+        "status_summary": {
+            k: summary[k] for k in ("verdict", "repairs", "defects", "defect_codes") if k in summary
+        },
+        "house": house,
+    }
+    assert tuple(record) == LEDGER_FIELDS
+    return record
+
+
+def charge_check(
+    ledger: CheckLedger, *, payer: str, check: str, record: dict[str, Any], house: bool
+) -> bool:
+    """Take one check from ``payer``'s pack and store ``record`` under ``check``, once.
+
+    True when this call charged; False when ``check`` was already charged (a retry); raises
+    the 402 ``no_paid_checks`` (with the price and where to buy) when the pack is empty."""
+    try:
+        ledger.charge(payer, check, record)
+    except StoreConflict:
+        if ledger.record(check) is not None:
+            return False
+        raise no_paid_checks(
+            "this licence has no paid checks left; buy a pack of "
+            f"{PACK_CHECKS} through POST /checkout, or send no key for the free tier"
+        ) from None
+    ledger.count(record["day"], {"house" if house else "paid": 1})
+    return True
+
+
+def count_free(ledger: CheckLedger, now: datetime) -> None:
+    """One free-tier check with a verdict, for the free-to-paid tripwire."""
+    ledger.count(now.astimezone(UTC).strftime("%Y-%m-%d"), {"free": 1})
+
+
+def refund_pack(ledger: CheckLedger, payer: str, now: datetime) -> int:
+    """A refunded pack stops, and the paid checks already spent from it count as refunded."""
+    spent = ledger.end_pack(payer)
+    if spent:
+        ledger.count(now.astimezone(UTC).strftime("%Y-%m-%d"), {"refunded": spent})
+    return spent
+
+
+def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
+    """The criteria's tripwires over the 30 days ending today (house checks excluded)."""
+    today = now.astimezone(UTC).date()
+    days = [(today - timedelta(days=i)).isoformat() for i in range(WINDOW_DAYS)]
+    paid = free = refunded = 0
+    for item in ledger.days(days):
+        paid += int(item.get("paid", 0))
+        free += int(item.get("free", 0))
+        refunded += int(item.get("refunded", 0))
+    refund_share = refunded / paid if paid else 0.0
+    return {
+        "window_days": WINDOW_DAYS,
+        "from": days[-1],
+        "to": days[0],
+        "paid_checks": paid,
+        "refunded_checks": refunded,
+        "free_checks": free,
+        "refund_share": round(refund_share, 6),
+        "free_to_paid": round(free / paid, 6) if paid else None,
+        "tripwires": {
+            "refunds_over_5_percent": refund_share > REFUND_SHARE_LIMIT,
+            "free_over_10x_paid": free > FREE_TO_PAID_LIMIT * paid,
+        },
+    }
