@@ -318,3 +318,54 @@ def test_a_catalog_lacking_what_a_rule_needs_is_refused_with_the_need(tmp_path: 
     assert code == 1
     assert "nested_flattened: no tool in the catalog offers a nested object" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_every_multiple_calls_copy_alone_fails_the_integrator_control() -> None:
+    """D10.3: no copy is the call as written, so taking the first copy (C2) gets nothing."""
+    import random
+
+    from toolcall300.catalog import load_catalog
+    from toolcall300.controls import integrator
+    from toolcall300.generator.rules import Ctx
+    from toolcall300.generator.rules.multiple import multiple_calls
+
+    catalog = load_catalog(FOREIGN)
+    ctx = Ctx(random.Random(1), catalog, {})
+    drafts = [multiple_calls(ctx, tool, variant) for tool in catalog for variant in range(6)]
+    assert all(d is not None for d in drafts)
+    for d in drafts:
+        assert d is not None
+        body = json.loads(d.text)
+        copies = (
+            [{"tool_calls": [e]} for e in body["tool_calls"]] if isinstance(body, dict) else body
+        )
+        assert len(copies) >= 2
+        for one in copies:
+            assert integrator(json.dumps(one), d.tools) is None, one
+
+
+def test_args_as_string_encodes_once_more_than_each_envelope_carries() -> None:
+    """D9.2 / E3: twice or more in the OpenAI family, once or more elsewhere; every envelope."""
+    import random
+
+    from toolcall300.catalog import load_catalog
+    from toolcall300.controls import integrator
+    from toolcall300.generator.envelopes import STRING_FORMAT, envelope_of, sent_calls
+    from toolcall300.generator.oracles import decode_strings
+    from toolcall300.generator.rules import Ctx
+    from toolcall300.generator.rules.strings import ROTATION, args_as_string
+
+    catalog = load_catalog(FOREIGN)
+    ctx = Ctx(random.Random(2), catalog, {})
+    seen = set()
+    for variant in range(12):
+        d = args_as_string(ctx, catalog[variant % len(catalog)], variant)
+        assert d is not None and d.expected is not None
+        envelope = envelope_of(d.text)
+        seen.add(envelope)
+        (call,) = sent_calls(json.loads(d.text)) or []
+        args, times = decode_strings(call["arguments"])
+        assert args == d.expected["arguments"]
+        assert times >= (2 if envelope in STRING_FORMAT else 1)
+        assert integrator(d.text, d.tools) is None
+    assert seen == set(ROTATION)

@@ -97,7 +97,7 @@ def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
             continue
         one = wrap(spoilt[0], spoilt[1], "function" if as_tool_calls else env, "")
         if integrator(render(ctx, one), tools) is not None:
-            return None  # D10.3: every copy must need its repair
+            continue  # D10.3: every copy must need its repair; another kind may
         copies.append(spoilt)
     if len(copies) < count:
         return None
