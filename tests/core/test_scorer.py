@@ -191,6 +191,7 @@ def test_adapter_errors_are_counted_apart_and_keep_the_grade() -> None:
     assert {k: report[k] for k in COUNT_FIELDS} == {k: plain[k] for k in COUNT_FIELDS}
     text = render.render_text(report)
     assert "adapter errors          2" in text and "(1 of them adapter errors)" in text
+    assert "first: room-3: ImportError: x" in text  # the first error's last line, in order
 
 
 def test_a_saved_report_without_adapter_errors_is_still_a_baseline() -> None:

@@ -83,6 +83,10 @@ def render_text(report: Mapping[str, Any], *, in_sample: bool = False) -> str:
     ]
     lines = [f"TOOLCALL-300 adapter: {report['adapter']}"]
     lines += [f"{label:<24}{value}".rstrip() for label, value in rows]
+    first = next(iter((report.get("errors") or {}).items()), None)
+    if first is not None:
+        tail = first[1].strip().splitlines() or [""]
+        lines.append(f"{'':<24}first: {first[0]}: {tail[-1][:100]} (--show-failures: every one)")
     lines.append(f"{'corpus sha256':<24}{report['corpus_sha256']}")
     timing_text = _timing_text(report.get("timing") or {})
     if timing_text:
