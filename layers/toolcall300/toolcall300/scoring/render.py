@@ -232,7 +232,7 @@ def _cell(text: str) -> str:
 
 
 def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool = False) -> str:
-    """The seed's table with a column per adapter: the headline counts, then each category."""
+    """One table with a column per adapter: the headline counts, then each category."""
     rows = _side_by_side_rows(reports)
     widths = [max(len(row[col]) for row in rows) + 2 for col in range(2, len(rows[0]))]
     head = len(_HEADLINES) + 1
