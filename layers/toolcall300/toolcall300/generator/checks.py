@@ -652,12 +652,7 @@ _SAME_SHAPE = (
 def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, *_SAME_SHAPE, "multiple_calls", "args_as_string"):
         calls = calls_of(c) or []
-        args = calls[0]["arguments"] if calls else None
-        while isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                break
+        args, _ = decode_strings(calls[0]["arguments"] if calls else None)
         tool = tool_of(c, c["expected"]["name"])
         if not isinstance(args, dict) or tool is None:
             yield _ok(False, c, "no call to compare")

@@ -60,6 +60,18 @@ def one_call(case: dict[str, Any]) -> dict[str, Any] | None:
     return calls[0]
 
 
+def decode_strings(args: Any) -> tuple[Any, int]:
+    """Rule 9: decode a string until it is no longer one; the value and how many decodes."""
+    times = 0
+    while isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            break
+        times += 1
+    return args, times
+
+
 # --------------------------------------------------------------------------- rule 11 reader
 
 _ARGS_OPEN = re.compile(r'"(?:arguments|parameters|input)"\s*:\s*\{')
@@ -185,12 +197,9 @@ def refusal_reasons(case: dict[str, Any]) -> list[str]:
     resolved = resolve_tool_name(call["name"], names)
     if resolved is None:
         return [f"name matches {len(matches)} declared tools (rule 3)"]
-    args = call["arguments"]
-    while isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return ["arguments string does not decode (rule 9)"]
+    args, _ = decode_strings(call["arguments"])
+    if isinstance(args, str):
+        return ["arguments string does not decode (rule 9)"]
     if not isinstance(args, dict):
         return ["arguments are not an object"]
     tool = tool_of(case, resolved)
@@ -248,18 +257,6 @@ def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
 
 
 # --------------------------------------------------------------------------- rule 10
-
-
-def decode_strings(args: Any) -> tuple[Any, int]:
-    """Rule 9: decode a string until it is no longer one; the value and how many decodes."""
-    times = 0
-    while isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            break
-        times += 1
-    return args, times
 
 
 def repaired_copy(call: dict[str, Any], case: dict[str, Any]) -> dict[str, Any] | None:
