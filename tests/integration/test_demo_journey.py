@@ -30,3 +30,4 @@ def test_demo_journey_runs_every_step() -> None:
     assert "in-sample" in out  # the honest-numbers note accompanies toolshim's score
     assert "TOOLCALL-300 adapter: integrator" in out  # both controls are shown (C1, C2)
     assert "tc300_" not in out  # the licence key is never echoed
+    assert "LICENSE-COMMERCIAL.txt" in out  # download delivers the licence with the corpus

@@ -19,6 +19,8 @@ import pytest
 from support.gateway import Call
 from support.stripe import OLD_SECRET, STRIPE_TEST_API_KEY, TEST_SECRET, StripeApi
 
+from toolcall300.service.local.stack import FAKE_AWS_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -30,11 +32,7 @@ def template() -> dict[str, Any]:
 
 
 FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
+    **FAKE_AWS_ENV,
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
 }

@@ -32,7 +32,8 @@ DEV_WEBHOOK_SECRET = "whsec_toolcall300_local_dev_only"
 #: The API key the local stack's service uses; its calls reach ``sdk.stripe_dev``, never Stripe.
 DEV_STRIPE_API_KEY = "sk_test_toolcall300_local_dev_only"
 LOCAL_PREFIX = "tc300-local"
-_FAKE_AWS = {
+#: Fake credentials and region for moto (the unit tier's moto fixtures use the same).
+FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_SESSION_TOKEN": "testing",
@@ -197,7 +198,7 @@ def _start(
     stops.append(moto.stop)
     mhost, mport = moto.get_host_and_port()
     endpoint = f"http://{mhost}:{mport}"
-    os.environ.update({**_FAKE_AWS, **_LOCAL_POWERTOOLS, "AWS_ENDPOINT_URL": endpoint})
+    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, "AWS_ENDPOINT_URL": endpoint})
     ports.clear_ports()
 
     template = load_template(root / "template.yaml")
