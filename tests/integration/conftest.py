@@ -117,6 +117,7 @@ def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     the in-process ``local_stack`` the other integration suites share."""
     corpus = private_corpus(tmp_path_factory.mktemp("dash") / "corpus")
     command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
+    command.append("--no-state")  # each session starts empty (and leaves no state folder)
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

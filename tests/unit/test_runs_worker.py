@@ -410,3 +410,34 @@ def test_a_hostile_adapter_finds_no_label_and_scores_what_refusing_scores() -> N
     assert hostile is not None and refused is not None
     assert (hostile.status, hostile.failure) == (refused.status, None) == ("scored", None)
     assert hostile.summary == refused.summary
+
+
+HANG = fakes.py("import sys,time\nsys.stdin.read(); time.sleep(600)\n")
+
+
+def test_one_team_cannot_hold_every_worker() -> None:
+    # Given team a's two slow runs queued before team b's one, and two workers
+    d = deps(job_limits=harness.Limits(per_case_timeout=1.5, total_timeout=20.0), team_limit=1)
+    a1 = queue(d, HANG, team="a").run_id
+    a2 = queue(d, HANG, team="a", ref="other").run_id
+    b1 = queue(d, HANG, team="b").run_id
+    pool = worker.WorkerPool(d, size=2, poll_s=0.05, sweep_s=5).start()
+    most_of_a, started = 0, {}
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = {i: runs.load(d.store, i) for i in (a1, a2, b1)}
+            statuses = {i: r.status if r else None for i, r in now.items()}
+            most_of_a = max(most_of_a, [statuses[a1], statuses[a2]].count("running"))
+            for run_id, status in statuses.items():
+                if status != "queued":
+                    started.setdefault(run_id, len(started))
+            if all(s in runs.FINAL for s in statuses.values()):
+                break
+            time.sleep(0.02)
+    finally:
+        pool.stop()
+    # Then team b's run took the second worker before team a's second run started
+    assert most_of_a == 1
+    assert started[b1] < max(started[a1], started[a2])
+    assert all(runs.load(d.store, i).status == "failed" for i in (a1, a2, b1))  # type: ignore[union-attr]
