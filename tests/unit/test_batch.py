@@ -59,7 +59,13 @@ def batch_env(
         GroupName=f"adapters-{id(names)}", Description="none", VpcId=vpc
     )["GroupId"]
     ce_props = res["AdapterComputeEnvironment"]["Properties"]
-    compute = dict(ce_props["ComputeResources"], Subnets=[subnet], SecurityGroupIds=[sg])
+    sized = template["Parameters"]["ExpectedRunsPerDay"]["Default"]  # MaxvCpus by FindInMap
+    compute = dict(
+        ce_props["ComputeResources"],
+        Subnets=[subnet],
+        SecurityGroupIds=[sg],
+        MaxvCpus=template["Mappings"]["Capacity"][sized]["MaxvCpus"],
+    )
     # moto wants a service role; real Batch uses its service-linked role when none is given
     service_role = iam.create_role(
         RoleName=f"tc300-unit-batch-{id(names)}", AssumeRolePolicyDocument="{}"

@@ -170,3 +170,47 @@ def test_the_internet_facing_runs_function_never_reads_the_labelled_corpus(
         "ReadStoredReports": ("s3:GetObject", {"Fn::Sub": "${ReportsBucket.Arn}/reports/*"}),
         "SignAnswersUploads": ("s3:PutObject", {"Fn::Sub": "${ReportsBucket.Arn}/answers/*"}),
     }
+
+
+def test_capacity_is_derived_from_the_expected_runs_per_day(template: dict[str, Any]) -> None:
+    from toolcall300.service.hosted.batch import max_vcpus
+
+    allowed = template["Parameters"]["ExpectedRunsPerDay"]["AllowedValues"]
+    capacity = template["Mappings"]["Capacity"]
+    assert set(capacity) == set(allowed)
+    for runs_per_day, row in capacity.items():
+        assert row["MaxvCpus"] == max_vcpus(int(runs_per_day)), runs_per_day
+    compute = template["Resources"]["AdapterComputeEnvironment"]["Properties"]["ComputeResources"]
+    assert compute["MaxvCpus"] == {
+        "Fn::FindInMap": ["Capacity", {"Ref": "ExpectedRunsPerDay"}, "MaxvCpus"]
+    }
+    assert max_vcpus(10_000) >= 35  # 10,000 runs of 5 minutes a day keep ~35 jobs running
+
+
+def test_every_lambda_has_an_error_alarm_and_the_runs_events_a_dead_letter_queue(
+    template: dict[str, Any],
+) -> None:
+    res = template["Resources"]
+    functions = {n for n, r in res.items() if r["Type"] == "AWS::Serverless::Function"}
+    alarmed = {
+        d["Value"]["Ref"]
+        for r in res.values()
+        if r["Type"] == "AWS::CloudWatch::Alarm" and r["Properties"].get("MetricName") == "Errors"
+        for d in r["Properties"].get("Dimensions", [])
+        if d.get("Name") == "FunctionName"
+    }
+    assert functions == alarmed, functions ^ alarmed
+    rule = res["BatchEventsFunction"]["Properties"]["Events"]["JobStateChange"]["Properties"]
+    assert rule["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["RunEventsDeadLetterQueue", "Arn"]}}
+
+
+def test_cfn_lint_passes_with_informational_findings_too() -> None:
+    exe = VENV_BIN / "cfn-lint"
+    exe = exe if exe.exists() else ROOT / ".venv" / "bin" / "cfn-lint"
+    proc = subprocess.run(
+        [str(exe), "-t", str(ROOT / "template.yaml"), "--include-checks", "I"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -10,6 +10,7 @@ Batch client: the SDK calls are ``service.sdk.runs.BatchApi``; submission is
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -48,6 +49,20 @@ def definition_name(image: str) -> str:
 
 
 _CACHE: dict[str, str] = {}
+
+#: What the capacity sizing assumes: a typical run's length, how much busier the busiest hour
+#: is than the day's average, and the job definition's vCPUs (docs/cost.md).
+TYPICAL_RUN_SECONDS, PEAK_FACTOR, VCPUS_PER_JOB, MIN_VCPUS = 300, 2.0, 1, 4
+
+
+def max_vcpus(runs_per_day: int) -> int:
+    """The compute environment's MaxvCpus for ``runs_per_day`` runs across all teams.
+
+    >>> max_vcpus(10_000)  # about 35 jobs at once on average, twice that at the peak
+    70
+    """
+    concurrent = runs_per_day * TYPICAL_RUN_SECONDS / 86_400 * PEAK_FACTOR
+    return max(MIN_VCPUS, math.ceil(concurrent) * VCPUS_PER_JOB)
 
 
 def definition_for(image: str, base: Mapping[str, Any]) -> dict[str, Any]:
