@@ -433,7 +433,7 @@ def test_schema_pattern_has_ecma_262_meaning(pattern: str, value: str, valid: bo
 
 
 def test_criteria_state_the_price_and_ledger_the_service_really_uses() -> None:
-    """D23: Stripe packs at the seed's $0.02 a check; the ledger's closed fields for Stripe."""
+    """D23: Stripe packs at the published criteria's $0.02 a check; the ledger's closed fields for Stripe."""
     doc = argcheck_criteria.criteria_document()
     price = doc["price"]
     assert (price["amount"], price["currency"], price["basis"]) == (2, "usd", "per check")
