@@ -591,3 +591,30 @@ def test_one_busy_run_does_not_stop_the_sweep() -> None:
 
     changed = runs.sweep(store, now=T0, job_alive=alive)
     assert [(r.run_id, r.status) for r in changed] == [(other.run_id, "failed")]
+
+
+def test_the_hosted_corpus_version_is_the_uploaded_manifests_when_it_pins_the_corpus() -> None:
+    from pathlib import Path
+
+    from toolcall300.service.hosted.flow import load_corpus
+
+    private = Path(__file__).resolve().parents[2] / "corpus_private"
+    files = {n: (private / n).read_bytes() for n in ("toolcall300.jsonl", "manifest.json")}
+
+    def read_from(held: dict[str, bytes]) -> Any:
+        def read(key: str) -> bytes:
+            if key not in held:
+                raise NotFound("the corpus is not published yet", code="corpus_missing")
+            return held[key]
+
+        return read
+
+    assert load_corpus(read_from(files)).version == "2.0"
+    assert load_corpus(read_from({"toolcall300.jsonl": files["toolcall300.jsonl"]})).version is None
+    other = dict(files, **{"toolcall300.jsonl": files["toolcall300.jsonl"] + b""})
+    other["manifest.json"] = files["manifest.json"].replace(b'"2.0"', b'"9.9"', 1)
+    assert load_corpus(read_from(other)).version == "9.9"
+    unpinned = json.loads(files["manifest.json"])
+    unpinned["files"]["toolcall300.jsonl"]["sha256"] = "0" * 64
+    files["manifest.json"] = json.dumps(unpinned).encode()
+    assert load_corpus(read_from(files)).version is None  # it pins other bytes

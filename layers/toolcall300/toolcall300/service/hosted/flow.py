@@ -27,6 +27,7 @@ from toolcall300.service.api.wiring import (
     scoring_corpus,
 )
 from toolcall300.service.domain import callback, runs
+from toolcall300.service.domain import corpus as corpus_manifest
 from toolcall300.service.domain.runs import (
     ReportStore,
     Run,
@@ -35,26 +36,38 @@ from toolcall300.service.domain.runs import (
     callback_document,
     finish_scored,
 )
+from toolcall300.service.errors import NotFound
 from toolcall300.service.hosted import events, submit
 from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
-from toolcall300.spec import CORPUS_VERSION, SPEC_VERSION
+from toolcall300.spec import SPEC_VERSION
 
 # ----------------------------------------------------------------------------- scorer glue
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """The private corpus as the trusted side holds it: cases with labels, and its pin."""
+    """The private corpus as the trusted side holds it: cases with labels, its pin, and the
+    version its published manifest gives it (None: no manifest pins these bytes)."""
 
     cases: list[dict[str, Any]]
     sha256: str
+    version: str | None = None
 
 
 def load_corpus(read: Callable[[str], bytes], name: str = CORPUS_FILE) -> Corpus:
-    """Read and parse the corpus with the scorer's own parser."""
+    """Read and parse the corpus with the scorer's own parser; its version is the one the
+    uploaded manifest says (what ``GET /corpus`` serves), when that manifest pins it."""
     data = read(name)
-    return Corpus(parse_corpus(data), hashlib.sha256(data).hexdigest())
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        manifest = corpus_manifest.parse_manifest(read(corpus_manifest.MANIFEST))
+    except NotFound:
+        manifest = None
+    pinned = manifest is not None and any(
+        f["name"] == name and f["sha256"] == sha for f in manifest.files
+    )
+    return Corpus(parse_corpus(data), sha, manifest.version if manifest and pinned else None)
 
 
 def summary_of(report: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +117,7 @@ def score_output(
         output.answers,
         adapter=str(adapter),
         corpus_sha256=corpus.sha256,
-        corpus_version=CORPUS_VERSION,
+        corpus_version=corpus.version,
         timing={"total_seconds": output.diagnostics.get("elapsed_s")},
     )
     scoring = Scoring(report, corpus.sha256, SCORER_VERSION, output.diagnostics, sandbox)
