@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall300.canonical import canonical, json_equal, jsonl_bytes, loads_strict, sha256_hex
+from toolcall300.canonical import (
+    NotJSON,
+    canonical,
+    json_equal,
+    jsonl_bytes,
+    loads_strict,
+    loads_strict_file,
+    raw_decode_strict,
+    sha256_hex,
+)
 
 JSON = st.recursive(
     st.none()
@@ -43,10 +52,75 @@ def test_key_order_does_not_matter_but_number_spelling_does() -> None:
 def test_nan_is_not_json() -> None:
     with pytest.raises(ValueError):
         canonical(float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("NaN", "NaN is not JSON"),
+        ('{"a": Infinity}', "Infinity is not JSON"),
+        ("[-Infinity]", "-Infinity is not JSON"),
+        ("1e999", "out of range for a double"),
+        ('{"a": [-1.5e400]}', "out of range for a double"),
+        ('{"a": 1, "a": 1}', "duplicate key 'a'"),  # even when both values are equal
+        ('[{"b": {"c": 1, "c": 2}}]', "duplicate key 'c'"),
+    ],
+)
+def test_loads_strict_refuses_what_python_json_would_read(text: str, reason: str) -> None:
+    json.loads(text)  # Python's reader takes it
+    with pytest.raises(NotJSON, match=reason):
+        loads_strict(text)
+    with pytest.raises(NotJSON, match=reason):
+        loads_strict(text.encode())
+    with pytest.raises(NotJSON, match=reason):
+        raw_decode_strict(text)
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["\ufeff{}", b"\xef\xbb\xbf{}", b'"\xff"', "{'a': 1}", "[1,]", "[01]", "", "1 2"],
+)
+def test_loads_strict_refuses_text_that_is_not_json(data: str | bytes) -> None:
     with pytest.raises(ValueError):
-        loads_strict("NaN")
-    with pytest.raises(ValueError):
-        loads_strict('{"a": Infinity}')
+        loads_strict(data)
+
+
+def test_a_file_may_start_with_a_byte_order_mark_a_text_may_not() -> None:
+    assert loads_strict_file(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
+    with pytest.raises(NotJSON):
+        loads_strict_file(b'\xef\xbb\xbf{"a": 1, "a": 2}')
+
+
+def test_what_stays_json() -> None:
+    assert loads_strict("1e308") == 1e308  # the largest exponent that fits
+    assert loads_strict("-0.0") == 0.0
+    assert loads_strict("1" + "0" * 400) == 10**400  # integers are exact, never inf
+    assert loads_strict('{"a": {"k": 1}, "b": {"k": 2}}') == {"a": {"k": 1}, "b": {"k": 2}}
+    assert raw_decode_strict('x {"a": 1} y', 2) == ({"a": 1}, 10)
+
+
+@given(JSON)
+def test_loads_strict_reads_back_canonical_output(value: object) -> None:
+    text = canonical(value)
+    assert json_equal(loads_strict(text), value)
+    assert canonical(loads_strict(text)) == text
+
+
+#: Texts near JSON: its own alphabet plus the words and digits the refusals are about.
+NEAR_JSON = st.text(
+    alphabet=st.sampled_from(list('{}[]:,"\\ 0123456789.eE+-aNnIfinitytrulse\ufeff\x00é')),
+    max_size=40,
+) | JSON.map(canonical)
+
+
+@given(NEAR_JSON)
+def test_loads_strict_never_crashes_and_agrees_with_python_on_what_it_accepts(text: str) -> None:
+    try:
+        value = loads_strict(text)
+    except (ValueError, RecursionError):
+        return
+    assert json_equal(value, json.loads(text))
+    canonical(value)  # whatever it accepts can be written back
 
 
 def test_json_equal_tells_booleans_from_numbers() -> None:

@@ -2,13 +2,16 @@
 
 Two values are the same call exactly when their canonical forms are equal (grading rule 1).
 Files are written from the same form, so a corpus is byte-identical for the same inputs.
-This module does not parse model output leniently; ``loads_strict`` is plain RFC 8259 JSON.
+Reading is one place too: :func:`loads_strict` (and :func:`raw_decode_strict`) is the only JSON
+reader of the generator, the scorer, ``toolshim`` and ``argcheck``, so a text is JSON for all of
+them or for none. It is plain RFC 8259 JSON, never lenient about model output.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -50,19 +53,74 @@ def pretty_bytes(value: Any) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
+class NotJSON(ValueError):
+    """Text the strict reader refuses although Python's ``json`` would read it."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise NotJSON(f"{name} is not JSON")
 
 
-def loads_strict(text: str) -> Any:
-    """Parse RFC 8259 JSON: ``NaN`` and ``Infinity`` are refused, unlike ``json.loads``."""
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):  # float() of a finite-looking token only overflows to inf
+        raise NotJSON(f"number {token[:40]} is out of range for a double")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)  # at C speed; only a text with a duplicate is walked again, to name it
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise NotJSON(f"duplicate key {key[:40]!r}")
+            seen.add(key)
+    return out
+
+
+#: Built once: ``json.loads`` with a keyword argument builds a new decoder on every call.
+_STRICT_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """Parse one JSON document the way every reader of the suite does.
+
+    RFC 8259 JSON and nothing more: ``NaN``, ``Infinity`` and ``-Infinity`` are refused
+    (Python's ``json`` reads them), so is a number that overflows a double (``1e999`` would
+    read as ``inf``, which no JSON text can hold) and an object with a duplicate key (RFC 8259
+    section 4: readers then disagree on the value; Python's keeps the last one silently, and
+    tool-argument/v1 decision D14 refuses it). Bytes must be UTF-8; a leading byte-order mark
+    is refused as ``json.loads`` refuses it in a string (a caller that allows one strips it).
+    Raises ``ValueError`` (:class:`NotJSON` for what ``json`` would have read), or
+    ``RecursionError`` for nesting deeper than the interpreter's stack.
+
+    >>> loads_strict('{"a": [1, 2.5, null]}')
+    {'a': [1, 2.5, None]}
+    >>> loads_strict('{"a": 1, "a": 2}')
+    Traceback (most recent call last):
+    ...
+    toolcall300.canonical.NotJSON: duplicate key 'a'
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
     if text.startswith("\ufeff"):  # as json.loads does; the decoder itself would not check
         raise ValueError("Unexpected UTF-8 BOM")
     return _STRICT_DECODER.decode(text)
 
 
-#: Built once: ``json.loads`` with a keyword argument builds a new decoder on every call.
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def loads_strict_file(data: bytes) -> Any:
+    """A JSON file's bytes read as :func:`loads_strict` reads, after a leading UTF-8 byte-order
+    mark: editors add one, and RFC 8259 section 8.1 lets a reader of a file ignore it."""
+    return loads_strict(data.removeprefix(b"\xef\xbb\xbf"))
+
+
+def raw_decode_strict(text: str, pos: int = 0) -> tuple[Any, int]:
+    """The one JSON value that starts exactly at ``pos`` (no whitespace skipped) and where it
+    ends, read as :func:`loads_strict` reads: for readers of several documents or of a cut text."""
+    return _STRICT_DECODER.raw_decode(text, pos)
 
 
 def json_equal(a: Any, b: Any) -> bool:

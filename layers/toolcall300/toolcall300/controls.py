@@ -12,7 +12,6 @@ repairable case passes it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolcall300.canonical import canonical, loads_strict
@@ -104,7 +103,7 @@ def naive(text: str, tools: list[dict[str, Any]]) -> Any:
     True
     """
     try:
-        return json.loads(text)
+        return loads_strict(text)
     except (ValueError, RecursionError):
         return None
 

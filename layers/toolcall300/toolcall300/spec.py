@@ -327,7 +327,9 @@ READING: tuple[tuple[str, str], ...] = (
         "A text is one JSON document, or several written one after another (each read on its "
         "own), or a JSON array; each array item and each document is read as E2 says. Text "
         "that is not JSON, prose around JSON included, is refused (rule 11 reads a cut at the "
-        "end only).",
+        "end only). JSON is RFC 8259 read strictly, by the suite's one reader: NaN, Infinity, "
+        "a number beyond a double's range and an object that repeats a key (which value was "
+        "meant is unknown) are not JSON.",
     ),
     (
         "E2",

@@ -15,13 +15,13 @@ argument value, key or schema anywhere but into the response returned to the cal
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import Repairer, Withdrawn
+from toolcall300.canonical import loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
@@ -342,43 +342,12 @@ def precheck(request: Any) -> dict[str, Any]:
 _PRECHECK = precheck  # check_body's keyword argument shadows the name
 
 
-def _no_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError("duplicate key in the request body")
-        out[key] = value
-    return out
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("number out of range")
-    return value
-
-
-def strict_json(body: bytes) -> Any:
-    """Strict UTF-8 JSON: no duplicate keys, NaN, Infinity or overflowing numbers (D14, D17);
-    ``ValueError`` (or ``RecursionError``) otherwise."""
-    return json.loads(
-        body.decode("utf-8"),
-        object_pairs_hook=_no_duplicate_fields,
-        parse_constant=_reject_constant,
-        parse_float=_finite,
-    )
-
-
 def parse_body(body: bytes) -> Any:
     """Read a request body as strict JSON; :class:`Refusal` for the cap or a malformed body."""
     if len(body) > MAX_BODY_BYTES:
         raise Refusal(CAP_BODY, f"the request body is larger than {MAX_BODY_BYTES} bytes")
-    try:
-        return strict_json(body)
+    try:  # strict UTF-8 JSON: no duplicate keys, NaN, Infinity or overflowing numbers (D14, D17)
+        return loads_strict(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Refusal("invalid_request_body", "the request body is not strict UTF-8 JSON") from exc
 

@@ -13,8 +13,9 @@ import json
 import sys
 from typing import Any, TextIO
 
-from toolcall300.argcheck.check import check_body, strict_json
+from toolcall300.argcheck.check import check_body
 from toolcall300.argcheck.report import ReportError, verify_report
+from toolcall300.canonical import loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
 _DESCRIPTION = "tool-argument/v1: check one arguments blob against one caller-supplied schema"
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _read_json(path: str, what: str) -> Any:
     try:
         with open(path, "rb") as fh:
-            return strict_json(fh.read())
+            return loads_strict(fh.read())
     except OSError as exc:
         raise ReportError(f"cannot read the {what} {path}: {exc.strerror}") from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from toolcall300.argcheck.check import MAX_BODY_BYTES, MAX_DEPTH, MAX_SCHEMA_DEPTH
 from toolcall300.argcheck.vectors import CORPUS_ID, corpus_pin, load_corpus
+from toolcall300.canonical import loads_strict
 from toolcall300.cliutil import EXIT_OK, ArgParser
 from toolcall300.schema import ANNOTATIONS, ENFORCED
 
@@ -176,7 +177,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
 def criteria_document() -> dict[str, Any]:
     """The criteria as served: the published criteria, the real corpus pin, and the decisions."""
     raw = resources.files("toolcall300").joinpath("data", SEED_FILE).read_bytes()
-    doc: dict[str, Any] = json.loads(raw)
+    doc: dict[str, Any] = loads_strict(raw)
     doc["corpus"] = {"id": CORPUS_ID, "sha256": corpus_pin(load_corpus())}
     doc["corpus_pin_definition"] = (
         "The corpus pin is the SHA-256 of the corpus's canonical serialization (the corpus object "

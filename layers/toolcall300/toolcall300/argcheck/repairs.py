@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import decimal
-import json
 import math
 import re
 import sys
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
-from toolcall300.canonical import canonical
+from toolcall300.canonical import canonical, raw_decode_strict
 from toolcall300.schema import (
     Path,
     declared_types,
@@ -239,7 +238,6 @@ def _parse_path(path: str) -> list[str | int]:
     if not path.startswith("$"):
         raise ValueError(f"not an arguments path: {path!r}")
     parts: list[str | int] = []
-    decoder = json.JSONDecoder()
     i = 1
     while i < len(path):
         if path[i] == ".":
@@ -249,7 +247,7 @@ def _parse_path(path: str) -> list[str | int]:
             parts.append(m.group())
             i = m.end()
         elif path.startswith("[", i) and path.startswith('"', i + 1):
-            key, end = decoder.raw_decode(path, i + 1)
+            key, end = raw_decode_strict(path, i + 1)
             if not path.startswith("]", end):
                 raise ValueError(f"bad path {path!r}")
             parts.append(key)

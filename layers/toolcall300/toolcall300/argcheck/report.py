@@ -27,7 +27,7 @@ from typing import Any
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import apply_diff
-from toolcall300.canonical import canonical, canonical_bytes
+from toolcall300.canonical import canonical, canonical_bytes, loads_strict
 
 JWS_ALG = "EdDSA"
 #: What each whitelist rule may do to the blob (the criteria's diff format).
@@ -189,8 +189,8 @@ def verify_report(report: Any, jwks: Any, verifier: Verifier | None = None) -> d
     if len(parts) != 3:
         raise ReportError("the signature is not a compact JWS")
     try:
-        header = json.loads(b64url_decode(parts[0]))
-        payload = json.loads(b64url_decode(parts[1]))
+        header = loads_strict(b64url_decode(parts[0]))
+        payload = loads_strict(b64url_decode(parts[1]))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReportError("the signature's header or payload is not JSON") from exc
     if not isinstance(header, dict) or header.get("alg") != JWS_ALG:

@@ -12,11 +12,11 @@ never inserts a comma, a colon, a key or a value, and never guesses what a cut t
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from toolcall300.canonical import loads_strict
 
 TEXT_PATH = "$arguments_text"
 
@@ -70,27 +70,6 @@ def lex(text: str) -> list[Token]:
     return out
 
 
-def _reject_constant(name: str) -> Any:
-    raise TextError(f"{name} is not JSON")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # A duplicate key would make json.loads silently drop a caller-supplied value.
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise TextError("duplicate object key")
-        out[key] = value
-    return out
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise TextError("number out of range for a double")
-    return value
-
-
 def json_depth(value: Any, limit: int) -> int:
     """Nesting depth of a JSON value (a scalar is 0, ``{}`` is 1), counted iteratively and
     stopping once past ``limit`` so a hostile value costs no more than ``limit`` levels."""
@@ -142,12 +121,7 @@ def loads(text: str, max_depth: int) -> Any:
     """Parse strict JSON. :class:`TooDeep` past ``max_depth`` levels, :class:`TextError`
     for anything that is not RFC 8259 JSON of valid Unicode text."""
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-        )
+        value = loads_strict(text)  # no duplicate keys (D14), NaN or overflowing numbers (D17)
     except RecursionError as exc:
         raise TooDeep("nesting exceeds the parser's limit") from exc
     except ValueError as exc:  # JSONDecodeError, TextError, int digit limit

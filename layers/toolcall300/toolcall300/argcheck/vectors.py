@@ -15,12 +15,11 @@ criteria by hand, so a vector can disagree with the code.
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from typing import Any, TextIO
 
 from toolcall300.argcheck.check import check, check_body
-from toolcall300.canonical import canonical, canonical_bytes, sha256_hex
+from toolcall300.canonical import canonical, canonical_bytes, loads_strict, sha256_hex
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK
 
 CORPUS_ID = "toolcall300-argument-vectors/v1"
@@ -30,7 +29,7 @@ CORPUS_FILE = "toolcall300-argument-vectors-v1.json"
 def load_corpus() -> dict[str, Any]:
     """The corpus as shipped in the package."""
     raw = resources.files("toolcall300").joinpath("data", CORPUS_FILE).read_bytes()
-    corpus: dict[str, Any] = json.loads(raw)
+    corpus: dict[str, Any] = loads_strict(raw)
     return corpus
 
 

@@ -11,14 +11,19 @@ This module contains no labelling logic of its own and does not score anything.
 from __future__ import annotations
 
 import importlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from toolcall300 import __version__
-from toolcall300.canonical import jsonl_bytes, pretty_bytes, sha256_hex
+from toolcall300.canonical import (
+    jsonl_bytes,
+    loads_strict,
+    loads_strict_file,
+    pretty_bytes,
+    sha256_hex,
+)
 from toolcall300.catalog import CatalogError, generation_problems, load_catalog
 from toolcall300.cliutil import UsageError
 from toolcall300.controls import integrator, naive
@@ -255,12 +260,12 @@ def manifest_for(
 
 def build(inputs: Inputs) -> Build:
     """Generate and check a corpus; raises ``CatalogError`` or ``GenerationError`` on bad inputs."""
-    raw = json.loads(inputs.catalog_bytes)
+    raw = loads_strict_file(inputs.catalog_bytes)
     catalog = load_catalog(raw)
     problems = generation_problems(catalog)
     if problems:
         raise CatalogError(problems)
-    pools = json.loads(inputs.pools_bytes)
+    pools = loads_strict_file(inputs.pools_bytes)
     if not isinstance(pools, dict):
         raise GenerationError("pools: the root must be a JSON object")
     cases, rationale = make_cases(catalog, pools, inputs.seed)
@@ -288,9 +293,9 @@ def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
         raise UsageError(f"{name}: not UTF-8 ({exc.reason})") from exc
     for n, line in enumerate(text.splitlines(), 1):
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{name} line {n}: not JSON ({exc.msg})") from exc
+            row = loads_strict(line)
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"{name} line {n}: not JSON ({exc})") from exc
         if not isinstance(row, dict):
             raise UsageError(f"{name} line {n}: not a JSON object")
         rows.append(row)
@@ -299,7 +304,7 @@ def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
 
 def corpus_from_files(files: dict[str, bytes]) -> Corpus:
     """The artefacts of an existing corpus directory, for ``--check-only``."""
-    manifest = json.loads(files[MANIFEST]) if MANIFEST in files else None
+    manifest = loads_strict(files[MANIFEST]) if MANIFEST in files else None
     return Corpus(
         read_jsonl(FILES[0], files.get(FILES[0], b"")),
         read_jsonl(FILES[1], files.get(FILES[1], b"")),

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcall300.canonical import canonical, jsonl_bytes, sha256_hex
+from toolcall300.canonical import canonical, jsonl_bytes, loads_strict, sha256_hex
 from toolcall300.catalog import catalog_problems, tool_name, tool_schema, value_type
 from toolcall300.controls import integrator, naive
 from toolcall300.generator.envelopes import STRING_FORMAT, envelope_of
@@ -123,14 +123,6 @@ def property_names(schema: dict[str, Any]) -> set[str]:
         out |= {key} | property_names(sub)
     if isinstance(schema.get("items"), dict):
         out |= property_names(schema["items"])
-    return out
-
-
-def nested_names(schema: dict[str, Any]) -> set[str]:
-    """Property names declared below the top level."""
-    out: set[str] = set()
-    for sub in schema.get("properties", {}).values():
-        out |= property_names(sub)
     return out
 
 
@@ -337,7 +329,7 @@ def _truncated_rederived(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "truncated"):
         exp = c.get("expected") or {}
         match = NAME_FIELD.search(c["text"])
-        name = json.loads(match.group(1)) if match else None
+        name = loads_strict(match.group(1)) if match else None
         yield _ok(
             name == exp.get("name"), c, f"the text's tool name {name!r} is not the expected one"
         )

@@ -8,10 +8,10 @@ when every check held. It contains no labelling logic and does not score anythin
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TextIO
 
+from toolcall300.canonical import loads_strict, loads_strict_file
 from toolcall300.catalog import CatalogError
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
 from toolcall300.generator.build import (
@@ -59,7 +59,7 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
     """The recipe's inputs; ``--check-only`` skips the licence (its manifest pin checks it)."""
     recipe_path = directory / RECIPE
     try:
-        recipe = json.loads(recipe_path.read_bytes())
+        recipe = loads_strict_file(recipe_path.read_bytes())
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
         licence = directory / recipe["licence"] if with_licence and "licence" in recipe else None
         reference = recipe.get("reference")
@@ -104,7 +104,7 @@ def _report(report: Report, stdout: TextIO, stderr: TextIO, extra: list[str]) ->
 def _pinned_names(manifest: bytes | None) -> list[str]:
     """Plain file names a manifest pins (a path is never read from a manifest)."""
     try:
-        doc = json.loads(manifest or b"{}")
+        doc = loads_strict(manifest or b"{}")
     except ValueError:
         return []
     pinned = doc.get("files") if isinstance(doc, dict) else None

@@ -121,8 +121,3 @@ def sent_calls(parsed: Any) -> list[dict[str, Any]] | None:
     if not calls or any(c is None for c in calls):
         return None
     return [c for c in calls if c is not None]
-
-
-def parse_text(text: str) -> Any:
-    """Strict JSON parse; raises ``ValueError`` (every recoverable text must pass this)."""
-    return json.loads(text)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from toolcall300.canonical import canonical
+from toolcall300.canonical import canonical, loads_strict, raw_decode_strict
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
 from toolcall300.controls import passes
 from toolcall300.generator.envelopes import sent_calls
@@ -34,7 +34,7 @@ from toolcall300.spec import CATEGORIES
 def parsed(case: dict[str, Any]) -> tuple[bool, Any]:
     """``(True, value)`` when the text is strict JSON, else ``(False, None)``."""
     try:
-        return True, json.loads(case["text"])
+        return True, loads_strict(case["text"])
     except ValueError:
         return False, None
 
@@ -65,7 +65,7 @@ def decode_strings(args: Any) -> tuple[Any, int]:
     times = 0
     while isinstance(args, str):
         try:
-            args = json.loads(args)
+            args = loads_strict(args)
         except ValueError:
             break
         times += 1
@@ -97,14 +97,14 @@ def completed_prefix(text: str) -> dict[str, Any] | None:
     match = _ARGS_OPEN.search(text)
     if not match:
         return None
-    decoder, pos = json.JSONDecoder(), match.end()
+    pos = match.end()
     out: dict[str, Any] = {}
     while True:
         pos = _skip(text, pos)
         if pos >= len(text) or text[pos] != '"':
             return out
         try:
-            key, pos = decoder.raw_decode(text, pos)
+            key, pos = raw_decode_strict(text, pos)
         except ValueError:
             return out
         pos = _skip(text, pos)
@@ -112,7 +112,7 @@ def completed_prefix(text: str) -> dict[str, Any] | None:
             return out
         pos = _skip(text, pos + 1)
         try:
-            value, end = decoder.raw_decode(text, pos)
+            value, end = raw_decode_strict(text, pos)
         except ValueError:
             return out
         if is_number(value) and (end >= len(text) or text[end] not in _DELIMITERS):
@@ -305,7 +305,7 @@ def pass_counts(
     table = {cat: dict.fromkeys(runners, 0) for cat in CATEGORIES}
     for case in cases:
         for name, run in runners.items():
-            tools = case["tools"] if name in trusted else json.loads(json.dumps(case["tools"]))
+            tools = case["tools"] if name in trusted else loads_strict(json.dumps(case["tools"]))
             if case.get("category") in table and passes(case, run(case["text"], tools)):
                 table[case["category"]][name] += 1
     return table

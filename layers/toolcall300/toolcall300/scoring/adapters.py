@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolcall300.canonical import loads_strict
 from toolcall300.controls import integrator, naive
 from toolcall300.scoring import protocol as streamproto
 
@@ -276,7 +277,7 @@ def interpret_output(result: streamproto.OnceResult, timeout: float) -> tuple[An
     if not text.strip():
         return None, "empty stdout"
     try:
-        value = json.loads(text)
+        value = loads_strict(text)
     except (ValueError, RecursionError):
         return text, "stdout is not JSON"
     return value, ("null" if value is None else None)
@@ -298,7 +299,7 @@ def program_error(result: streamproto.OnceResult, timeout: float) -> str | None:
         text = result.stdout.decode("utf-8", "replace")
         try:
             if text.strip():
-                json.loads(text)
+                loads_strict(text)
             return None
         except (ValueError, RecursionError):
             what = "stdout is not JSON: " + text.strip()[:120]

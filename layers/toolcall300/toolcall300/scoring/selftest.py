@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from toolcall300.canonical import canonical, loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK
 from toolcall300.scoring import adapters
 from toolcall300.scoring.grading import (
@@ -214,7 +215,7 @@ _REPAIRED: tuple[tuple[int, str, dict[str, Any]], ...] = (
 
 
 def _exact_check(expected: dict[str, Any]) -> Callable[[], bool]:
-    return lambda: grade_case(_value_case(expected), json.loads(json.dumps(expected))) == EXACT
+    return lambda: grade_case(_value_case(expected), loads_strict(canonical(expected))) == EXACT
 
 
 def _report(passing: bool) -> dict[str, Any]:

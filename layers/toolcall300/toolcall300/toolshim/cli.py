@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from toolcall300.canonical import loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 from toolcall300.toolshim.pipeline import normalise_explained
 
@@ -46,7 +47,7 @@ def _dumps(value: Any) -> str:
 
 def _request(line: str) -> tuple[Any, str, Any]:
     """(id, text, tools) from one request document, or ValueError with a one-line reason."""
-    doc = json.loads(line)
+    doc = loads_strict(line)
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("text"), str)
@@ -108,7 +109,7 @@ def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -
 def _id_of(line: str) -> Any:
     """The id of a request line that is otherwise unusable, so it can still be answered."""
     try:
-        doc = json.loads(line)
+        doc = loads_strict(line)
     except ValueError:
         return None
     return doc.get("id") if isinstance(doc, dict) else None

@@ -10,18 +10,19 @@ quote never arrived, and :class:`CutToken` for a number or literal at the cut (a
 complete only when a delimiter follows it, D11.1 and D11.3). Deciding what to keep is the
 caller's job; this module only reports what arrived.
 
-It is not a lenient parser: anything that is not RFC 8259 JSON before the cut (a trailing
-comma, a single quote, ``NaN``, prose around the JSON) raises :class:`Malformed`. The fast
-path for complete text is the standard library's own decoder.
+It is not a lenient parser: anything that is not JSON as ``canonical.loads_strict`` reads it
+before the cut (a trailing comma, a single quote, ``NaN``, a duplicate key, prose around the
+JSON) raises :class:`Malformed`. The fast path for complete text is that strict reader.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+from toolcall300.canonical import raw_decode_strict
 
 #: Deeper nesting than this is refused rather than risking the interpreter's recursion limit.
 MAX_DEPTH = 256
@@ -81,20 +82,6 @@ def is_complete(value: Any) -> bool:
     return not isinstance(value, (OpenObject, OpenArray, CutString, CutToken))
 
 
-def _reject_constant(name: str) -> Any:
-    raise Malformed(f"{name} is not JSON")
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if value in (float("inf"), float("-inf")):
-        raise Malformed(f"{token} is out of range")
-    return value
-
-
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
 def read_values(text: str) -> list[Any]:
     """Every JSON document in ``text``, in order; the last may hold cut markers.
 
@@ -108,7 +95,7 @@ def read_values(text: str) -> list[Any]:
         pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
         while pos < len(text):
             start = pos
-            value, pos = _STRICT_DECODER.raw_decode(text, pos)
+            value, pos = raw_decode_strict(text, pos)
             if pos == len(text) and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = CutToken(text[start:])  # D11.3: a number at the cut, even a top-level one
             out.append(value)
@@ -157,7 +144,7 @@ class _Reader:
             # A container or string that is complete is read at C speed; only the values the
             # cut runs through (and a malformed one, to say where) are read by hand below.
             try:
-                value, self.pos = _STRICT_DECODER.raw_decode(self.text, self.pos)
+                value, self.pos = raw_decode_strict(self.text, self.pos)
             except (ValueError, RecursionError):
                 pass
             else:
@@ -190,6 +177,8 @@ class _Reader:
                 key = self._string()  # cut inside the key, or malformed: read it by hand
             if isinstance(key, CutString):
                 return OpenObject(members, cut_key=key.prefix)
+            if key in members:  # as loads_strict refuses it: which value was meant is unknown
+                raise Malformed(f"duplicate key at {self.pos}")
             self._ws()
             if self._at_end():
                 return OpenObject(members, cut_key=key)
