@@ -183,3 +183,49 @@ def test_no_argument_value_or_key_reaches_any_stored_item_or_log_line(
         for obj in s3.list_objects_v2(Bucket=bucket["Name"]).get("Contents", []):
             data = s3.get_object(Bucket=bucket["Name"], Key=obj["Key"])["Body"].read()
             assert MARKER.lower().encode() not in data.lower()
+
+
+# ------------------------------------------------------------------------- buying a pack
+
+
+def _post_event(call: Call, event: dict[str, Any]) -> int:
+    from support.stripe import signed
+
+    raw, headers = signed(event)
+    return call("POST", "/webhooks/stripe", headers=headers, body=raw)[0]
+
+
+def test_a_pack_bought_through_checkout_pays_for_checks_only_and_a_refund_ends_it(
+    call: Call, aws: Any
+) -> None:
+    from support.stripe import paid_session, refunded_charge, stripe_event
+
+    from toolcall300.argcheck.report import verify_report
+    from toolcall300.service.domain.products import product_named
+
+    pack = product_named(ledger.PACK_PRODUCT)
+    assert pack is not None and (pack.amount, pack.currency) == (1000, "usd")
+    session = paid_session(session_id="cs_test_pack", payment_intent="pi_pack", tier="checks-500")
+    event = stripe_event("checkout.session.completed", session, event_id="evt_pack")
+    assert _post_event(call, event) == 200
+    assert _post_event(call, {**event, "id": "evt_pack_again"}) == 200  # a replay grants nothing
+    status, _, claimed = call("GET", "/licence/claim?session_id=cs_test_pack")
+    assert status == 200 and claimed["tier"] == "checks"
+    auth = {"authorization": f"Bearer {claimed['key']}"}
+    book = CheckLedgerTable(aws.names["CheckLedgerTable"])
+    assert (book.pack(claimed["licence_id"]) or {})["remaining"] == ledger.PACK_CHECKS
+
+    status, _, answer = call("POST", "/check", body=body({"n": "7"}), headers=auth)
+    assert status == 200 and verify_report(answer, call("GET", "/.well-known/jwks.json")[2])
+    assert (book.pack(claimed["licence_id"]) or {})["remaining"] == ledger.PACK_CHECKS - 1
+    status, _, refused = call("GET", "/corpus", headers=auth)
+    assert status == 403 and refused["error"]["code"] == "tier_insufficient"
+
+    refund = stripe_event(
+        "charge.refunded", refunded_charge(payment_intent="pi_pack"), event_id="evt_refund"
+    )
+    assert _post_event(call, refund) == 200
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 401
+    window = call("GET", "/metrics")[2]["window"]
+    assert (window["paid_checks"], window["refunded_checks"]) == (1, 1)
+    assert window["tripwires"]["refunds_over_5_percent"] is True

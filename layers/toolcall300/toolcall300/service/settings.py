@@ -52,13 +52,18 @@ class CorpusSettings(LicenceSettings):
     manifest_max_age_s: int = Field(default=300, ge=0)
 
 
+class CheckLedgerSettings(_Base):
+    """The argument checker's packs and ledger: the checker charges, the webhook grants and ends."""
+
+    check_ledger_table: str
+
+
 class ArgcheckSettings(LicenceSettings):
     """The argument checker's free tier."""
 
     usage_table: str
     client_id_salt_secret_name: str
     report_signing_secret_name: str
-    check_ledger_table: str
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
 

@@ -42,7 +42,8 @@ def require_licence(
     """The bearer's licence, or the 401/403 that refuses it.
 
     ``tier="team"`` admits only team licences (a single licence may download but not run
-    hosted scoring, docs/api.md); ``team`` additionally requires the licence to belong to that team.
+    hosted scoring, docs/api.md); a check-pack key (tier ``checks``) is admitted only where
+    ``tier="checks"`` (``POST /check``, which admits every tier and charges the key's pack); ``team`` additionally requires the licence to belong to that team.
     """
     key = bearer_key(headers)
     if key is None:
@@ -63,13 +64,17 @@ def require_licence(
         raise Unauthorized("unknown licence key", code="key_invalid")
     if tier == "team" and licence.tier != "team":
         raise Forbidden("this route needs a team licence", code="tier_insufficient")
+    if licence.tier == "checks" and tier != "checks":
+        raise Forbidden("a check-pack key pays for argument checks only", code="tier_insufficient")
     if team is not None and licence.team != team:
         raise Forbidden("this licence belongs to another team", code="wrong_team")
     return licence
 
 
-def optional_licence(headers: Mapping[str, str] | None, *, store: LicenceStore) -> Licence | None:
+def optional_licence(
+    headers: Mapping[str, str] | None, *, store: LicenceStore, tier: str | None = None
+) -> Licence | None:
     """The bearer's licence when a key is sent (then it must be valid), else None (free tier)."""
     if bearer_key(headers) is None:
         return None
-    return require_licence(headers, store=store)
+    return require_licence(headers, store=store, tier=tier)

@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from toolcall300.canonical import canonical
-from toolcall300.service.domain import usage
+from toolcall300.service.domain import ledger, usage
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
@@ -24,6 +24,7 @@ from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
 from toolcall300.service.sdk.s3 import CorpusObjects
 from toolcall300.service.settings import (
     ArgcheckSettings,
+    CheckLedgerSettings,
     CorpusSettings,
     LicenceSettings,
     RunsSettings,
@@ -71,7 +72,7 @@ def client_id_salt() -> bytes:
 
 @cache
 def check_ledger() -> CheckLedgerTable:
-    return CheckLedgerTable(get_settings(ArgcheckSettings).check_ledger_table)
+    return CheckLedgerTable(get_settings(CheckLedgerSettings).check_ledger_table)
 
 
 def report_keys() -> ReportKeys:
@@ -132,6 +133,9 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
             session_lookup=by_session,
             log=lambda message, fields: logger.info(message, extra=fields),
             alert=lambda message, fields: logger.error(message, extra=fields),
+            on_change=lambda licence, effect: ledger.on_licence_change(
+                check_ledger(), licence, effect, now=datetime.now(UTC)
+            ),
         ),
         table=s.idempotency_table,
         expires_after_s=s.idempotency_expiry_s,

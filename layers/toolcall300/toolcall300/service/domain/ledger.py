@@ -15,6 +15,7 @@ SDK-free: the store is a port (``service/sdk/dynamo.CheckLedgerTable`` backs it)
 from __future__ import annotations
 
 import hashlib
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -26,6 +27,7 @@ from toolcall300.argcheck.criteria import (
     PACK_PRODUCT,
     PRICE_PER_CHECK,
 )
+from toolcall300.service.domain.licences import Effect, Licence
 from toolcall300.service.errors import PaymentRequired, StoreConflict
 
 WINDOW_DAYS = 30
@@ -168,3 +170,24 @@ def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
             "free_over_10x_paid": free > FREE_TO_PAID_LIMIT * paid,
         },
     }
+
+
+def on_licence_change(
+    ledger: CheckLedger, licence: Licence, effect: Effect, *, now: datetime
+) -> None:
+    """The webhook's hook: a paid ``checks`` licence gets its pack; a revoked one (a full
+    refund or a lost dispute) ends it, its spent checks counted as refunded."""
+    if licence.tier != "checks":
+        return
+    if effect == "issue":
+        payment = licence.payment_intent or licence.session_id or licence.licence_id
+        with suppress(StoreConflict):  # this payment's pack was granted already (a replay)
+            ledger.grant(
+                licence.licence_id,
+                checks=PACK_CHECKS,
+                payment_id=payment,
+                granted_at=now.astimezone(UTC).isoformat(timespec="seconds"),
+            )
+    elif effect == "revoke":
+        with suppress(StoreConflict):  # no pack was ever granted
+            refund_pack(ledger, licence.licence_id, now)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall300.argcheck.criteria import CURRENCY, PACK_AMOUNT, PACK_CHECKS, PACK_PRODUCT
+
 
 @dataclass(frozen=True)
 class Product:
@@ -25,12 +27,22 @@ class Product:
     needs_team: bool = False
 
 
-#: The product spec's prices: EUR 29 for a single licence, EUR 99 for a team (CI) licence.
+#: The product spec's prices: EUR 29 for a single licence, EUR 99 for a team (CI) licence;
+#: the criteria's $0.02 a check as a pack.
 PRODUCTS: Mapping[str, Product] = {
     p.product: p
     for p in (
         Product("single", "single", 2900, "eur", "TOOLCALL-300 single licence"),
         Product("team", "team", 9900, "eur", "TOOLCALL-300 team licence (CI)", needs_team=True),
+        # The argument checker's $0.02 a check, prepaid (criteria D23, docs/argcheck-payment.md):
+        # a key of tier "checks" that pays for checks only (no corpus, no hosted runs).
+        Product(
+            PACK_PRODUCT,
+            "checks",
+            PACK_AMOUNT,
+            CURRENCY,
+            f"TOOLCALL-300 argument checks: {PACK_CHECKS} checks at $0.02",
+        ),
     )
 }
 

@@ -19,6 +19,7 @@ from typing import Any
 from toolcall300.service.domain.licences import (
     Change,
     Effect,
+    Licence,
     LicenceStore,
     Transition,
     licence_id_for,
@@ -242,11 +243,13 @@ def process_event(
     session_lookup: SessionLookup = _no_session_lookup,
     log: EventLog = _no_log,
     alert: EventLog = _no_log,
+    on_change: Callable[[Licence, Effect], None] | None = None,
 ) -> dict[str, Any]:
     """Apply one verified event; the JSON-able result is what idempotency replays on a retry.
 
     ``log`` records what happened; ``alert`` is for what the operator must look at (a paid
-    checkout that issued nothing).
+    checkout that issued nothing); ``on_change`` sees each licence a change recorded (the
+    argument checker's packs are granted on issue and ended on revoke, docs/argcheck-payment.md).
     """
     found = interpret(event, store=store, lookup=lookup, session_lookup=session_lookup, alert=alert)
     if found is None:
@@ -255,6 +258,8 @@ def process_event(
     change, refs = found
     licence, changed = record_change(store, change)
     link_references(store, change.licence_id, refs)
+    if changed and licence is not None and on_change is not None:
+        on_change(licence, change.transition.effect)
     log(
         "stripe event recorded",
         {

@@ -95,7 +95,7 @@ def check() -> Response[str]:
     event = router.current_event.raw_event
     settings = get_settings(ArgcheckSettings)
     store = usage_store(ArgcheckSettings)
-    licence = optional_licence(router.current_event.headers, store=licence_store())
+    licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
     body = raw_body(event)
     response = argcheck_bounded.check_body_bounded(body)
     if "refusal" not in response:
