@@ -186,6 +186,11 @@ def test_args_string_catches_a_string_encoded_only_as_its_format_carries(pristin
     assert any("D9.2" in m for m in failures), failures
 
 
+def _break_decisions_named(c: Corpus) -> None:
+    case = first(c, "truncated")
+    case["text"] += ', "zz": 12 '  # now rests on D11.7 (whitespace after a number at the cut)
+
+
 def _break_rationale_cites(c: Corpus) -> None:
     c.rationale[0]["rationale"] += " See D99.9."
 

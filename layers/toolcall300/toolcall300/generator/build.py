@@ -36,7 +36,7 @@ from toolcall300.generator.checks import (
     run_checks,
 )
 from toolcall300.generator.envelopes import ENVELOPE_NOTES, envelope_of
-from toolcall300.generator.oracles import Runner, pass_counts
+from toolcall300.generator.oracles import Runner, decisions_rested_on, pass_counts
 from toolcall300.generator.rules import Ctx, Draft, Maker
 from toolcall300.generator.rules.arrays import array_vs_scalar
 from toolcall300.generator.rules.coercion import type_coercion
@@ -152,6 +152,14 @@ def envelope_note(text: str, rationale: str) -> str:
     return f"{rationale} The text is read as {ENVELOPE_NOTES[env]}{array} (E2)."
 
 
+def decision_notes(case: dict[str, Any], rationale: str) -> str:
+    """The rationale, naming each decision the case rests on that its rule did not name."""
+    extra = [
+        f"{why} ({did})" for did, why in decisions_rested_on(case).items() if did not in rationale
+    ]
+    return f"{rationale} It also rests on: {'; '.join(extra)}." if extra else rationale
+
+
 def make_cases(
     catalog: list[dict[str, Any]], pools: Pools, seed: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -172,7 +180,7 @@ def make_cases(
                 "expected": d.expected,
             }
         )
-        why = envelope_note(d.text, d.rationale)
+        why = decision_notes(cases[-1], envelope_note(d.text, d.rationale))
         rationale.append({"id": cid, "rule": d.rule, "rationale": why})
     return cases, rationale
 

@@ -25,6 +25,7 @@ from toolcall300.generator.oracles import (
     NAME_FIELD,
     calls_of,
     completed_prefix,
+    decisions_rested_on,
     decode_strings,
     names_of,
     one_call,
@@ -706,6 +707,18 @@ def _rationale(corpus: Corpus) -> Iterator[Result]:
             and len(str(r.get("rationale", ""))) >= 40
         )
         yield _ok(good, r, "rationale row lacks a rule or a specific rationale")
+
+
+@check(
+    "decisions_named",
+    "a case whose answer rests on a decision the reference normaliser once took alone "
+    "(D1.3, D7.4, D8.2, D11.7, D11.8) names it in its rationale",
+)
+def _decisions_named(corpus: Corpus) -> Iterator[Result]:
+    notes = {r.get("id"): f"{r.get('rule', '')} {r.get('rationale', '')}" for r in corpus.rationale}
+    for c in corpus.cases:
+        for did in decisions_rested_on(c):
+            yield _ok(did in cited(notes.get(c.get("id"), "")), c, f"rests on {did} unnamed")
 
 
 _CITED = re.compile(r"\b[DEC]\d{1,2}(?:\.\d{1,2})?\b")

@@ -309,3 +309,51 @@ def pass_counts(
             if case.get("category") in table and passes(case, run(case["text"], tools)):
                 table[case["category"]][name] += 1
     return table
+
+
+# --------------------------------------------------------------------------- decisions cases rest on
+
+_STRING_ARGUMENTS = re.compile(r'"(?:arguments|parameters|input)"\s*:\s*"')
+_NUMBER_THEN_SPACE = re.compile(r"[0-9][ \t\r\n]+\Z")
+
+
+def _free_form_keys(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` writes keys into an object schema without ``properties`` (D7.4)."""
+    if isinstance(value, dict) and value_type(schema) == "object":
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return bool(value)
+        return any(_free_form_keys(v, props[k]) for k, v in value.items() if k in props)
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        return any(_free_form_keys(v, items) for v in value)
+    return False
+
+
+def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
+    """The decisions the reference normaliser once took alone that a case's answer rests on,
+    each with why, so its rationale can name them: D1.3 (a call without an arguments key),
+    D7.4 (keys of a free-form object), D8.2 (an object wrapped into an array), D11.7 (a
+    number then whitespace at the cut) and D11.8 (a cut inside string-encoded arguments).
+    D6.3 cannot arise: the catalog checks require every tool to declare ``parameters``."""
+    out: dict[str, str] = {}
+    text = str(case.get("text", ""))
+    expected = case.get("expected") if isinstance(case.get("expected"), dict) else None
+    tool = tool_of(case, expected["name"]) if expected else None
+    calls = calls_of(case) or []
+    if any(c["arguments"] is None for c in calls):
+        out["D1.3"] = "a complete call with no arguments key has the arguments {}"
+    if expected and tool and _free_form_keys(expected["arguments"], tool_schema(tool)):
+        out["D7.4"] = "an object schema without properties is free-form, so its keys are kept"
+    sent = calls[0]["arguments"] if len(calls) == 1 else None
+    if case.get("category") == "array_vs_scalar" and expected and isinstance(sent, dict):
+        for key, value in expected["arguments"].items():
+            one_object = isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
+            if one_object and canonical(sent.get(key)) == canonical(value[0]):
+                out["D8.2"] = "rule 8 wraps an object too"
+    if not parsed(case)[0]:
+        if _NUMBER_THEN_SPACE.search(text):
+            out["D11.7"] = "whitespace after a number at the cut is a delimiter"
+        if _STRING_ARGUMENTS.search(text):
+            out["D11.8"] = "arguments cut inside their JSON string are read as the cut arguments"
+    return out
