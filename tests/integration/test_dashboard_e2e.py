@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 import requests
 from support.dashboard import shoot
+from support.runs import wait_for_run
 
 pytestmark = pytest.mark.slow
 
@@ -60,18 +60,6 @@ def submit(url: str, key: str, body: dict[str, Any]) -> str:
     return str(answer.json()["run_id"])
 
 
-def wait_for(url: str, key: str, run_id: str, timeout_s: float = 180) -> dict[str, Any]:
-    """Poll GET /runs/{id} until the run is scored or failed."""
-    auth = {"Authorization": f"Bearer {key}"}
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        run = requests.get(f"{url}/runs/{run_id}", headers=auth, timeout=30).json()
-        if run["status"] in ("scored", "failed"):
-            return dict(run)
-        time.sleep(0.3)
-    raise AssertionError(f"run {run_id} did not finish within {timeout_s} s: {run}")
-
-
 @pytest.fixture(scope="module")
 def team(dashboard_stack: str) -> Team:
     """A team with five real runs: baseline, regression, pass, failure, a second baseline."""
@@ -89,14 +77,14 @@ def team(dashboard_stack: str) -> Team:
 
     # The baseline must be scored before the runs measured against it; the other four
     # neither set nor move main's baseline, so they are scored side by side.
-    runs = {"baseline": wait_for(url, key, start(TOOLSHIM))}
+    runs = {"baseline": wait_for_run(url, key, start(TOOLSHIM))}
     started = {
         "regression": start(REFUSE_ALL),
         "pass": start(TOOLSHIM, ref="refs/heads/feature-x"),
         "failed": start(CRASHES),
         "release": start(TOOLSHIM, ref="refs/heads/release-1.2", baseline="release-1.2"),
     }
-    runs.update({label: wait_for(url, key, run_id) for label, run_id in started.items()})
+    runs.update({label: wait_for_run(url, key, run_id) for label, run_id in started.items()})
     return Team(url, name, key, runs)
 
 

@@ -120,13 +120,7 @@ def post_run(
 
 
 def wait(stack: LocalStack, key: str, run_id: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        _, _, run = request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(key))
-        if run["status"] in ("scored", "failed"):
-            return dict(run)
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not finish")
+    return fakes.wait_for_run(stack.url, key, run_id, timeout_s=timeout)
 
 
 def test_a_run_is_scored_and_its_report_is_stored(

@@ -9,7 +9,6 @@ by one team reads that team and nothing of the other.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,12 +39,9 @@ def scored_run(url: str, key: str, commit: str) -> str:
             "run_id"
         ]
     )
-    while True:  # the run ends scored or failed; a hung run is the suite's own timeout
-        run = get(f"{url}/runs/{run_id}", key)[1]
-        if run["status"] in ("scored", "failed"):
-            assert run["status"] == "scored", run
-            return run_id
-        time.sleep(0.1)
+    run = fakes.wait_for_run(url, key, run_id)
+    assert run["status"] == "scored", run
+    return run_id
 
 
 def test_two_buyers_with_the_same_team_name_see_only_their_own_team(

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
+
+from toolcall300.client.http import request_json
 
 TOOLS = [
     {
@@ -136,3 +139,16 @@ def pids_with(token: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def wait_for_run(base_url: str, key: str, run_id: str, *, timeout_s: float = 180) -> dict[str, Any]:
+    """Poll ``GET /runs/{run_id}`` until the run is scored or failed, and return it."""
+    headers = {"Authorization": f"Bearer {key}"}
+    deadline = time.monotonic() + timeout_s
+    run: Any = None
+    while time.monotonic() < deadline:
+        _, _, run = request_json("GET", f"{base_url}/runs/{run_id}", headers=headers)
+        if run["status"] in ("scored", "failed"):
+            return dict(run)
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish within {timeout_s} s: {run}")
