@@ -111,7 +111,9 @@ def test_fetch_verified_keeps_a_matching_file_and_refuses_a_mismatch(
 
 def test_key_comes_from_the_environment_or_a_prompt_never_a_flag() -> None:
     assert client.read_key({"TOOLCALL300_LICENCE": " tc300_abc "}) == "tc300_abc"
-    assert client.read_key({}, prompt=lambda _: "typed") == "typed"
+    assert client.read_key({}, prompt=lambda _: "typed", interactive=True) == "typed"
+    with pytest.raises(ValueError, match="TOOLCALL300_LICENCE"):  # no terminal: nobody to ask
+        client.read_key({}, prompt=lambda _: "typed", interactive=False)
     with pytest.raises(UsageError):
         client.parse_args(["--api", "http://x", "--out", "d", "--key", "k"])
 
