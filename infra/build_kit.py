@@ -51,7 +51,10 @@ Nothing to install: Python 3.11 or newer, standard library only.
 
 `toolshim` (python3 toolshim.py) is the reference normaliser. It and the corpus were written by
 the same team from the same rulebook: its score on these cases is in-sample and proves little.
-The other 270 cases and their per-case rationale are licensed per purchase.
+
+Everything in this folder is CC0 1.0 Universal: `LICENSE` is its legal code. The other 270
+cases, their per-case rationale and the inputs they were generated from are licensed per
+purchase (`LICENSE-COMMERCIAL.txt`, delivered with them by `toolcall300 download`).
 """
 
 
