@@ -92,8 +92,7 @@ def test_the_same_call_written_once_is_read_by_all() -> None:
 
 # ------------------------------------------------------------------------- no second reader
 
-#: Where the suite reads JSON: everything outside service/ (the kit), but the HTTP client's own
-#: server answers. canonical.py is the reader itself.
+#: The kit (everything outside service/) reads JSON only through canonical.py, the reader itself.
 _READERS = ("loads", "load", "JSONDecoder", "raw_decode")
 
 

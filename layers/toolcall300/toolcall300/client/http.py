@@ -7,11 +7,12 @@ Not a general HTTP client: JSON in, JSON out, no retries beyond what callers do.
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
+
+from toolcall300.canonical import loads_strict
 
 TIMEOUT_S = 30
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -40,11 +41,11 @@ def request_json(
     req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-            return resp.status, dict(resp.headers.items()), json.loads(resp.read() or b"null")
+            return resp.status, dict(resp.headers.items()), loads_strict(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
         raw = exc.read()
         try:
-            err = json.loads(raw).get("error", {})
+            err = loads_strict(raw).get("error", {})
         except (ValueError, AttributeError):
             err = {}
         raise ApiError(
