@@ -5,11 +5,18 @@ BIN     := $(VENV)/bin
 SAMVENV := .sam-venv
 export PYTHONPATH :=
 export SAM_CLI_TELEMETRY := 0
+SHELL   := /bin/bash
+# pip -q still warns once per package about index folders a machine's pip config lists but
+# does not have ("Location ... is ignored"): keep that out of the first thing a user sees,
+# keep every other line and pip's exit status (pipefail).
+PIP     := set -o pipefail; PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
+PIP_OUT := 2>&1 | { grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory" || true; }
 
 .PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers
 
 help:
 	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
+	@echo "             (make demo KEEP=1 leaves the stack running with the demo's data)"
 	@echo "make test    set up, then lint, type-check and run every test tier"
 	@echo "make check   test + corpus integrity re-check"
 	@echo "make serve   run the whole service locally (moto + gateway + worker)"
@@ -20,19 +27,21 @@ help:
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $@
+	@echo "setting up $(VENV) (pip install -e '.[dev]', a minute or two)"
+	@$(PY) -m venv $(VENV)
+	@$(PIP) install -q --upgrade pip $(PIP_OUT)
+	@$(PIP) install -q -e '.[dev]' $(PIP_OUT)
+	@touch $@
 
 sam-venv: $(SAMVENV)/.installed
 $(SAMVENV)/.installed:
-	$(PY) -m venv $(SAMVENV)
-	$(SAMVENV)/bin/python -m pip install -q aws-sam-cli
-	touch $@
+	@echo "setting up $(SAMVENV) (aws-sam-cli in its own environment)"
+	@$(PY) -m venv $(SAMVENV)
+	@set -o pipefail; $(SAMVENV)/bin/python -m pip install -q --disable-pip-version-check aws-sam-cli $(PIP_OUT)
+	@touch $@
 
 demo: venv
-	$(BIN)/python infra/demo_journey.py
+	KEEP=$(KEEP) $(BIN)/python infra/demo_journey.py
 
 lint: venv
 	$(BIN)/ruff check .

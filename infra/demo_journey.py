@@ -5,22 +5,32 @@ reference normaliser, then start the local stack (moto as the AWS endpoint, the 
 buy a test team licence with a signed Stripe event, download the licensed corpus and verify
 its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
 adapter that refuses everything (a regression: exit 2). Every step is the public command; the
-script only strings them together and stops the stack at the end.
+script only strings them together. The stack keeps its state in ``.toolcall300/demo`` (emptied
+first) and the team key goes to ``.toolcall300/demo/licence-key`` (mode 600; the key is never
+echoed), so the dashboard can be visited afterwards with the demo's runs: ``KEEP=1`` (``make
+demo KEEP=1``) leaves the stack running until Ctrl-C, else ``toolcall300 serve --state
+.toolcall300/demo`` brings it back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TOOL = str(BIN / "toolcall300")
+STATE = ROOT / ".toolcall300" / "demo"
+KEY_FILE = STATE / "licence-key"
 # Adapter commands run inside the sandbox as uid 65534: bare names, resolved on its own PATH.
 REFUSE_ALL = (
     'python3 -c "import sys, json\n'
@@ -51,7 +61,7 @@ def step(
 
 def start_stack() -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [TOOL, "serve", "--port", "0"],
+        [TOOL, "serve", "--port", "0", "--state", str(STATE)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -65,6 +75,9 @@ def start_stack() -> tuple[subprocess.Popen[str], str]:
             break
         print(line, end="", flush=True)
         if "local stack at " in line:
+            for pipe in (proc.stdout, proc.stderr):  # keep draining: a full pipe would block it
+                if pipe is not None:
+                    threading.Thread(target=pipe.read, daemon=True).start()
             return proc, line.split("local stack at ", 1)[1].strip()
     proc.kill()
     raise SystemExit(
@@ -72,7 +85,18 @@ def start_stack() -> tuple[subprocess.Popen[str], str]:
     )
 
 
+def stop_stack(proc: subprocess.Popen[str]) -> None:
+    """Ctrl-C, as a user stops it (the stack ends its runs and removes its scratch)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def main() -> int:
+    shutil.rmtree(STATE, ignore_errors=True)  # each demo starts from nothing
     step(
         "re-run every integrity check on the corpus",
         [TOOL, "generate", "--check-only", "--out", "corpus_private"],
@@ -99,6 +123,10 @@ def main() -> int:
             [TOOL, "dev", "purchase", "--api", api, "--tier", "team", "--team", "demo-team"],
         )
         key = bought.strip().splitlines()[-1]
+        fd = os.open(KEY_FILE, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(key + "\n")
+        print(f"  (the key is in {KEY_FILE.relative_to(ROOT)}, mode 600)", flush=True)
         env = {**os.environ, "TOOLCALL300_LICENCE": key}
         with tempfile.TemporaryDirectory() as tmp:
             step(
@@ -142,15 +170,20 @@ def main() -> int:
             env=env,
             ok=(2,),
         )
-        print(
-            f"\nDashboard: {api}/dashboard (sign in with the key `toolcall300 dev purchase` printed)"
-        )
+        keep = os.environ.get("KEEP", "") not in ("", "0")
+        where = KEY_FILE.relative_to(ROOT)
+        print(f"\nDashboard: {api}/dashboard (sign in with the key in {where}: `cat {where}`)")
+        if keep:
+            print("The stack keeps running with the demo's data; Ctrl-C stops it.", flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                proc.wait()
+        else:
+            print(
+                f"The stack stops now; to look around later with the demo's data:\n"
+                f"  toolcall300 serve --state {STATE.relative_to(ROOT)}   (or: make demo KEEP=1)"
+            )
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_stack(proc)
     print("\ndemo: every step behaved as expected")
     return 0
 

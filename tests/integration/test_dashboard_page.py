@@ -307,3 +307,11 @@ def test_contract_api_fixture_is_contract_shaped() -> None:
     assert set(listed[0]) == {
         "run_id", "status", "verdict", "ref", "commit", "baseline", "created_at", "finished_at", "summary",
     }  # fmt: skip
+
+
+def test_the_empty_state_suggests_what_a_local_stack_runs_and_what_aws_runs() -> None:
+    empty = page().html.split('id="empty"', 1)[1].split("</div>", 1)[0]
+    local, aws = empty.split("On AWS", 1)
+    assert "--adapter-cmd" in local and "--image" not in local  # a local stack refuses images
+    assert "absolute path" in local and "toolshim --stream" in local
+    assert "--image IMAGE@sha256:" in aws

@@ -30,4 +30,9 @@ def test_demo_journey_runs_every_step() -> None:
     assert "in-sample" in out  # the honest-numbers note accompanies toolshim's score
     assert "TOOLCALL-300 adapter: integrator" in out  # both controls are shown (C1, C2)
     assert "tc300_" not in out  # the licence key is never echoed
+    key_file = ROOT / ".toolcall300" / "demo" / "licence-key"  # but it is where the end says
+    assert f"sign in with the key in {key_file.relative_to(ROOT)}" in out
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    assert key_file.read_text(encoding="utf-8").startswith("tc300_")
+    assert "toolcall300 serve --state .toolcall300/demo" in out
     assert "LICENSE-COMMERCIAL.txt" in out  # download delivers the licence with the corpus

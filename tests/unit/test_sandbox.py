@@ -297,3 +297,17 @@ def test_an_interpreter_under_a_private_folder_is_refused_for_uid_65534(tmp_path
 )
 def test_commands_the_sandbox_runs_pass_the_check(command: list[str]) -> None:
     assert sandbox.command_problem(command, uid_dropped=os.geteuid() == 0) is None
+
+
+def test_leftovers_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
+    gone = 2**22 + 1  # above pid_max's default: no process has it
+    (tmp_path / f"tc300-runs-{gone}-abc" / "tc300-run-x").mkdir(parents=True)
+    (tmp_path / f"tc300-kit-{gone}-abc").mkdir()
+    (tmp_path / f"tc300-runs-{os.getppid()}-abc").mkdir()  # a live process's
+    (tmp_path / "tc300-other-1-x").mkdir()  # not ours
+    removed = sandbox.sweep_leftovers(str(tmp_path))
+    assert sorted(p.name for p in removed) == [f"tc300-kit-{gone}-abc", f"tc300-runs-{gone}-abc"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "tc300-other-1-x",
+        f"tc300-runs-{os.getppid()}-abc",
+    ]

@@ -245,7 +245,7 @@ def build_kit(into: Path, package: Path = PACKAGE_ROOT / "toolcall300") -> Path:
 @cache
 def kit() -> Path:
     """The per-process kit copy (``tempfile``'s folder, mode 0755, removed at exit)."""
-    holder = Path(tempfile.mkdtemp(prefix="tc300-kit-"))
+    holder = Path(tempfile.mkdtemp(prefix=f"tc300-kit-{os.getpid()}-"))
     holder.chmod(0o755)
     atexit.register(shutil.rmtree, holder, True)
     return build_kit(holder / "kit")
@@ -255,10 +255,26 @@ def kit() -> Path:
 def _scratch_root() -> Path:
     """Where this process's scratch directories live: a 0711 folder, so an adapter that sees
     the host's /tmp (no bubblewrap) cannot list the other runs' directories."""
-    root = Path(tempfile.mkdtemp(prefix="tc300-runs-"))
+    root = Path(tempfile.mkdtemp(prefix=f"tc300-runs-{os.getpid()}-"))
     root.chmod(0o711)
     atexit.register(shutil.rmtree, root, True)
     return root
+
+
+def sweep_leftovers(folder: str | None = None) -> list[Path]:
+    """Remove the kit copies and scratch roots of processes that died without cleaning up
+    (``kill -9``): their names carry the pid, and a live pid's folders are left alone."""
+    removed = []
+    for path in Path(folder or tempfile.gettempdir()).glob("tc300-*-*-*"):
+        kind, _, rest = path.name[len("tc300-") :].partition("-")
+        pid = rest.partition("-")[0]
+        if kind not in ("kit", "runs") or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 # ----------------------------------------------------------------------------- commands

@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -315,10 +316,22 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"Ctrl-C stops it ({kept}).\n"
     )
     stdout.flush()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None  # as Ctrl-C does
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
     finally:
+        if main:  # the stop takes seconds; a second Ctrl-C must not leave it half done
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            stderr.write("toolcall300 serve: stopping (ending running runs)\n")
         stack.stop()
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     return EXIT_OK
+
+
+def _interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt

@@ -393,6 +393,7 @@ def start_local(context: Any) -> Callable[[], None]:
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
     deps = local_deps(context)
+    sandbox.sweep_leftovers()  # what a killed stack left in /tmp
     ended = recover(deps)  # before the pool claims anything, so only the dead stack's runs
     threading.Thread(
         target=notify_all, args=(deps, ended), name="tc300-recover", daemon=True

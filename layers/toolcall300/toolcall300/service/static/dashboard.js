@@ -526,6 +526,9 @@
     });
     var empty = runs.length === 0;
     $("empty").hidden = !empty;
+    Array.prototype.forEach.call(document.querySelectorAll(".api-origin"), function (node) {
+      node.textContent = window.location.origin;  // the commands name this very service
+    });
     $("history-body").hidden = empty;
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
