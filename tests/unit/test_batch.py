@@ -629,3 +629,49 @@ def test_a_run_whose_corpus_changed_while_it_queued_is_not_scored_against_the_ne
     ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "failed" and ended.failure is not None
     assert ended.failure["reason"] == "infra_error" and "corpus changed" in ended.failure["detail"]
+
+
+@pytest.mark.parametrize(
+    ("over", "code"),
+    [
+        ({"ref": "main\n"}, "invalid_request"),
+        ({"commit": "abc1234\n"}, "invalid_request"),
+        ({"baseline": "main\n"}, "invalid_request"),
+        ({"image": IMAGE + "\n"}, "invalid_request"),
+        ({"callback_url": "https://10.0.0.1/hook"}, "callback_not_allowed"),
+        ({"callback_url": "https://[::1]/hook"}, "callback_not_allowed"),
+        ({"callback_url": "https://metadata.example/hook"}, "callback_not_allowed"),
+        ({"callback_url": "http://hooks.example.com/hook"}, "invalid_callback"),
+    ],
+)
+def test_a_bad_submission_is_a_400_and_submits_nothing(
+    batch_env: dict[str, str],
+    call: Any,
+    aws: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    over: dict[str, Any],
+    code: str,
+) -> None:
+    """Patterns match whole values (no trailing newline); callbacks to non-public addresses
+    are refused at submission (a stub resolver: metadata.example -> the metadata service)."""
+
+    def resolve(host: str, port: int, **_kw: Any) -> list[tuple[Any, ...]]:
+        address = {"metadata.example": "169.254.169.254"}.get(host, host.strip("[]"))
+        return [(0, 0, 0, "", (address, port))]
+
+    monkeypatch.setattr(wiring, "callback_resolver", lambda: resolve)
+    status, _, answer = post(call, team_key(aws), image_body(**over))
+    assert status == 400 and answer["error"]["code"] == code
+    assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
+
+
+def test_a_public_callback_is_accepted(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        wiring,
+        "callback_resolver",
+        lambda: lambda h, p, **_k: [(0, 0, 0, "", ("93.184.216.34", p))],
+    )
+    body = image_body(callback_url="https://hooks.example.com/ci")
+    assert post(call, team_key(aws), body)[0] == 202

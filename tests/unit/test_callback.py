@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 from typing import Any
 
@@ -128,7 +129,13 @@ def test_delivery_over_real_http_verifies_at_the_receiver() -> None:
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-        outcome = callback.deliver(url, {"run_id": "r", "verdict": "pass"}, SECRET, attempts=1)
+        outcome = callback.deliver(
+            url,
+            {"run_id": "r", "verdict": "pass"},
+            SECRET,
+            attempts=1,
+            post=callback.guarded_post(local=True),
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -136,3 +143,125 @@ def test_delivery_over_real_http_verifies_at_the_receiver() -> None:
     body, header = received[0]
     assert callback.verify_callback(body, header, SECRET)
     assert b'"verdict":"pass"' in body
+
+
+def resolves_to(*addresses: str) -> callback.Resolver:
+    """A stub resolver: every name resolves to ``addresses`` (no test resolves a real name)."""
+
+    def resolve(host: str, port: int, **_kw: Any) -> list[tuple[Any, ...]]:
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+            for a in addresses
+        ]
+
+    return resolve
+
+
+REFUSED_ON_AWS = [
+    "10.0.0.1", "172.16.5.4", "192.168.1.1", "127.0.0.1", "127.8.8.8", "169.254.169.254",
+    "169.254.170.2", "100.64.0.1", "0.0.0.0", "::1", "fe80::1", "fc00::1", "fd00:ec2::254",
+    "::ffff:10.0.0.1", "::ffff:169.254.169.254", "224.0.0.1", "192.0.2.1", "198.18.0.1",
+    "240.0.0.1", "255.255.255.255",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("address", REFUSED_ON_AWS)
+def test_on_aws_no_private_loopback_link_local_or_metadata_address_is_allowed(address: str) -> None:
+    assert not callback.address_allowed(address, local=False)
+    with pytest.raises(callback.DestinationRefused):
+        callback.checked_addresses(
+            "https://hooks.example.com/x", local=False, resolve=resolves_to(address)
+        )
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "2606:4700::1111", "8.8.8.8"])
+def test_on_aws_public_addresses_are_allowed_and_locally_they_are_not(address: str) -> None:
+    assert callback.address_allowed(address, local=False)
+    assert not callback.address_allowed(address, local=True)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "::1", "::ffff:127.0.0.1"])
+def test_locally_only_loopback_is_allowed(address: str) -> None:
+    assert callback.address_allowed(address, local=True)
+
+
+def test_one_bad_address_among_several_refuses_the_host() -> None:
+    with pytest.raises(callback.DestinationRefused):
+        callback.checked_addresses(
+            "https://x.example/", local=False, resolve=resolves_to("93.184.216.34", "10.0.0.7")
+        )
+
+
+def test_an_unresolvable_host_is_refused() -> None:
+    def fail(*_a: Any, **_kw: Any) -> list[tuple[Any, ...]]:
+        raise socket.gaierror("no such name")
+
+    with pytest.raises(callback.DestinationRefused):
+        callback.checked_addresses("https://nowhere.invalid/", local=False, resolve=fail)
+
+
+class Connections:
+    """Records where a delivery would connect, and connects nowhere."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    def __call__(self, address: tuple[str, int], *_a: Any, **_kw: Any) -> Any:
+        self.seen.append(address)
+        raise ConnectionRefusedError("test: no traffic leaves this machine")
+
+
+def test_delivery_rechecks_after_resolution_and_never_connects_to_a_rebound_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Allowed at submission, the name now resolves to the metadata service: no connection."""
+    connections = Connections()
+    monkeypatch.setattr(socket, "create_connection", connections)
+    outcome = callback.deliver(
+        "https://hooks.example.com/x",
+        {"run_id": "r"},
+        SECRET,
+        attempts=3,
+        sleep=lambda _s: None,
+        post=callback.guarded_post(local=False, resolve=resolves_to("169.254.169.254")),
+    )
+    assert not outcome.delivered and outcome.attempts == 1 and "refused" in outcome.last_error
+    assert connections.seen == []
+
+
+def test_delivery_connects_to_the_address_it_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    connections = Connections()
+    monkeypatch.setattr(socket, "create_connection", connections)
+    post = callback.guarded_post(local=False, resolve=resolves_to("93.184.216.34"))
+    with pytest.raises(ConnectionRefusedError):
+        post("https://hooks.example.com:8443/x", b"{}", {}, 1.0)
+    assert connections.seen == [("93.184.216.34", 8443)]
+
+
+def test_redirects_are_not_followed() -> None:
+    hits: list[str] = []
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            hits.append(self.path)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(307)
+            self.send_header("Location", "http://127.0.0.1:1/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        outcome = callback.deliver(
+            url, {"run_id": "r"}, SECRET, attempts=2, post=callback.guarded_post(local=True)
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not outcome.delivered and outcome.last_status == 307 and hits == ["/hook"]

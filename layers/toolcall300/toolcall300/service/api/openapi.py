@@ -33,6 +33,25 @@ RAW_BODIES: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+def _statuses_as_answered(doc: dict[str, Any]) -> None:
+    """Powertools documents a 422 ``HTTPValidationError`` for invalid input; the resolver
+    answers those with 400 (``resolver._validation_error``), so the document says 400 there.
+    A 422 the service really answers (the checker's refusals) stays."""
+    error_400: dict[str, Any] | None = None
+    for ops in doc.get("paths", {}).values():
+        for op in ops.values():
+            error_400 = error_400 or op.get("responses", {}).get("400")
+    for ops in doc.get("paths", {}).values():
+        for op in ops.values():
+            responses = op.get("responses", {})
+            if "HTTPValidationError" not in str(responses.get("422", "")):
+                continue
+            del responses["422"]
+            takes_input = op.get("parameters") or op.get("requestBody")
+            if takes_input and "400" not in responses and error_400:
+                responses["400"] = error_400
+
+
 @cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once per process)."""
@@ -43,6 +62,7 @@ def document() -> dict[str, Any]:
     doc: dict[str, Any] = app.get_openapi_schema(title=TITLE, version=__version__).model_dump(
         mode="json", by_alias=True, exclude_none=True
     )
+    _statuses_as_answered(doc)
     for (path, method), schema in RAW_BODIES.items():
         op = doc.get("paths", {}).get(path, {}).get(method)
         if op is not None and "requestBody" not in op:

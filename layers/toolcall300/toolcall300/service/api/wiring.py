@@ -194,6 +194,14 @@ def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
     return take
 
 
+def callback_resolver() -> Callable[..., Any]:
+    """How callback hosts are resolved (``socket.getaddrinfo``; tests replace it so that no
+    test resolves a real name or reaches a non-loopback address)."""
+    import socket
+
+    return socket.getaddrinfo
+
+
 def clear_ports() -> None:
     """Forget every cached collaborator, setting, client and secret."""
     for fn in (

@@ -5,19 +5,30 @@ Scheme (documented in docs/hosted-scoring.md): the header
 sent with the JSON body. The secret is derived from the team's licence key
 (:func:`callback_secret`), so a team can verify without any other secret being issued, and
 the service never stores the key itself. Several ``v1=`` entries are allowed (any one may
-match). Delivery uses the standard library only (``urllib``) and never raises: a callback
-that cannot be delivered is logged by the caller, it does not change the run.
+match). Delivery uses the standard library only and never raises: a callback that cannot be
+delivered is logged by the caller, it does not change the run.
+
+Where a callback may go (docs/hosted-scoring.md, "Callbacks"): on AWS only to public addresses
+(never private, loopback, link-local, the metadata service, or any other non-global range);
+on a local stack only to loopback. The rule is applied at submission and again at delivery,
+after resolving the name, and the connection goes to the address that was checked (a name
+that re-resolves elsewhere between check and connect changes nothing); redirects are not
+followed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
+import ipaddress
+import socket
+import ssl
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 from toolcall300.canonical import canonical_bytes
 
@@ -104,16 +115,97 @@ class Delivery:
 
 #: (url, body, headers, timeout) -> HTTP status; raises OSError when there is no answer.
 Post = Callable[[str, bytes, dict[str, str], float], int]
+#: ``socket.getaddrinfo``'s signature (tests pass a stub, so no test resolves a real name).
+Resolver = Callable[..., Sequence[tuple[Any, ...]]]
 
 
-def urllib_post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST with the standard library; any HTTP status is returned, not raised."""
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+class DestinationRefused(ValueError):
+    """The callback URL names a host the service does not send callbacks to."""
+
+
+def address_allowed(address: str, *, local: bool) -> bool:
+    """Whether a callback may be sent to ``address``: loopback only on a local stack, only
+    globally routable addresses on AWS (which excludes private, loopback, link-local with the
+    metadata service 169.254.169.254, shared, reserved and multicast ranges)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if local:
+        return ip.is_loopback
+    return ip.is_global and not ip.is_multicast
+
+
+def _target(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise DestinationRefused("the callback URL must be http(s) with a host")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise DestinationRefused("the callback URL has an invalid port") from exc
+    return parts.scheme, parts.hostname, port
+
+
+def checked_addresses(
+    url: str, *, local: bool, resolve: Resolver = socket.getaddrinfo
+) -> list[str]:
+    """Every address ``url``'s host resolves to, when all are allowed; else DestinationRefused."""
+    _, host, port = _target(url)
+    try:
+        found = resolve(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise DestinationRefused("the callback host does not resolve") from exc
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not addresses:
+        raise DestinationRefused("the callback host does not resolve")
+    if not all(address_allowed(a, local=local) for a in addresses):
+        where = "loopback" if local else "public"
+        raise DestinationRefused(f"callbacks go only to {where} addresses")
+    return addresses
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Plain HTTP to one already-checked address (the Host header still names the host)."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS to one already-checked address; the certificate is checked against the host name."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._address = address
+        self._tls = ssl.create_default_context()
+
+    def connect(self) -> None:
+        raw = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
+
+
+def guarded_post(*, local: bool, resolve: Resolver = socket.getaddrinfo) -> Post:
+    """A :data:`Post` that checks the destination on every attempt, connects to the checked
+    address and returns a redirect's status instead of following it."""
+
+    def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
+        scheme, host, port = _target(url)
+        address = checked_addresses(url, local=local, resolve=resolve)[0]
+        kind = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
+        conn = kind(host, port, address, timeout)
+        parts = urlsplit(url)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            return int(conn.getresponse().status)
+        finally:
+            conn.close()
+
+    return post
 
 
 def backoff_delays(attempts: int, *, base: float = 1.0, cap: float = 30.0) -> list[float]:
@@ -138,7 +230,7 @@ def deliver(
     attempts: int = 5,
     base_delay: float = 1.0,
     timeout: float = 5.0,
-    post: Post = urllib_post,
+    post: Post,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
 ) -> Delivery:
@@ -154,7 +246,9 @@ def deliver(
         }
         try:
             status, error = post(url, body, headers, timeout), ""
-        except (OSError, ValueError) as exc:
+        except DestinationRefused as exc:
+            return Delivery(False, attempt, None, f"refused: {exc}")
+        except (OSError, ValueError, http.client.HTTPException) as exc:
             status, error = None, type(exc).__name__
         if status is not None and 200 <= status < 300:
             return Delivery(True, attempt, status)

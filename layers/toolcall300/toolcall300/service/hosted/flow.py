@@ -20,6 +20,7 @@ from toolcall300.scoring import report as scorer
 from toolcall300.scoring.corpus import parse_corpus
 from toolcall300.service.api.wiring import (
     batch_api,
+    callback_resolver,
     job_inputs_objects,
     report_store,
     run_store,
@@ -221,6 +222,9 @@ def notify(run: Run) -> None:
             run.callback_secret,
             attempts=runs_settings().callback_attempts,
             base_delay=runs_settings().callback_base_delay_s,
+            post=callback.guarded_post(
+                local=runs_settings().toolcall300_local_stack, resolve=callback_resolver()
+            ),
         )
     except Exception:
         logger.exception("callback failed", extra={"run_id": run.run_id})

@@ -16,7 +16,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
 from toolcall300.service.api.auth import bearer_key, require_licence
-from toolcall300.service.api.resolver import error_responses, make_router, public_base_url
+from toolcall300.service.api.resolver import (
+    error_responses,
+    make_router,
+    ok_response,
+    public_base_url,
+)
 from toolcall300.service.api.wiring import licence_store, stripe_api_key
 from toolcall300.service.domain.licences import TEAM_NAME_MAX, new_team_id, team_name_problem
 from toolcall300.service.domain.products import PRODUCTS, product_named
@@ -46,7 +51,10 @@ class CheckoutView(BaseModel):
 @router.post(
     "/checkout",
     summary="Start a purchase: the Stripe Checkout page for a product (a team key buys a seat)",
-    responses=error_responses(400, 401, 403, 503),
+    responses={
+        **ok_response(CheckoutView, "the checkout page"),
+        **error_responses(400, 401, 403, 503),
+    },
     tags=["licences"],
 )
 def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:

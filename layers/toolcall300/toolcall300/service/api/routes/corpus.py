@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from toolcall300.service.api.auth import require_licence
-from toolcall300.service.api.resolver import error_responses, make_router
+from toolcall300.service.api.resolver import error_responses, make_router, ok_response
 from toolcall300.service.api.wiring import corpus_objects, licence_store, usage_store
 from toolcall300.service.domain import corpus, usage
 from toolcall300.service.observability import count
@@ -40,7 +40,7 @@ class RationaleView(BaseModel):
 @router.get(
     "/corpus",
     summary="The corpus: version, sha256 pins and short-lived presigned download links",
-    responses=error_responses(401, 403, 404, 429, 503),
+    responses={**ok_response(CorpusView, "the corpus"), **error_responses(401, 403, 404, 429, 503)},
     tags=["corpus"],
 )
 def get_corpus() -> CorpusView:
@@ -48,7 +48,7 @@ def get_corpus() -> CorpusView:
     licence = require_licence(router.current_event.headers, store=licence_store())
     usage.take_download(
         usage_store(CorpusSettings),
-        licence.licence_id,
+        licence.account_id,  # a team's member keys share its purchase's cap
         per_day=settings.downloads_per_day,
         now=datetime.now(UTC),
     )
@@ -62,7 +62,10 @@ def get_corpus() -> CorpusView:
 @router.get(
     "/cases/<id>/rationale",
     summary="One case's rationale (ids are exactly tc300-NNNN)",
-    responses=error_responses(400, 401, 403, 404, 503),
+    responses={
+        **ok_response(RationaleView, "the rationale"),
+        **error_responses(400, 401, 403, 404, 503),
+    },
     tags=["corpus"],
 )
 def get_rationale(id: str) -> RationaleView:

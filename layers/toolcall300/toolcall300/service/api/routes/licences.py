@@ -58,7 +58,7 @@ def claim(
 @router.get(
     "/licence",
     summary="Describe the bearer's licence: tier, status, team, issue date",
-    responses=error_responses(401, 403),
+    responses={**ok_response(LicenceView, "the licence"), **error_responses(401, 403)},
     tags=["licences"],
 )
 def describe() -> LicenceView:
@@ -113,7 +113,7 @@ def issue_member_key(team: TeamId) -> Response[str]:
 @router.get(
     "/teams/<team>/keys",
     summary="The team's member keys (never the keys themselves)",
-    responses=error_responses(400, 401, 403),
+    responses={**ok_response(MemberKeysView, "the member keys"), **error_responses(400, 401, 403)},
     tags=["licences"],
 )
 def member_keys(team: TeamId) -> MemberKeysView:
@@ -124,7 +124,10 @@ def member_keys(team: TeamId) -> MemberKeysView:
 @router.delete(
     "/teams/<team>/keys/<key_id>",
     summary="Revoke one member key of the team (its purchase key only)",
-    responses=error_responses(400, 401, 403, 404),
+    responses={
+        **ok_response(MemberKeyView, "the revoked key"),
+        **error_responses(400, 401, 403, 404),
+    },
     tags=["licences"],
 )
 def revoke_member_key(team: TeamId, key_id: KeyId) -> MemberKeyView:

@@ -8,12 +8,12 @@ itself is never stored. The contract is docs/runs-contract.md (the user's guide:
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from pydantic import BaseModel, Field
 
 from toolcall300.service.api import wiring
 from toolcall300.service.api.auth import bearer_key, require_licence
@@ -25,10 +25,11 @@ from toolcall300.service.api.resolver import (
     raw_body,
 )
 from toolcall300.service.api.wiring import licence_store
-from toolcall300.service.domain import runs
+from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.callback import callback_secret
-from toolcall300.service.domain.licences import Licence
-from toolcall300.service.errors import BadRequest
+from toolcall300.service.domain.licences import TEAM_PATTERN, Licence
+from toolcall300.service.domain.runs import submission
+from toolcall300.service.errors import BadRequest, PayloadTooLarge
 from toolcall300.service.hosted import flow
 from toolcall300.service.observability import count
 
@@ -42,48 +43,124 @@ def _team_licence(team: str | None = None) -> Licence:
     )
 
 
-def _header(name: str) -> str | None:
-    for key, value in (router.current_event.headers or {}).items():
-        if key.lower() == name.lower():
-            return str(value)
-    return None
+class RunRequest(BaseModel):
+    """A ``POST /runs`` body (docs/runs-contract.md): exactly one of ``image`` (AWS) and
+    ``adapter_cmd`` (a local stack only); the patterns are the ones the domain enforces."""
+
+    image: Annotated[str | None, Field(pattern=submission.IMAGE_PATTERN)] = None
+    adapter_cmd: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=submission.MAX_ARG_CHARS)]] | None,
+        Field(min_length=1, max_length=submission.MAX_ARGS),
+    ] = None
+    ref: Annotated[str, Field(pattern=submission.REF_PATTERN)]
+    commit: Annotated[str, Field(pattern=submission.COMMIT_PATTERN)]
+    baseline: Annotated[str, Field(pattern=submission.BASELINE_PATTERN)] = "main"
+    callback_url: Annotated[str | None, Field(max_length=submission.MAX_URL_CHARS)] = None
 
 
-def _json_body() -> Any:
-    raw = raw_body(router.current_event.raw_event)
-    if len(raw) > MAX_BODY:
-        raise BadRequest("the body is too large", code="body_too_large")
-    try:
-        return json.loads(raw or b"null")
-    except ValueError as exc:
-        raise BadRequest("the body is not JSON", code="invalid_json") from exc
+class RunLinks(BaseModel):
+    self_: Annotated[str, Field(alias="self")]
+
+
+class RunAccepted(BaseModel):
+    run_id: str
+    status: str
+    links: RunLinks
+
+
+class RunView(BaseModel):
+    """The contract's ``GET /runs/{run_id}`` body."""
+
+    run_id: str
+    team: str
+    status: str
+    ref: str
+    commit: str
+    baseline: str
+    adapter: dict[str, Any]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    failure: dict[str, Any] | None
+    sandbox: dict[str, Any] | None
+    verdict: str | None
+    summary: dict[str, Any] | None
+    comparison: dict[str, Any] | None
+    baseline_updated: bool
+    attempts: int
+    report_url: str | None
+    links: RunLinks
+
+
+class RunRow(BaseModel):
+    run_id: str
+    status: str
+    verdict: str | None
+    ref: str
+    commit: str
+    baseline: str
+    created_at: str
+    finished_at: str | None
+    summary: dict[str, Any] | None
+
+
+class TeamRunsView(BaseModel):
+    team: str
+    runs: list[RunRow]
+
+
+class BaselineEntry(BaseModel):
+    run_id: str
+    ref: str
+    commit: str
+    set_at: str | None
+    summary: dict[str, Any] | None
+
+
+class BaselinesView(BaseModel):
+    team: str
+    baselines: dict[str, list[BaselineEntry]]
+
+
+TeamId = Annotated[str, Path(pattern=TEAM_PATTERN)]
+RunId = Annotated[str, Path(max_length=64)]
 
 
 @router.post(
     "/runs",
     summary="Submit a hosted scoring run (team licence); 202 with the run id",
     responses={
-        202: {
-            "description": "accepted",
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        },
-        **error_responses(400, 401, 403, 409, 429),
+        **ok_response(RunAccepted, "accepted", status=202),
+        **error_responses(400, 401, 403, 409, 413, 429),
     },
     tags=["runs"],
 )
-def submit() -> Response[str]:
+def submit(
+    request: Annotated[RunRequest, Body()],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
+) -> Response[str]:
+    if len(raw_body(router.current_event.raw_event)) > MAX_BODY:
+        raise PayloadTooLarge("the body is too large", code="body_too_large")
     licence = _team_licence()
     conf = wiring.runs_settings()
-    sub = runs.parse_submission(_json_body(), local=conf.toolcall300_local_stack)
-    if conf.toolcall300_local_stack and sub.adapter["kind"] == "image":
+    local = conf.toolcall300_local_stack
+    sub = runs.parse_submission(request.model_dump(exclude_unset=True), local=local)
+    if local and sub.adapter["kind"] == "image":
         # A local stack has no AWS Batch to run images on; its worker runs commands.
         raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")
-    if conf.toolcall300_local_stack:
+    if local:
         from toolcall300.jobs.sandbox import command_problem  # the local worker's own rules
 
         problem = command_problem(sub.adapter["command"])
         if problem is not None:
             raise BadRequest(problem, code="adapter_cmd_unusable")
+    if sub.callback_url is not None:
+        try:  # checked here and again at each delivery (docs/hosted-scoring.md, "Callbacks")
+            callback.checked_addresses(
+                sub.callback_url, local=local, resolve=wiring.callback_resolver()
+            )
+        except callback.DestinationRefused as exc:
+            raise BadRequest(f"'callback_url' refused: {exc}", code="callback_not_allowed") from exc
     key = bearer_key(router.current_event.headers) or ""
     now = datetime.now(UTC)
     run, created = runs.submit(
@@ -93,27 +170,29 @@ def submit() -> Response[str]:
         licence_id=licence.account_id,  # member keys share their team purchase's quota
         take_quota=wiring.quota_taker(),
         now=now,
-        idempotency_key=_header("Idempotency-Key"),
+        idempotency_key=idempotency_key,
         callback_secret=callback_secret(key),
     )
     if created:
         count("RunsSubmitted")
         if run.adapter["kind"] == "image":
             run = flow.dispatch(run, now=now)
-    body = {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
-    return json_response(202, body, {"Location": f"/runs/{run.run_id}"})
+    body = RunAccepted.model_validate(
+        {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
+    )
+    return json_response(202, body.model_dump(by_alias=True), {"Location": f"/runs/{run.run_id}"})
 
 
 @router.get(
     "/runs/<run_id>",
     summary="A run: status, verdict, summary, comparison with the baseline",
-    responses={**ok_response(description="the run"), **error_responses(401, 403, 404)},
+    responses={**ok_response(RunView, "the run"), **error_responses(400, 401, 403, 404)},
     tags=["runs"],
 )
-def describe(run_id: str) -> Response[str]:
+def describe(run_id: RunId) -> Response[str]:
     licence = _team_licence()
     run = runs.get_for_team(wiring.run_store(), run_id, str(licence.team))
-    return json_response(200, run.public())
+    return json_response(200, RunView.model_validate(run.public()).model_dump(by_alias=True))
 
 
 @router.get(
@@ -122,7 +201,7 @@ def describe(run_id: str) -> Response[str]:
     responses={**ok_response(description="the report"), **error_responses(401, 403, 404)},
     tags=["runs"],
 )
-def report(run_id: str) -> Response[str]:
+def report(run_id: RunId) -> Response[str]:
     licence = _team_licence()
     body = runs.stored_report(wiring.run_store(), wiring.report_store(), run_id, str(licence.team))
     return Response(
@@ -139,22 +218,22 @@ def report(run_id: str) -> Response[str]:
 @router.get(
     "/teams/<team>/runs",
     summary="The team's runs, newest first",
-    responses={**ok_response(description="runs"), **error_responses(401, 403)},
+    responses={**ok_response(TeamRunsView, "runs"), **error_responses(400, 401, 403)},
     tags=["runs"],
 )
-def team_runs(team: str, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> Response[str]:
+def team_runs(team: TeamId, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> TeamRunsView:
     _team_licence(team)
     rows = [r.listing() for r in runs.team_runs(wiring.run_store(), team, limit=limit)]
-    return json_response(200, {"team": team, "runs": rows})
+    return TeamRunsView.model_validate({"team": team, "runs": rows})
 
 
 @router.get(
     "/teams/<team>/baselines",
     summary="The team's baseline history per baseline name, oldest first",
-    responses={**ok_response(description="baselines"), **error_responses(401, 403)},
+    responses={**ok_response(BaselinesView, "baselines"), **error_responses(400, 401, 403)},
     tags=["runs"],
 )
-def baselines(team: str) -> Response[str]:
+def baselines(team: TeamId) -> BaselinesView:
     _team_licence(team)
     history = runs.team_baselines(wiring.run_store(), team)
-    return json_response(200, runs.baselines_document(team, history))
+    return BaselinesView.model_validate(runs.baselines_document(team, history))

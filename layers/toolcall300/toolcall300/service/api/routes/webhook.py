@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from toolcall300.service.api.resolver import error_responses, make_router, raw_body
+from toolcall300.service.api.resolver import error_responses, make_router, ok_response, raw_body
 from toolcall300.service.api.wiring import stripe_event_processor, webhook_secrets
 from toolcall300.service.errors import PayloadTooLarge
 from toolcall300.service.observability import count
@@ -25,7 +25,7 @@ class WebhookAck(BaseModel):
 @router.post(
     "/webhooks/stripe",
     summary="Stripe events: paid checkouts issue licences, refunds and disputes revoke or suspend them",
-    responses=error_responses(400, 409, 413, 503),
+    responses={**ok_response(WebhookAck, "received"), **error_responses(400, 409, 413, 503)},
     tags=["licences"],
 )
 def stripe_webhook() -> WebhookAck:

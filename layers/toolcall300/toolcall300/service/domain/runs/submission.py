@@ -13,10 +13,14 @@ from typing import Any
 from toolcall300.canonical import canonical_bytes, sha256_hex
 from toolcall300.service.errors import BadRequest
 
-IMAGE_RE = re.compile(r"^[a-z0-9][a-z0-9._\-/:]{0,254}@sha256:[0-9a-f]{64}$")
-REF_RE = re.compile(r"^[A-Za-z0-9._/\-]{1,200}$")
-COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
-BASELINE_RE = re.compile(r"^[A-Za-z0-9._/\-]{1,64}$")
+#: One pattern each, shared with the route's pydantic model and so with the OpenAPI document.
+#: Matched whole (``fullmatch``), so "main\n" is refused: Python's ``$`` alone would allow it.
+IMAGE_PATTERN = r"^[a-z0-9][a-z0-9._\-/:]{0,254}@sha256:[0-9a-f]{64}$"
+REF_PATTERN = r"^[A-Za-z0-9._/\-]{1,200}$"
+COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"
+BASELINE_PATTERN = r"^[A-Za-z0-9._/\-]{1,64}$"
+IMAGE_RE, REF_RE = re.compile(IMAGE_PATTERN), re.compile(REF_PATTERN)
+COMMIT_RE, BASELINE_RE = re.compile(COMMIT_PATTERN), re.compile(BASELINE_PATTERN)
 MAX_ARGS, MAX_ARG_CHARS, MAX_URL_CHARS = 32, 1024, 2048
 
 
@@ -46,7 +50,7 @@ def _need_str(
     body: Mapping[str, Any], name: str, pattern: re.Pattern[str], default: str | None = None
 ) -> str:
     value = body.get(name, default)
-    if not isinstance(value, str) or not pattern.match(value):
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise BadRequest(f"'{name}' is missing or malformed", code="invalid_run")
     return value
 
@@ -56,7 +60,7 @@ def _adapter(body: Mapping[str, Any], *, local: bool) -> dict[str, Any]:
     if (image is None) == (cmd is None):
         raise BadRequest("send exactly one of 'image' and 'adapter_cmd'", code="invalid_run")
     if image is not None:
-        if not isinstance(image, str) or not IMAGE_RE.match(image):
+        if not isinstance(image, str) or not IMAGE_RE.fullmatch(image):
             raise BadRequest(
                 "'image' must be pinned by digest: registry/repo@sha256:<64 hex>",
                 code="invalid_image",
