@@ -70,3 +70,19 @@ def test_every_relative_markdown_link_resolves() -> None:
             if not (path.parent / target).exists():
                 broken.append(f"{path.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+def test_api_md_lists_every_route_of_the_template() -> None:
+    """Each route the SAM template declares has its own row in docs/api.md's table."""
+    routes = re.findall(
+        r'Path: "?(/[^,"\s]+)"?, Method: ([A-Z]+)', (ROOT / "template.yaml").read_text("utf-8")
+    )
+    assert len(routes) > 10
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    rows = [line for line in api.splitlines() if line.startswith("| `")]
+    missing = [
+        f"{method} {path}"
+        for path, method in routes
+        if not any(row.startswith(f"| `{method} {path}") for row in rows)
+    ]
+    assert missing == [], "docs/api.md does not list: " + ", ".join(missing)
