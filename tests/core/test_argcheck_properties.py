@@ -388,3 +388,26 @@ def test_every_defect_path_names_a_location_in_the_submitted_blob_or_under_a_wit
     if response.get("verdict") == "REPAIRED":
         assert canonical(apply_diff(args, response["diff"])) == canonical(response["arguments"])
         assert check({"schema": schema, "arguments": response["arguments"]})["verdict"] == "VALID"
+
+
+@SETTINGS
+@given(RICH, st.dictionaries(KEYS, JSON, max_size=4))
+def test_the_schema_cache_never_changes_an_answer(schema: dict[str, Any], args: Any) -> None:
+    """The checker keeps what a schema's content decides (its refusal, compiled validators);
+    a warm cache and a cold one answer alike, and the caller's later edits are not kept."""
+    from toolcall300.argcheck import check as argcheck
+
+    request = {"schema": schema, "arguments": args}
+    warm = check(request)
+    argcheck._SCHEMA_FACTS.clear()
+    assert canonical(check(request)) == canonical(warm)
+    assert canonical(check(request)) == canonical(warm)
+
+
+def test_editing_a_schema_after_a_check_is_seen_by_the_next_check() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert check({"schema": schema, "arguments": {"n": 1}})["verdict"] == "VALID"
+    schema["properties"]["n"]["maximum"] = 0
+    assert check({"schema": schema, "arguments": {"n": 1}})["verdict"] == "UNREPAIRABLE"
+    schema["properties"]["n"] = {"type": "string"}
+    assert check({"schema": schema, "arguments": {"n": 1}})["verdict"] == "REPAIRED"

@@ -16,17 +16,19 @@ argument value, key or schema anywhere but into the response returned to the cal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import Repairer, Withdrawn
-from toolcall300.canonical import loads_strict
+from toolcall300.canonical import canonical, loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
     Path,
     SchemaProblem,
+    Validator,
+    compile_validator,
     format_path,
     is_valid,
     iter_errors,
@@ -94,33 +96,102 @@ def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:
     """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit).
 
     Iterative, so a hostile nesting costs no more than ``limit`` levels and never recursion.
+    The exact built-in types a JSON reader makes are tested first; anything else (a subclass)
+    goes through :func:`_is_json_scalar`'s ``isinstance`` tests, with the same answer.
     """
     if not isinstance(value, (dict, list)):
         return _is_json_scalar(value), 0
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
+    lone = text_reader.has_lone_surrogate
     while stack:
         node, depth = stack.pop()
         if depth > deepest:
             deepest = depth
             if deepest > limit:
                 return True, deepest
-        if isinstance(node, dict):
+        if type(node) is dict or isinstance(node, dict):
             for key in node:
-                if not isinstance(key, str) or text_reader.has_lone_surrogate(key):
+                if type(key) is not str and not isinstance(key, str):
+                    return False, deepest
+                if not key.isascii() and lone(key):
                     return False, deepest
             children: Any = node.values()
         else:
             children = node
         for child in children:
-            if isinstance(child, (dict, list)):
+            kind = type(child)
+            if kind is str:
+                if not child.isascii() and lone(child):
+                    return False, deepest
+            elif kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is bool or child is None:
+                pass
+            elif kind is int:
+                if child.bit_length() > _MAX_INT_BITS:
+                    return False, deepest
+            elif isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
             elif not _is_json_scalar(child):
                 return False, deepest
     return True, deepest
 
 
-def _checked_schema(request: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class _SchemaFacts:
+    """What a schema's content decides once: its refusal, or a private copy of it and the
+    compiled ``is_valid`` of each of its subschemas, built when first needed."""
+
+    refusal: tuple[str, str] | None
+    schema: dict[str, Any]
+    compiled: dict[int, Validator] = field(default_factory=dict)
+    #: Checks that used this schema so far: compiling costs more than one interpreted
+    #: validation, so a schema seen once is never compiled.
+    uses: int = 0
+
+    def valid_for(self, sub: dict[str, Any]) -> Validator:
+        """``is_valid`` of ``sub``, a node of :attr:`schema` (kept alive by it, so ``id`` is
+        stable): interpreted on the schema's first use, compiled from its second."""
+        if self.uses < 2:
+            return lambda value: is_valid(value, sub)
+        check = self.compiled.get(id(sub))
+        if check is None:
+            check = self.compiled[id(sub)] = compile_validator(sub)
+        return check
+
+
+#: Schema text -> facts. Tools send the same schema again and again; equal canonical text is
+#: equal JSON content (the value was checked to be JSON first), so the answer is the same.
+_SCHEMA_FACTS: dict[str, _SchemaFacts] = {}
+_SCHEMA_FACTS_MAX = 512
+
+
+def _schema_facts(schema: Any) -> _SchemaFacts:
+    key = canonical(schema)
+    facts = _SCHEMA_FACTS.get(key)
+    if facts is None:
+        facts = _judge_schema(schema, key)
+        if len(_SCHEMA_FACTS) >= _SCHEMA_FACTS_MAX:
+            _SCHEMA_FACTS.clear()  # bounded memory, no per-hit bookkeeping
+        _SCHEMA_FACTS[key] = facts
+    facts.uses += 1
+    return facts
+
+
+def _judge_schema(schema: Any, key: str) -> _SchemaFacts:
+    problems = schema_problems(schema)
+    # A malformed keyword is named before a not-covered one: the schema is unusable either way.
+    for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
+        found = [p for p in problems if p.kind == kind]
+        if found:
+            return _SchemaFacts((code, _problem_message(found[0], len(found))), {})
+    # A private copy: compiled closures keep what they read, and the caller may edit theirs.
+    private: dict[str, Any] = loads_strict(key)
+    return _SchemaFacts(None, private)
+
+
+def _checked_schema(request: dict[str, Any]) -> _SchemaFacts:
     if "schema" not in request:
         raise Refusal("schema_missing", "the request has no schema")
     schema = request["schema"]
@@ -131,14 +202,10 @@ def _checked_schema(request: dict[str, Any]) -> dict[str, Any]:
         raise Refusal(
             "schema_not_covered", f"schema nesting beyond {MAX_SCHEMA_DEPTH} levels is not covered"
         )
-    problems = schema_problems(schema)
-    # A malformed keyword is named before a not-covered one: the schema is unusable either way.
-    for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
-        found = [p for p in problems if p.kind == kind]
-        if found:
-            raise Refusal(code, _problem_message(found[0], len(found)))
-    assert isinstance(schema, dict)  # schema_problems refuses every non-object schema
-    return schema
+    facts = _schema_facts(schema)
+    if facts.refusal is not None:
+        raise Refusal(*facts.refusal)
+    return facts
 
 
 def _problem_message(problem: SchemaProblem, count: int) -> str:
@@ -276,7 +343,7 @@ def _valid(arguments: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
+def _verdict(submission: _Submission, facts: _SchemaFacts) -> dict[str, Any]:
     if submission.arguments is None:
         # Decision: invalid_json_text is reported at the path of the raw text form.
         defect = {
@@ -286,17 +353,19 @@ def _verdict(submission: _Submission, schema: dict[str, Any]) -> dict[str, Any]:
             "message": "arguments_text is not JSON and R1/R2 do not make it JSON",
         }
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": [defect]}
-    if is_valid(submission.arguments, schema):
+    schema = facts.schema  # the caller's schema's content, as checked
+    if facts.valid_for(schema)(submission.arguments):
         # Fast path, same answer: where no node fails, no repair is ever attempted.
         return _valid_or_text_repaired(submission)
-    repairer = Repairer(MAX_DEPTH)
+    repairer = Repairer(MAX_DEPTH, facts.valid_for)
     try:
         repaired = repairer.node(submission.arguments, schema, ())
     except text_reader.TooDeep as exc:
         raise Refusal(
             "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
         ) from exc
-    defects = _blocking_defects(repaired, schema, repairer.withdrawn)
+    conforms = facts.valid_for(schema)(repaired)
+    defects = [] if conforms else _blocking_defects(repaired, schema, repairer.withdrawn)
     if defects:
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
     diff = submission.text_diff + repairer.diff

@@ -22,6 +22,7 @@ from toolcall300.argcheck import text as text_reader
 from toolcall300.canonical import canonical, raw_decode_strict
 from toolcall300.schema import (
     Path,
+    Validator,
     declared_types,
     format_path,
     is_integer,
@@ -135,10 +136,10 @@ def _own_repair(value: Any, schema: dict[str, Any], path: Path, max_depth: int) 
     fail ``enum``. At most one own repair per node, and no fallback to a later rule when the
     first applicable one does not bring the node into conformance (that would be a pick).
     """
-    codes = {e.code for e in node_errors(value, schema, path)}
     depth = len(path)  # containers around this node; unwrapped content nests below them
-    if "type_mismatch" in codes:
-        types = declared_types(schema)
+    types = declared_types(schema) if "type" in schema else ()
+    # The type keyword's own test (what its type_mismatch defect means), without the others.
+    if types and not any(json_type_matches(value, t) for t in types):
         candidates: tuple[Callable[[], Repair | None], ...] = (
             lambda: _r3_string_to_number(value, types),
             lambda: _r4_string_to_boolean(value, types),
@@ -151,13 +152,15 @@ def _own_repair(value: Any, schema: dict[str, Any], path: Path, max_depth: int) 
             if found is not None:
                 return found
         return None
-    if "enum_mismatch" in codes:
+    if "enum" in schema and any(
+        e.code == "enum_mismatch" for e in node_errors(value, schema, path)
+    ):
         return _r9_enum_case_match(value, schema)
     return None
 
 
-def _admits_null(schema: dict[str, Any]) -> bool:
-    return is_valid(None, schema)
+def _interpreted(schema: dict[str, Any]) -> Validator:
+    return lambda value: is_valid(value, schema)
 
 
 @dataclass(frozen=True)
@@ -178,8 +181,12 @@ class Repairer:
     ``max_depth`` bounds the blob's nesting with R5-unwrapped content included.
     """
 
-    def __init__(self, max_depth: int) -> None:
+    def __init__(
+        self, max_depth: int, valid_for: Callable[[dict[str, Any]], Validator] | None = None
+    ) -> None:
         self.max_depth = max_depth
+        #: ``is_valid`` of a (sub)schema; a caller may hand compiled validators it keeps.
+        self.valid_for = valid_for or _interpreted
         self.diff: list[dict[str, Any]] = []
         self.withdrawn: list[Withdrawn] = []
 
@@ -190,6 +197,8 @@ class Repairer:
         conforms; otherwise it and every repair beneath it are withdrawn and the node is
         left as submitted ("the wrap never launders a bad value into a pass").
         """
+        if self.valid_for(schema)(value):
+            return value  # nothing beneath fails, so no rule applies anywhere in it (D8)
         # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
         found = _own_repair(value, schema, path, self.max_depth) if path else None
         if found is not None:
@@ -197,7 +206,7 @@ class Repairer:
             mark, withdrawn_mark = len(self.diff), len(self.withdrawn)
             self.diff.append(_entry(path, rule, "replace", value, replacement))
             repaired = self.children(replacement, schema, path)  # children() never mutates
-            if is_valid(repaired, schema):
+            if self.valid_for(schema)(repaired):
                 return repaired
             del self.diff[mark:]
             del self.withdrawn[withdrawn_mark:]
@@ -214,7 +223,7 @@ class Repairer:
                 sub = props.get(key)
                 if sub is None:
                     out[key] = child
-                elif child is None and key not in required and not _admits_null(sub):
+                elif child is None and key not in required and not self.valid_for(sub)(None):
                     # R8: null on an optional declared property is the absence marker.
                     self.diff.append(_entry(path + (key,), "R8", "remove", None, None))
                 else:
