@@ -100,9 +100,13 @@ def main() -> int:
 
     stack = start_local_stack(port=0, background=False)
     try:
+        from toolcall300.argcheck.criteria import PACK_CHECKS, PACK_PRODUCT
         from toolcall300.client import dev as devtools
 
-        key = devtools.purchase(stack.url, tier="single", team=None)["key"]
+        # A paid check needs a pack (docs/argcheck-payment.md); one pack pays for this run.
+        if args.n + 20 > PACK_CHECKS:
+            raise SystemExit(f"--n is at most {PACK_CHECKS - 20}: one pack pays for the run")
+        key = devtools.purchase(stack.url, tier=PACK_PRODUCT, team=None)["key"]
         session = requests.Session()
         auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         for _ in range(20):  # warm every instance and connection

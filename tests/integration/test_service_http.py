@@ -195,3 +195,41 @@ def test_openapi_document_lists_every_route(local_stack: Any) -> None:
     assert doc["openapi"].startswith("3.1")
     assert {"/webhooks/stripe", "/licence/claim", "/licence", "/corpus", "/cases/{id}/rationale", "/criteria",
             "/precheck", "/check", "/metrics"} <= set(doc["paths"])  # fmt: skip
+
+
+def test_a_check_pack_bought_over_http_pays_for_signed_reports_verified_offline(
+    local_stack: Any, buy_licence: Any, tmp_path: Path
+) -> None:
+    """docs/argcheck-payment.md and docs/argcheck-report.md, end to end over real HTTP."""
+    from toolcall300.cli import dispatch
+
+    key = buy_licence("checks-500")
+    request = {
+        "schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        "arguments": {"n": "3"},
+    }
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "it-1"}
+    first = requests.post(f"{local_stack.url}/check", json=request, headers=headers, timeout=30)
+    again = requests.post(f"{local_stack.url}/check", json=request, headers=headers, timeout=30)
+    assert first.status_code == again.status_code == 200, first.text
+    jwks = requests.get(f"{local_stack.url}/.well-known/jwks.json", timeout=30)
+    assert jwks.status_code == 200 and jwks.json()["keys"][0]["alg"] == "EdDSA"
+    report, keys = tmp_path / "report.json", tmp_path / "jwks.json"
+    report.write_bytes(first.content)
+    keys.write_bytes(jwks.content)
+    out, err = io.StringIO(), io.StringIO()
+    assert dispatch(["check", "verify", str(report), "--jwks", str(keys)], out, err) == 0, err
+    assert out.getvalue().startswith("verified: tool-argument/v1 REPAIRED")
+    report.write_bytes(first.content.replace(b'"n":3', b'"n":4'))
+    assert dispatch(["check", "verify", str(report), "--jwks", str(keys)], out, err) == 1
+    # The pack key opens nothing but the checker; the window counts the paid check once.
+    corpus = requests.get(
+        f"{local_stack.url}/corpus", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    )
+    assert corpus.status_code == 403
+    me = requests.get(
+        f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    )
+    assert me.status_code == 200 and me.json()["tier"] == "checks"
+    window = requests.get(f"{local_stack.url}/metrics", timeout=30).json()["window"]
+    assert window["paid_checks"] >= 1

@@ -44,7 +44,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     sub = parser.add_subparsers(dest="action", required=True)
     buy = sub.add_parser("purchase", help="buy a test licence through POST /checkout")
     buy.add_argument("--api", required=True, help="the local stack's URL")
-    buy.add_argument("--tier", choices=("single", "team"), required=True)
+    # checks-500: a pack of paid argument checks (docs/argcheck-payment.md).
+    buy.add_argument("--tier", choices=("single", "team", "checks-500"), required=True)
     buy.add_argument("--team", help="the new team's display name (team tier)")
     args = parser.parse_args(argv)
     if args.tier == "team" and not args.team:

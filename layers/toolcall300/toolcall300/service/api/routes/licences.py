@@ -62,7 +62,8 @@ def claim(
     tags=["licences"],
 )
 def describe() -> LicenceView:
-    licence = require_licence(router.current_event.headers, store=licence_store())
+    # Every key may describe itself, a check-pack key too (tier "checks" admits all tiers).
+    licence = require_licence(router.current_event.headers, store=licence_store(), tier="checks")
     return LicenceView.model_validate(licence.public())
 
 
