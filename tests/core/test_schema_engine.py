@@ -122,6 +122,15 @@ def test_a_family_keyword_constrains_its_family_and_passes_every_other_type(name
             assert compile_validator(schema, closed=True)(other) is True, other
 
 
+@pytest.mark.parametrize("keyword", ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"])
+def test_a_nan_instance_fails_every_bound_in_both_readings(keyword: str) -> None:
+    # No JSON text holds NaN (canonical.loads_strict refuses it), but a Python caller can pass
+    # one: each bound is one comparison that must hold, so both forms refuse it alike.
+    schema = {keyword: 0}
+    assert [e.keyword for e in iter_errors(float("nan"), schema)] == [keyword]
+    assert compile_validator(schema)(float("nan")) is False
+
+
 def test_integral_float_is_an_integer_and_bool_is_not_a_number() -> None:
     assert is_valid(3.0, {"type": "integer"})
     assert not is_valid(True, {"type": "integer"})
