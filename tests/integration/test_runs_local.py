@@ -332,3 +332,21 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
         "GET", f"{stack.url}/teams/{team_of(stack, key)}/baselines", headers=auth(key)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run_id]
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (["./adapter.py"], "relative path"),
+        (["python3", "adapter.py"], "relative path"),
+        (["no-such-program-tc300"], "not on the sandbox's PATH"),
+    ],
+)
+def test_a_command_the_sandbox_cannot_run_is_refused_at_submission(
+    stack: LocalStack, acme: str, command: list[str], says: str
+) -> None:
+    body = json.dumps({"adapter_cmd": command, "ref": "main", "commit": "abc1234"}).encode()
+    with pytest.raises(ApiError) as err:
+        request_json("POST", f"{stack.url}/runs", headers=auth(acme), body=body)
+    assert err.value.status == 400 and err.value.code == "adapter_cmd_unusable"
+    assert says in str(err.value)
