@@ -227,18 +227,45 @@ def test_dynamodb_counter_enforces_interval_and_allowance(aws: Any) -> None:
     assert int(item["used"]) == 3 and int(item["expires_at"]) > t0.timestamp() + 86400
 
 
-def test_a_backtracking_pattern_is_a_free_422_refusal_not_a_stall(call: Call) -> None:
+BACKTRACKING = {
+    "type": "object",
+    "properties": {"s": {"type": "string", "pattern": "^\\w*\\w*\\w*\\w*x$"}},
+}
+
+
+def test_a_backtracking_pattern_is_a_422_refusal_not_a_stall(call: Call) -> None:
     # Criteria D20: polynomial backtracking (\w*\w*\w*x against a long run of letters).
-    schema = {
-        "type": "object",
-        "properties": {"s": {"type": "string", "pattern": "^\\w*\\w*\\w*\\w*x$"}},
-    }
-    raw = body({"s": "a" * 5000}, schema)
+    raw = body({"s": "a" * 5000}, BACKTRACKING)
     status, _, data = call("POST", "/check", body=raw, ip="192.0.2.200")
     assert status == 422 and data["refusal"]["code"] == "CAP-EXCEEDED:check_seconds"
-    assert (
-        call("POST", "/check", body=body({"s": "ax"}, schema), ip="192.0.2.200")[0] == 200
-    )  # it was free
+
+
+@pytest.mark.parametrize("path", ["/check", "/precheck"])
+def test_a_free_attempt_that_runs_a_pattern_is_counted_before_the_work(
+    call: Call, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """A too-soon unauthenticated attempt is refused before the bounded child starts, and the
+    refused backtracking attempt itself took the slot; a licensed caller is not counted."""
+    from toolcall300.service.api import bounded_check
+
+    runs: list[bytes] = []
+    real = bounded_check.check_body_bounded
+
+    def spy(raw: bytes, **kw: Any) -> dict[str, Any]:
+        if not bounded_check.needs_bound(raw):
+            return real(raw, **kw)
+        runs.append(raw)  # what the bounded child answers past its budget, without the wait
+        return bounded_check.over_budget()
+
+    monkeypatch.setattr(bounded_check, "check_body_bounded", spy)
+    slow = body({"s": "a" * 5000}, BACKTRACKING)
+    assert call("POST", path, body=slow, ip="192.0.2.201")[0] == 422
+    status, _, data = call("POST", path, body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.201")
+    assert status == 429 and data["error"]["code"] == "too_soon"
+    assert len(runs) == 1  # the second attempt did no work
+    # cheap refusals stay free (no pattern runs): the criteria's free refusals
+    assert call("POST", path, body=b"{bad", ip="192.0.2.202")[0] == 400
+    assert call("POST", path, body=b"{bad", ip="192.0.2.202")[0] == 400
 
 
 # ------------------------------------------------------------------------- signed reports

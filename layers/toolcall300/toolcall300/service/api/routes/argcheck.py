@@ -76,9 +76,15 @@ def criteria() -> Response[str]:
     tags=["argcheck"],
 )
 def precheck() -> Response[str]:
-    return _answer(
-        argcheck_bounded.check_body_bounded(raw_body(router.current_event.raw_event), precheck=True)
-    )
+    body = raw_body(router.current_event.raw_event)
+    if argcheck_bounded.needs_bound(body) and not _licensed():
+        _take_free_check(get_settings(ArgcheckSettings), router.current_event.raw_event)
+    return _answer(argcheck_bounded.check_body_bounded(body, precheck=True))
+
+
+def _licensed() -> bool:
+    """Whether the caller sent a valid licence key (a bad key is its 401, as on /check)."""
+    return optional_licence(router.current_event.headers, store=licence_store()) is not None
 
 
 @router.post(
@@ -97,11 +103,16 @@ def check() -> Response[str]:
     store = usage_store(ArgcheckSettings)
     licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
     body = raw_body(event)
+    # Costly work (a pattern run in the bounded child) is counted before it is done, refusal
+    # or not; a check that costs nothing is counted only when it gives a verdict.
+    counted = licence is None and argcheck_bounded.needs_bound(body)
+    if counted:
+        _take_free_check(settings, event)
     response = argcheck_bounded.check_body_bounded(body)
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
-        if licence is None:
+        if licence is None and not counted:
             _take_free_check(settings, event)
         else:
             _charge(licence, request, response)
@@ -112,7 +123,9 @@ def check() -> Response[str]:
 
 
 def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
-    """The criteria's free tier (100 a day, 5 s apart); refusals never reach it."""
+    """The criteria's free tier (100 a day, 5 s apart): a verdict, or an attempt whose schema
+    has a pattern (taken before the bounded run, so backtracking costs a slot); other
+    refusals never reach it."""
     now = datetime.now(UTC)
     try:
         usage.take_free_check(
