@@ -320,3 +320,10 @@ def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
     monkeypatch.setattr(bounded_check, "check_body_bounded", real)
     # The allowance was not spent: the next check from the same client is answered at once.
     assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.78")[0] == 200
+
+
+def test_a_free_check_with_a_pattern_is_counted_once_and_answered(call: Call) -> None:
+    status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
+    assert status == 200 and data["verdict"] == "VALID" and "signature" not in data
+    status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
+    assert status == 429 and data["error"]["code"] == "too_soon"

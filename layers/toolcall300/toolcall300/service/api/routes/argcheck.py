@@ -112,8 +112,9 @@ def check() -> Response[str]:
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
-        if licence is None and not counted:
-            _take_free_check(settings, event)
+        if licence is None:
+            if not counted:
+                _take_free_check(settings, event)
         else:
             _charge(licence, request, response)
             response = _signed(request, response)
