@@ -92,7 +92,15 @@ def test_rationale_of_one_case(call: Call, published: dict[str, Any], key: str) 
 
 @pytest.mark.parametrize(
     "case_id",
-    ["..%2F..%2Fmanifest.json", "tc300-1", "TC300-0001", "tc300-0001%0A", "%00", "tc300-00001"],
+    [
+        "..%2F..%2Fmanifest.json",
+        "tc300-1",
+        "TC300-0001",
+        "tc300-0001%0A",
+        "%00",
+        "tc300-00001",
+        "tc300-%D9%A0%D9%A0%D9%A0%D9%A1",  # Arabic-Indic digits: not a case id
+    ],
 )
 def test_path_traversal_and_odd_ids_are_400_or_404(
     call: Call, published: dict[str, Any], key: str, case_id: str

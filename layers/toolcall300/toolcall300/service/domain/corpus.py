@@ -20,7 +20,8 @@ from toolcall300.service.errors import BadRequest, NotFound, UpstreamUnavailable
 
 MANIFEST = "manifest.json"
 RATIONALE = "rationale.jsonl"
-CASE_ID_RE = re.compile(r"^tc300-\d{4}\Z")
+CASE_ID_PATTERN = "^tc300-[0-9]{4}$"  # for pydantic and OpenAPI ('$' there is end of text)
+CASE_ID_RE = re.compile(r"\Atc300-[0-9]{4}\Z")  # ASCII digits only (\d would take any script's)
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 

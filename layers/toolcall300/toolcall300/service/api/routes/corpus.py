@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
 
+from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import BaseModel
 
 from toolcall300.service.api.auth import require_licence
@@ -68,7 +70,7 @@ def get_corpus() -> CorpusView:
     },
     tags=["corpus"],
 )
-def get_rationale(id: str) -> RationaleView:
+def get_rationale(id: Annotated[str, Path(pattern=corpus.CASE_ID_PATTERN)]) -> RationaleView:
     settings = get_settings(CorpusSettings)
     require_licence(router.current_event.headers, store=licence_store())
     record = corpus.case_rationale(corpus_objects(), id, max_age=settings.manifest_max_age_s)
