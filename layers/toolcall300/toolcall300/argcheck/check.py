@@ -140,20 +140,32 @@ def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:
 
 @dataclass
 class _SchemaFacts:
-    """What a schema's content decides once: its refusal, or a private copy of it and the
-    compiled ``is_valid`` of each of its subschemas, built when first needed."""
+    """What a schema's content decides once: its refusal, and from the schema's second use a
+    private copy of it with the compiled ``is_valid`` of each subschema the checker asks about.
+
+    Compiling costs more than one interpreted validation, so a schema seen once is checked
+    with the caller's own object, interpreted, and nothing of it is kept but its text.
+    """
 
     refusal: tuple[str, str] | None
-    schema: dict[str, Any]
-    compiled: dict[int, Validator] = field(default_factory=dict)
-    #: Checks that used this schema so far: compiling costs more than one interpreted
-    #: validation, so a schema seen once is never compiled.
+    key: str
     uses: int = 0
+    private: dict[str, Any] | None = None
+    compiled: dict[int, Validator] = field(default_factory=dict)
+
+    def schema_for(self, caller: dict[str, Any]) -> dict[str, Any]:
+        """The schema to walk in this check: the caller's on first use, else the private copy
+        (parsed from the text, so no later edit of the caller's object reaches it)."""
+        if self.uses < 2:
+            return caller
+        if self.private is None:
+            self.private = loads_strict(self.key)
+        return self.private
 
     def valid_for(self, sub: dict[str, Any]) -> Validator:
-        """``is_valid`` of ``sub``, a node of :attr:`schema` (kept alive by it, so ``id`` is
-        stable): interpreted on the schema's first use, compiled from its second."""
-        if self.uses < 2:
+        """``is_valid`` of ``sub``, a node of the schema :meth:`schema_for` gave (the private
+        copy is kept alive here, so ``id`` is stable)."""
+        if self.private is None:
             return lambda value: is_valid(value, sub)
         check = self.compiled.get(id(sub))
         if check is None:
@@ -185,13 +197,11 @@ def _judge_schema(schema: Any, key: str) -> _SchemaFacts:
     for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
         found = [p for p in problems if p.kind == kind]
         if found:
-            return _SchemaFacts((code, _problem_message(found[0], len(found))), {})
-    # A private copy: compiled closures keep what they read, and the caller may edit theirs.
-    private: dict[str, Any] = loads_strict(key)
-    return _SchemaFacts(None, private)
+            return _SchemaFacts((code, _problem_message(found[0], len(found))), key)
+    return _SchemaFacts(None, key)
 
 
-def _checked_schema(request: dict[str, Any]) -> _SchemaFacts:
+def _checked_schema(request: dict[str, Any]) -> tuple[dict[str, Any], _SchemaFacts]:
     if "schema" not in request:
         raise Refusal("schema_missing", "the request has no schema")
     schema = request["schema"]
@@ -205,7 +215,8 @@ def _checked_schema(request: dict[str, Any]) -> _SchemaFacts:
     facts = _schema_facts(schema)
     if facts.refusal is not None:
         raise Refusal(*facts.refusal)
-    return facts
+    assert isinstance(schema, dict)  # schema_problems refuses every non-object schema
+    return facts.schema_for(schema), facts
 
 
 def _problem_message(problem: SchemaProblem, count: int) -> str:
@@ -343,7 +354,9 @@ def _valid(arguments: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _verdict(submission: _Submission, facts: _SchemaFacts) -> dict[str, Any]:
+def _verdict(
+    submission: _Submission, schema: dict[str, Any], facts: _SchemaFacts
+) -> dict[str, Any]:
     if submission.arguments is None:
         # Decision: invalid_json_text is reported at the path of the raw text form.
         defect = {
@@ -353,7 +366,6 @@ def _verdict(submission: _Submission, facts: _SchemaFacts) -> dict[str, Any]:
             "message": "arguments_text is not JSON and R1/R2 do not make it JSON",
         }
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": [defect]}
-    schema = facts.schema  # the caller's schema's content, as checked
     if facts.valid_for(schema)(submission.arguments):
         # Fast path, same answer: where no node fails, no repair is ever attempted.
         return _valid_or_text_repaired(submission)
@@ -389,9 +401,9 @@ def check(request: Any) -> dict[str, Any]:
         unknown = set(request) - _REQUEST_FIELDS
         if unknown:
             raise Refusal("invalid_request_body", f"{len(unknown)} unknown request field(s)")
-        schema = _checked_schema(request)
+        schema, facts = _checked_schema(request)
         submission = _checked_arguments(request)
-        return _verdict(submission, schema)
+        return _verdict(submission, schema, facts)
     except Refusal as exc:
         return refusal(exc.code, exc.message)
 
