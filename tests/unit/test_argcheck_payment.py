@@ -14,6 +14,7 @@ from support.gateway import Call
 
 from toolcall300.service.domain import ledger
 from toolcall300.service.domain.licences import issue_manual
+from toolcall300.service.errors import StoreConflict
 from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -86,6 +87,8 @@ def test_a_refunded_pack_stops_and_counts_against_the_refund_tripwire(call: Call
     for i in range(4):
         assert call("POST", "/check", body=body({"n": i}), headers=auth)[0] == 200
     assert ledger.refund_pack(book, payer, datetime.now(UTC)) == 4
+    with pytest.raises(StoreConflict):  # a second revoke (a lost dispute after a refund)
+        ledger.refund_pack(book, payer, datetime.now(UTC))
     assert call("POST", "/check", body=body({"n": 9}), headers=auth)[0] == 402
     window = call("GET", "/metrics")[2]["window"]
     # house licences are excluded from paid use: an operator's own checks are not sales.

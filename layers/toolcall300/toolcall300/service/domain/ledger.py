@@ -189,5 +189,5 @@ def on_licence_change(
                 granted_at=now.astimezone(UTC).isoformat(timespec="seconds"),
             )
     elif effect == "revoke":
-        with suppress(StoreConflict):  # no pack was ever granted
+        with suppress(StoreConflict):  # no pack was ever granted, or it ended already
             refund_pack(ledger, licence.licence_id, now)

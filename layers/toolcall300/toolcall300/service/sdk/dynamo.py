@@ -220,13 +220,14 @@ class CheckLedgerTable(_Table):
                 raise
 
     def end_pack(self, payer: str) -> int:
-        """Stop a pack (its remaining checks are gone); the number of checks it had spent."""
+        """Stop a pack (its remaining checks are gone), once: the number of checks it had spent.
+        ``StoreConflict`` when there is no pack or it had ended already (a second revoke)."""
         with _translated():
             old = self.table.update_item(
                 Key={"id": f"pack#{payer}"},
-                UpdateExpression="SET remaining = :zero",
-                ConditionExpression="attribute_exists(id)",
-                ExpressionAttributeValues={":zero": 0},
+                UpdateExpression="SET remaining = :zero, ended = :yes",
+                ConditionExpression="attribute_exists(id) AND attribute_not_exists(ended)",
+                ExpressionAttributeValues={":zero": 0, ":yes": True},
                 ReturnValues="ALL_OLD",
             ).get("Attributes", {})
         return int(old.get("granted", 0)) - int(old.get("remaining", 0))
