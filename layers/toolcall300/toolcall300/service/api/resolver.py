@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -115,9 +117,45 @@ def _not_found(_exc: Exception) -> Response[str]:
     return json_response(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
+class _OneRequestPerThread(APIGatewayHttpResolver):
+    """Powertools' resolver with the request it is handling kept per thread.
+
+    Powertools stores the current event on ``BaseRouter`` itself, a class attribute shared by
+    every resolver in the process. One Lambda environment handles one request at a time, but
+    the local gateway serves every function from threads of one process, so two requests in
+    flight at once would read each other's headers (another caller's key). Here the event and
+    context live in thread-local storage of this resolver; its routers read them through it.
+    """
+
+    def __init__(self) -> None:
+        self._request = threading.local()
+        super().__init__(enable_validation=True)
+
+    @property
+    def current_event(self) -> Any:
+        return self._request.event
+
+    @current_event.setter
+    def current_event(self, value: Any) -> None:
+        self._request.event = value
+
+    @property
+    def lambda_context(self) -> Any:
+        return self._request.context
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        self._request.context = value
+
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        self.current_event = self._to_proxy_event(dict(event))
+        self.lambda_context = context
+        return super().resolve(event, context)
+
+
 def make_resolver(*routers: Router) -> APIGatewayHttpResolver:
     """A resolver with validation, the given routers and the single error map."""
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = _OneRequestPerThread()
     for router in routers:
         app.include_router(router)
     app.exception_handler(BackendError)(_backend_error)
