@@ -173,15 +173,14 @@ def main() -> int:
         keep = os.environ.get("KEEP", "") not in ("", "0")
         where = KEY_FILE.relative_to(ROOT)
         print(f"\nDashboard: {api}/dashboard (sign in with the key in {where}: `cat {where}`)")
+        print(
+            f"To look around later with the demo's data:\n"
+            f"  toolcall300 serve --state {STATE.relative_to(ROOT)}   (or: make demo KEEP=1)"
+        )
         if keep:
             print("The stack keeps running with the demo's data; Ctrl-C stops it.", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 proc.wait()
-        else:
-            print(
-                f"The stack stops now; to look around later with the demo's data:\n"
-                f"  toolcall300 serve --state {STATE.relative_to(ROOT)}   (or: make demo KEEP=1)"
-            )
     finally:
         stop_stack(proc)
     print("\ndemo: every step behaved as expected")

@@ -2,28 +2,55 @@
 
 It starts its own local stack in a subprocess, buys a test licence, downloads and verifies the
 corpus, and gates two hosted CI runs (a baseline, then a regression that must exit 2). The
-script insists on every step's exit code itself; here we check it finished and said so.
+script insists on every step's exit code itself; here we check it finished and said so, and,
+run with ``KEEP=1``, that its stack stays up with the demo's data until Ctrl-C.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+from toolcall300.client.http import request_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_demo_journey_runs_every_step() -> None:
-    done = subprocess.run(
+def test_demo_journey_runs_every_step_and_keeps_its_stack_until_ctrl_c() -> None:
+    proc = subprocess.Popen(
         [sys.executable, str(ROOT / "infra" / "demo_journey.py")],
         cwd=ROOT,
-        capture_output=True,
+        env={**os.environ, "KEEP": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=900,
+        start_new_session=True,  # its own group, as a terminal's foreground job is
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    out = done.stdout
+    assert proc.stdout is not None
+    guard = threading.Timer(900, proc.kill)  # only against a hang: the output ends either way
+    guard.start()
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "keeps running" in line:  # KEEP=1: the stack is up with the demo's data
+            key = (ROOT / ".toolcall300" / "demo" / "licence-key").read_text().strip()
+            api = re.search(r"Dashboard: (http://\S+)/dashboard", "".join(seen))
+            assert api is not None
+            _, _, licence = request_json(
+                "GET", f"{api.group(1)}/licence", headers={"Authorization": f"Bearer {key}"}
+            )
+            assert licence["tier"] == "team"
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
+    returncode = proc.wait()
+    guard.cancel()
+    out = "".join(seen)
+    assert returncode == 0, out[-3000:]
+    assert "keeps running" in out
     assert "demo: every step behaved as expected" in out
     assert "this run is now the baseline" in out
     assert "REGRESSION: exact fell" in out
