@@ -50,3 +50,13 @@ def test_concurrent_requests_to_two_functions_each_read_their_own_headers() -> N
     for t in threads:
         t.join()
     assert answers == {"a": '{"who":"a"}', "b": '{"who":"b"}'}
+
+
+def test_a_router_included_again_elsewhere_still_reads_its_own_request() -> None:
+    """``openapi.document`` includes every router into one more resolver, after which the
+    routers belong to it; a function's own resolver must still hand its routes their request."""
+    router = make_router()
+    router.get("/me")(lambda: {"who": router.current_event.headers["x-who"]})
+    app = make_resolver(router)
+    make_resolver(router)  # as the OpenAPI document does
+    assert app.resolve(_event("me", "/me"), None)["body"] == '{"who":"me"}'

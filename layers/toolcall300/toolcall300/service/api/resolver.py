@@ -117,6 +117,10 @@ def _not_found(_exc: Exception) -> Response[str]:
     return json_response(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
+#: The request each thread is handling (see ``_OneRequestPerThread``).
+_REQUEST = threading.local()
+
+
 class _OneRequestPerThread(APIGatewayHttpResolver):
     """Powertools' resolver with the request it is handling kept per thread.
 
@@ -124,28 +128,29 @@ class _OneRequestPerThread(APIGatewayHttpResolver):
     every resolver in the process. One Lambda environment handles one request at a time, but
     the local gateway serves every function from threads of one process, so two requests in
     flight at once would read each other's headers (another caller's key). Here the event and
-    context live in thread-local storage of this resolver; its routers read them through it.
+    context live in storage local to the thread, shared by every resolver: a router belongs
+    to whichever resolver included it last (``openapi.document`` includes them all again),
+    and whichever that is, it reads the request this thread is handling.
     """
 
     def __init__(self) -> None:
-        self._request = threading.local()
         super().__init__(enable_validation=True)
 
     @property
     def current_event(self) -> Any:
-        return self._request.event
+        return _REQUEST.event
 
     @current_event.setter
     def current_event(self, value: Any) -> None:
-        self._request.event = value
+        _REQUEST.event = value
 
     @property
     def lambda_context(self) -> Any:
-        return self._request.context
+        return _REQUEST.context
 
     @lambda_context.setter
     def lambda_context(self, value: Any) -> None:
-        self._request.context = value
+        _REQUEST.context = value
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         self.current_event = self._to_proxy_event(dict(event))
