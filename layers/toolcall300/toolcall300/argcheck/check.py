@@ -15,13 +15,14 @@ argument value, key or schema anywhere but into the response returned to the cal
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import Repairer, Withdrawn
-from toolcall300.canonical import canonical, loads_strict
+from toolcall300.canonical import loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
@@ -92,16 +93,17 @@ def _is_json_scalar(node: Any) -> bool:
     return node is None or isinstance(node, bool)
 
 
-def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:
-    """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit).
+def _is_json_value(value: Any, limit: int) -> tuple[bool, int, bool]:
+    """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit,
+    whether every node has the exact built-in type a JSON reader makes).
 
     Iterative, so a hostile nesting costs no more than ``limit`` levels and never recursion.
-    The exact built-in types a JSON reader makes are tested first; anything else (a subclass)
-    goes through :func:`_is_json_scalar`'s ``isinstance`` tests, with the same answer.
+    Exact types are tested first; anything else (a subclass) goes through
+    :func:`_is_json_scalar`'s ``isinstance`` tests, with the same answer.
     """
     if not isinstance(value, (dict, list)):
-        return _is_json_scalar(value), 0
-    deepest = 0
+        return _is_json_scalar(value), 0, type(value) in _EXACT
+    deepest, exact = 0, True
     stack: list[tuple[Any, int]] = [(value, 1)]
     lone = text_reader.has_lone_surrogate
     while stack:
@@ -109,33 +111,45 @@ def _is_json_value(value: Any, limit: int) -> tuple[bool, int]:
         if depth > deepest:
             deepest = depth
             if deepest > limit:
-                return True, deepest
+                return True, deepest, exact
         if type(node) is dict or isinstance(node, dict):
+            exact = exact and type(node) is dict
             for key in node:
-                if type(key) is not str and not isinstance(key, str):
-                    return False, deepest
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        return False, deepest, exact
+                    exact = False
                 if not key.isascii() and lone(key):
-                    return False, deepest
+                    return False, deepest, exact
             children: Any = node.values()
         else:
+            exact = exact and type(node) is list
             children = node
         for child in children:
             kind = type(child)
             if kind is str:
                 if not child.isascii() and lone(child):
-                    return False, deepest
+                    return False, deepest, exact
             elif kind is dict or kind is list:
                 stack.append((child, depth + 1))
             elif kind is bool or child is None:
                 pass
             elif kind is int:
                 if child.bit_length() > _MAX_INT_BITS:
-                    return False, deepest
+                    return False, deepest, exact
+            elif kind is float:
+                if not math.isfinite(child):
+                    return False, deepest, exact
             elif isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
-            elif not _is_json_scalar(child):
-                return False, deepest
-    return True, deepest
+            elif _is_json_scalar(child):
+                exact = False
+            else:
+                return False, deepest, exact
+    return True, deepest, exact
+
+
+_EXACT = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 @dataclass
@@ -148,18 +162,17 @@ class _SchemaFacts:
     """
 
     refusal: tuple[str, str] | None
-    key: str
     uses: int = 0
     private: dict[str, Any] | None = None
     compiled: dict[int, Validator] = field(default_factory=dict)
 
     def schema_for(self, caller: dict[str, Any]) -> dict[str, Any]:
         """The schema to walk in this check: the caller's on first use, else the private copy
-        (parsed from the text, so no later edit of the caller's object reaches it)."""
+        (a copy of this check's equal schema, so no later edit of a caller's object reaches it)."""
         if self.uses < 2:
             return caller
         if self.private is None:
-            self.private = loads_strict(self.key)
+            self.private = copy.deepcopy(caller)
         return self.private
 
     def valid_for(self, sub: dict[str, Any]) -> Validator:
@@ -173,17 +186,20 @@ class _SchemaFacts:
         return check
 
 
-#: Schema text -> facts. Tools send the same schema again and again; equal canonical text is
-#: equal JSON content (the value was checked to be JSON first), so the answer is the same.
+#: Schema -> facts, keyed by ``repr``: on values whose every node has an exact built-in JSON
+#: type, equal ``repr`` is equal content in the same key order (so the same problem is named
+#: first). Tools send the same schema again and again. Other values are judged afresh.
 _SCHEMA_FACTS: dict[str, _SchemaFacts] = {}
 _SCHEMA_FACTS_MAX = 512
 
 
-def _schema_facts(schema: Any) -> _SchemaFacts:
-    key = canonical(schema)
+def _schema_facts(schema: Any, exact: bool) -> _SchemaFacts:
+    if not exact:
+        return _judge_schema(schema)
+    key = repr(schema)
     facts = _SCHEMA_FACTS.get(key)
     if facts is None:
-        facts = _judge_schema(schema, key)
+        facts = _judge_schema(schema)
         if len(_SCHEMA_FACTS) >= _SCHEMA_FACTS_MAX:
             _SCHEMA_FACTS.clear()  # bounded memory, no per-hit bookkeeping
         _SCHEMA_FACTS[key] = facts
@@ -191,28 +207,28 @@ def _schema_facts(schema: Any) -> _SchemaFacts:
     return facts
 
 
-def _judge_schema(schema: Any, key: str) -> _SchemaFacts:
+def _judge_schema(schema: Any) -> _SchemaFacts:
     problems = schema_problems(schema)
     # A malformed keyword is named before a not-covered one: the schema is unusable either way.
     for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
         found = [p for p in problems if p.kind == kind]
         if found:
-            return _SchemaFacts((code, _problem_message(found[0], len(found))), key)
-    return _SchemaFacts(None, key)
+            return _SchemaFacts((code, _problem_message(found[0], len(found))))
+    return _SchemaFacts(None)
 
 
 def _checked_schema(request: dict[str, Any]) -> tuple[dict[str, Any], _SchemaFacts]:
     if "schema" not in request:
         raise Refusal("schema_missing", "the request has no schema")
     schema = request["schema"]
-    ok, depth = _is_json_value(schema, MAX_SCHEMA_DEPTH)
+    ok, depth, exact = _is_json_value(schema, MAX_SCHEMA_DEPTH)
     if not ok:
         raise Refusal("invalid_request_body", "the schema is not a JSON value")
     if depth > MAX_SCHEMA_DEPTH:
         raise Refusal(
             "schema_not_covered", f"schema nesting beyond {MAX_SCHEMA_DEPTH} levels is not covered"
         )
-    facts = _schema_facts(schema)
+    facts = _schema_facts(schema, exact)
     if facts.refusal is not None:
         raise Refusal(*facts.refusal)
     assert isinstance(schema, dict)  # schema_problems refuses every non-object schema
@@ -257,7 +273,7 @@ def _checked_arguments(request: dict[str, Any]) -> _Submission:
     diff: list[dict[str, Any]] = []
     if has_obj:
         value = request["arguments"]
-        ok, depth = _is_json_value(value, MAX_DEPTH)
+        ok, depth, _ = _is_json_value(value, MAX_DEPTH)
         if not ok:
             raise Refusal("invalid_request_body", "arguments is not a JSON value")
         if depth > MAX_DEPTH:
