@@ -9,6 +9,8 @@ checked from their text; the peers get the parsed blob). Measured per pass over 
   tentative repairs, all defects, the response), from the request object, with what each
   schema's content decides kept between calls (a caller sends the same tool schemas again);
 - the same with that cache emptied before every check (every schema seen for the first time);
+- ``argcheck.check_body``: the service's entry, from the request's JSON bytes (strict reading
+  included, which the peers are spared: they get the parsed blob);
 - peer ``jsonschema``: ``Draft202012Validator(schema)`` built per blob (a service sees a new
   schema every call) and ``iter_errors`` listed in full (all defects, no repair);
 - peer ``jsonschema is_valid``: the same validator, first error only;
@@ -29,7 +31,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from toolcall300.argcheck import vectors as argcheck_corpus
-from toolcall300.argcheck.check import check
+from toolcall300.argcheck.check import check, check_body
 from toolcall300.schema import is_valid
 
 
@@ -81,6 +83,13 @@ def main() -> None:
             for request, _, _ in work:
                 check(request)
 
+    bodies = [json.dumps(request).encode() for request, _, _ in work]
+
+    def ours_body() -> None:
+        for _ in range(args.inner):
+            for body in bodies:
+                check_body(body)
+
     def ours_cold() -> None:
         from toolcall300.argcheck import check as argcheck
 
@@ -108,6 +117,7 @@ def main() -> None:
         {
             "argcheck.check (validate + repair)": ours,
             "argcheck.check, schema cache cold": ours_cold,
+            "argcheck.check_body (request bytes)": ours_body,
             "jsonschema iter_errors (all defects)": js_all,
             "jsonschema is_valid (first error)": js_first,
             "schema.is_valid (suite engine only)": engine,

@@ -443,3 +443,22 @@ def test_criteria_state_the_price_and_ledger_the_service_really_uses() -> None:
     assert fields == [name for name, _ in argcheck_criteria.LEDGER_FIELDS]
     assert not {"wallet", "lamports", "solana"} & {w.lower() for f in fields for w in f.split("_")}
     assert doc["custody"]["retention"] == SEED["custody"]["retention"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A lone surrogate by escape, in the arguments and in the schema.
+        b'{"schema": {"type": "object"}, "arguments": {"s": "\\ud800"}}',
+        b'{"schema": {"type": "object", "description": "\\udfff"}, "arguments": {}}',
+        # An integer past the checker's bit limit but within what Python's reader takes.
+        b'{"schema": {"type": "object"}, "arguments": {"n": ' + b"9" * 4250 + b"}}",
+        # Nesting past the limit, few brackets each side.
+        b'{"schema": {"type": "object"}, "arguments": ' + b'{"a": ' * 65 + b"1" + b"}" * 65 + b"}",
+    ],
+)
+def test_check_body_refuses_what_check_refuses_when_the_reading_is_trusted(body: bytes) -> None:
+    """check_body skips the JSON-value walk only for bodies that cannot need it (_shallow)."""
+    expected = check(json.loads(body))
+    assert "refusal" in expected
+    assert check_body(body) == expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,11 +218,13 @@ def _judge_schema(schema: Any) -> _SchemaFacts:
     return _SchemaFacts(None)
 
 
-def _checked_schema(request: dict[str, Any]) -> tuple[dict[str, Any], _SchemaFacts]:
+def _checked_schema(
+    request: dict[str, Any], shallow_json: bool
+) -> tuple[dict[str, Any], _SchemaFacts]:
     if "schema" not in request:
         raise Refusal("schema_missing", "the request has no schema")
     schema = request["schema"]
-    ok, depth, exact = _is_json_value(schema, MAX_SCHEMA_DEPTH)
+    ok, depth, exact = (True, 0, True) if shallow_json else _is_json_value(schema, MAX_SCHEMA_DEPTH)
     if not ok:
         raise Refusal("invalid_request_body", "the schema is not a JSON value")
     if depth > MAX_SCHEMA_DEPTH:
@@ -263,7 +266,7 @@ class _Submission:
     text_diff: list[dict[str, Any]]
 
 
-def _checked_arguments(request: dict[str, Any]) -> _Submission:
+def _checked_arguments(request: dict[str, Any], shallow_json: bool) -> _Submission:
     has_obj, has_text = "arguments" in request, "arguments_text" in request
     if has_obj and has_text:
         raise Refusal("arguments_ambiguous", "send exactly one of arguments and arguments_text")
@@ -273,7 +276,7 @@ def _checked_arguments(request: dict[str, Any]) -> _Submission:
     diff: list[dict[str, Any]] = []
     if has_obj:
         value = request["arguments"]
-        ok, depth, _ = _is_json_value(value, MAX_DEPTH)
+        ok, depth, _ = (True, 0, True) if shallow_json else _is_json_value(value, MAX_DEPTH)
         if not ok:
             raise Refusal("invalid_request_body", "arguments is not a JSON value")
         if depth > MAX_DEPTH:
@@ -411,17 +414,44 @@ def check(request: Any) -> dict[str, Any]:
     >>> check({"schema": schema})["refusal"]["code"]
     'arguments_missing'
     """
+    return _check(request, shallow_json=False)
+
+
+def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
+    """:func:`check`; ``shallow_json`` when ``request`` was read by the strict reader from a
+    body that cannot hold a nesting past the limits or a lone surrogate (:func:`_shallow`),
+    so the walk that proves it a JSON value is skipped."""
     try:
         if not isinstance(request, dict):
             raise Refusal("invalid_request_body", "the request must be a JSON object")
         unknown = set(request) - _REQUEST_FIELDS
         if unknown:
             raise Refusal("invalid_request_body", f"{len(unknown)} unknown request field(s)")
-        schema, facts = _checked_schema(request)
-        submission = _checked_arguments(request)
+        schema, facts = _checked_schema(request, shallow_json)
+        submission = _checked_arguments(request, shallow_json)
         return _verdict(submission, schema, facts)
     except Refusal as exc:
         return refusal(exc.code, exc.message)
+
+
+#: A ``\u`` escape of a surrogate (a valid pair matches too, and then the walk runs).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+#: A digit run long enough to hold an integer past ``_MAX_INT_BITS`` (then the walk runs).
+_LONG_DIGITS = re.compile(rb"[0-9]{4200}")
+
+
+def _shallow(body: bytes) -> bool:
+    """Whether the strict reader's value of ``body`` is certainly within the depth limits and
+    free of lone surrogates: no more opening brackets than the arguments' depth limit (so no
+    nesting deeper), no surrogate escape (strict UTF-8 itself cannot encode one) and no integer
+    long enough to pass the limit; the strict reader refuses non-finite numbers itself."""
+    return (
+        body.count(b"{") + body.count(b"[") <= MAX_DEPTH
+        and not _SURROGATE_ESCAPE.search(body)
+        and not _LONG_DIGITS.search(body)
+    )
 
 
 def precheck(request: Any) -> dict[str, Any]:
@@ -430,13 +460,13 @@ def precheck(request: Any) -> dict[str, Any]:
     It runs the same pipeline as :func:`check` (so the two can never disagree about a
     refusal) and drops the verdict.
     """
-    response = check(request)
+    return _assessable(check(request))
+
+
+def _assessable(response: dict[str, Any]) -> dict[str, Any]:
     if "refusal" in response:
         return response
     return {"criteria_id": CRITERIA_ID, "assessable": True}
-
-
-_PRECHECK = precheck  # check_body's keyword argument shadows the name
 
 
 def parse_body(body: bytes) -> Any:
@@ -455,7 +485,8 @@ def check_body(body: bytes, *, precheck: bool = False) -> dict[str, Any]:
         request = parse_body(body)
     except Refusal as exc:
         return refusal(exc.code, exc.message)
-    return _PRECHECK(request) if precheck else check(request)
+    response = _check(request, shallow_json=_shallow(body))
+    return _assessable(response) if precheck else response
 
 
 def status_summary(response: dict[str, Any]) -> dict[str, Any]:
