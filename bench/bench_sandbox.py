@@ -19,8 +19,8 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+
+from bench_limits import timed  # one median-of-runs timer for the benches
 
 from toolcall300.jobs import harness, sandbox
 
@@ -38,15 +38,6 @@ STUBBORN = [
     "sys.stdin.read(); time.sleep(600)\n",
 ]
 LIMITS = harness.Limits(per_case_timeout=30, total_timeout=60)
-
-
-def median(fn: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def sandboxed(iso: sandbox.Isolation) -> None:
@@ -91,13 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     root = os.geteuid() == 0
     probed = sandbox.probe()
     print(f"isolation here: {probed.record()}")
-    peer = median(bare, n)
+    peer = timed(bare, n)
     print(f"{'start-up, one case':34} {'median s':>9} {'x bare':>7}")
     print(f"{'bare (no sandbox)':34} {peer:9.3f} {1.0:7.2f}")
     for method in ("bwrap", "unshare", "none"):
         iso = sandbox.Isolation(method != "none", root, (), method)
         try:
-            took = median(functools.partial(sandboxed, iso), n)
+            took = timed(functools.partial(sandboxed, iso), n)
         except (AssertionError, OSError) as exc:
             print(f"{method:34} unavailable here ({exc})")
             continue

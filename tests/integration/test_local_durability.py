@@ -7,7 +7,6 @@ a state folder under pytest's temporary directory, and talks to it over real HTT
 
 from __future__ import annotations
 
-import http.server
 import io
 import json
 import os
@@ -15,13 +14,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import runs as fakes
 from support.corpus import make_corpus
 from support.dashboard import wait_for_serve_url
 
@@ -64,26 +63,10 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def hook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """A callback endpoint that keeps what it is sent."""
-    received: list[dict[str, Any]] = []
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
-    finally:
-        server.shutdown()
-        server.server_close()
+def hook() -> Iterator[tuple[str, list[tuple[bytes, dict[str, str]]]]]:
+    """A callback endpoint and what it is sent."""
+    with fakes.callback_receiver() as received:
+        yield received
 
 
 def buy(url: str) -> str:
@@ -134,7 +117,7 @@ def adapter_pids() -> list[int]:
 
 
 def test_a_killed_stack_keeps_its_keys_and_fails_the_run_it_was_running(
-    tmp_path: Path, corpus: Path, hook: tuple[str, list[dict[str, Any]]]
+    tmp_path: Path, corpus: Path, hook: tuple[str, list[tuple[bytes, dict[str, str]]]]
 ) -> None:
     hook_url, received = hook
     state_dir = tmp_path / "state"
@@ -161,7 +144,8 @@ def test_a_killed_stack_keeps_its_keys_and_fails_the_run_it_was_running(
         assert run["failure"]["reason"] == "infra_error"
         assert run["failure"]["detail"] == worker.STOPPED_DETAIL
         poll(lambda: received, "the callback")
-        assert (received[-1]["run_id"], received[-1]["status"]) == (run_id, "failed")
+        sent = json.loads(received[-1][0])
+        assert (sent["run_id"], sent["status"]) == (run_id, "failed")
         # and the restored stack still scores runs
         echo = ["toolcall300", "toolshim", "--stream"]
         fresh = submit(second.url, key, echo)

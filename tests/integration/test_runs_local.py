@@ -8,7 +8,6 @@ number. Each test buys its own team licence, so baselines never cross tests.
 
 from __future__ import annotations
 
-import http.server
 import io
 import json
 import os
@@ -245,32 +244,15 @@ def test_ten_runs_at_once_all_finish_with_correct_reports(
 
 def test_callback_is_signed_with_the_key_derived_secret(stack: LocalStack, buy: Any) -> None:
     key = buy("team", "runs-hook")
-    received: list[tuple[bytes, str | None]] = []
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers["Content-Length"])
-            received.append((self.rfile.read(length), self.headers.get(callback.HEADER)))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    with fakes.callback_receiver() as (url, received):
         run_id = post_run(stack, key, fakes.ECHO, callback_url=url)["run_id"]
         wait(stack, key, run_id)
         for _ in range(200):
             if received:
                 break
             time.sleep(0.05)
-    finally:
-        server.shutdown()
-        server.server_close()
-    body, header = received[0]
+    body, headers = received[0]
+    header = headers.get(callback.HEADER)
     callback.verify_callback(body, header, callback.callback_secret(key))
     doc = json.loads(body)
     assert (doc["run_id"], doc["verdict"], doc["status"]) == (run_id, "baseline_set", "scored")

@@ -7,9 +7,13 @@ sandbox's uid 65534 cannot read pytest's private temp directories).
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from toolcall300.client.http import request_json
@@ -152,3 +156,27 @@ def wait_for_run(base_url: str, key: str, run_id: str, *, timeout_s: float = 180
             return dict(run)
         time.sleep(0.1)
     raise AssertionError(f"run {run_id} did not finish within {timeout_s} s: {run}")
+
+
+@contextmanager
+def callback_receiver() -> Iterator[tuple[str, list[tuple[bytes, dict[str, str]]]]]:
+    """A callback endpoint on 127.0.0.1: its URL, and each POST's (body, headers) as it came."""
+    received: list[tuple[bytes, dict[str, str]]] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((body, dict(self.headers.items())))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -412,15 +412,12 @@ def test_a_hostile_adapter_finds_no_label_and_scores_what_refusing_scores() -> N
     assert hostile.summary == refused.summary
 
 
-HANG = fakes.py("import sys,time\nsys.stdin.read(); time.sleep(600)\n")
-
-
 def test_one_team_cannot_hold_every_worker() -> None:
     # Given team a's two slow runs queued before team b's one, and two workers
     d = deps(job_limits=harness.Limits(per_case_timeout=1.5, total_timeout=20.0), team_limit=1)
-    a1 = queue(d, HANG, team="a").run_id
-    a2 = queue(d, HANG, team="a", ref="other").run_id
-    b1 = queue(d, HANG, team="b").run_id
+    a1 = queue(d, fakes.HANG, team="a").run_id
+    a2 = queue(d, fakes.HANG, team="a", ref="other").run_id
+    b1 = queue(d, fakes.HANG, team="b").run_id
     pool = worker.WorkerPool(d, size=2, poll_s=0.05, sweep_s=5).start()
     most_of_a, started = 0, {}
     try:
