@@ -217,7 +217,8 @@ try:
     out, err = io.StringIO(), io.StringIO()
     args = devtools.parse_args(["purchase", "--api", stack.url, "--tier", "team", "--team", "C"])
     assert devtools.run(args, out, err) == 0, err.getvalue()
-    headers = {"Authorization": "Bearer " + out.getvalue().splitlines()[-1]}
+    headers = {"Authorization": "Bearer " + out.getvalue().splitlines()[-1],
+               "Content-Type": "application/json"}
     body = {"adapter_cmd": ["toolcall300", "toolshim", "--stream"], "ref": "main", "commit": "abc1234"}
     run_id = request_json("POST", stack.url + "/runs", headers=headers,
                           body=json.dumps(body).encode())[2]["run_id"]
