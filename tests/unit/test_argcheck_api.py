@@ -327,3 +327,42 @@ def test_a_free_check_with_a_pattern_is_counted_once_and_answered(call: Call) ->
     assert status == 200 and data["verdict"] == "VALID" and "signature" not in data
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 429 and data["error"]["code"] == "too_soon"
+
+
+def test_a_free_check_spending_its_budget_never_holds_up_a_licensed_check(
+    call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While an unauthenticated pattern check is inside the bounded child, a licensed check
+    is answered (the local gateway runs the checker as several Lambda environments would)."""
+    import threading
+
+    from toolcall300.service.api import bounded_check
+
+    inside, release, child_done = threading.Event(), threading.Event(), threading.Event()
+    real = bounded_check.check_body_bounded
+
+    def slow_child(raw: bytes, **kw: Any) -> dict[str, Any]:
+        if not bounded_check.needs_bound(raw):
+            return real(raw, **kw)
+        inside.set()
+        release.wait(timeout=20)  # hang guard only: the licensed check releases it
+        child_done.set()
+        return bounded_check.over_budget()
+
+    monkeypatch.setattr(bounded_check, "check_body_bounded", slow_child)
+    free: dict[str, int] = {}
+    slow = body({"s": "a" * 5000}, BACKTRACKING)
+    worker = threading.Thread(
+        target=lambda: free.update(status=call("POST", "/check", body=slow, ip="192.0.2.204")[0])
+    )
+    worker.start()
+    assert inside.wait(timeout=60)
+    key = _with_pack(aws)
+    status, _, data = call(
+        "POST", "/check", body=body({"n": 1}), headers={"authorization": f"Bearer {key}"}
+    )
+    answered_while_blocked = not child_done.is_set()
+    release.set()
+    worker.join()
+    assert status == 200 and data["verdict"] == "VALID" and answered_while_blocked
+    assert free == {"status": 422}

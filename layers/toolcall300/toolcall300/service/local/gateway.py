@@ -2,9 +2,10 @@
 
 Routes are read from ``template.yaml`` (each function's ``HttpApi`` events), so a function
 added to the template is served without touching this module. Each function is imported once
-from ``functions/<name>/app.py`` and invoked under its own lock (one warm Lambda instance per
-function: Powertools resolvers keep the current event on a module-level object). This is not
-a faithful API Gateway: no authorizers, no throttling, a 10 MB body cap like the real one.
+from ``functions/<name>/app.py`` and invoked one request at a time (one warm Lambda instance
+per function), except the functions in :data:`CONCURRENT_INVOCATIONS`, which take several at
+once as several Lambda environments would (the resolver keeps each request per thread). This
+is not a faithful API Gateway: no authorizers, no throttling, a 10 MB body cap like the real one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
 _TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+#: Functions invoked several at a time. The checker: a free check may spend its CPU budget in
+#: the bounded child, and that must not hold up a licensed caller's check (docs/api.md). The
+#: others stay one at a time (the webhook's idempotency keeps per-invocation state on its config).
+CONCURRENT_INVOCATIONS = {"ArgcheckFunction": 4}
 #: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
 #: answer, or None when the target is not one of them.
 LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
@@ -62,7 +67,7 @@ class BoundRoute:
     route: HttpRoute
     pattern: Any
     handler: Handler
-    lock: threading.Lock
+    lock: threading.Semaphore  # how many invocations of the function may run at once
 
 
 def load_handler(root: Path, route: HttpRoute) -> Handler:
@@ -79,12 +84,14 @@ def load_handler(root: Path, route: HttpRoute) -> Handler:
 
 
 def bind_routes(root: Path, template: dict[str, Any]) -> list[BoundRoute]:
-    """Every template route bound to its function's handler (one import, one lock per function)."""
-    handlers: dict[str, tuple[Handler, threading.Lock]] = {}
+    """Every template route bound to its function's handler (one import, one slot count per
+    function)."""
+    handlers: dict[str, tuple[Handler, threading.Semaphore]] = {}
     bound = []
     for route in http_routes(template):
         if route.function not in handlers:
-            handlers[route.function] = (load_handler(root, route), threading.Lock())
+            slots = threading.BoundedSemaphore(CONCURRENT_INVOCATIONS.get(route.function, 1))
+            handlers[route.function] = (load_handler(root, route), slots)
         handler, lock = handlers[route.function]
         bound.append(BoundRoute(route, route.pattern(), handler, lock))
     return bound
