@@ -18,6 +18,7 @@ from toolcall300.client import download as client
 from toolcall300.cliutil import UsageError
 from toolcall300.service import admin
 from toolcall300.service.domain import licences
+from toolcall300.service.errors import BadRequest, NotFound
 
 
 def run_admin(argv: list[str], store: MemoryLicenceStore) -> list[str]:
@@ -57,6 +58,33 @@ def test_admin_issue_list_reissue_revoke() -> None:
 def test_admin_usage_errors(argv: list[str]) -> None:
     with pytest.raises(UsageError):
         admin.parse_args(["--table", "t", *argv])
+
+
+class _Ledger:
+    def __init__(self) -> None:
+        self.grants: list[tuple[str, int, str]] = []
+
+    def grant(self, payer: str, *, checks: int, payment_id: str, granted_at: str) -> None:
+        self.grants.append((payer, checks, payment_id))
+
+
+def test_admin_pack_grant_gives_only_a_house_licence_checks() -> None:
+    store, book = MemoryLicenceStore(), _Ledger()
+    run_admin(["licence", "issue", "--tier", "single"], store)
+    [row] = [json.loads(line) for line in run_admin(["licence", "list"], store)]
+    out = io.StringIO()
+    grant = ["--table", "t", "--ledger-table", "l", "pack", "grant", row["licence_id"]]
+    admin.execute(admin.parse_args([*grant, "--checks", "50"]), store, out, book)  # type: ignore[arg-type]
+    assert book.grants == [(row["licence_id"], 50, book.grants[0][2])]
+    assert book.grants[0][2].startswith("house-") and "50 house checks" in out.getvalue()
+    with pytest.raises(NotFound):
+        admin.execute(admin.parse_args([*grant[:-1], "lic_nope"]), store, out, book)  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        admin.parse_args([*grant, "--checks", "0"])
+    bought = licences.Licence(licence_id="lic_bought", source="stripe", tier="checks")
+    store.put(bought.to_item(), expected_version=None)
+    with pytest.raises(BadRequest):  # a customer's checks are sales, never gifts
+        admin.execute(admin.parse_args([*grant[:-1], "lic_bought"]), store, out, book)  # type: ignore[arg-type]
 
 
 def test_dev_purchase_team_needs_a_team() -> None:

@@ -1,4 +1,6 @@
-"""``toolcall300 admin licence issue|list|revoke|reissue``: manage licences by hand.
+"""``toolcall300 admin licence issue|list|revoke|reissue``: manage licences by hand;
+``toolcall300 admin pack grant LICENCE``: give an operator's own licence a house pack of
+argument checks (kept out of the tripwires, docs/argcheck-payment.md).
 
 For a manual sale (``issue``), a lost key (``reissue``: a new key, the old one stops working)
 or a revocation outside Stripe. Talks to the licences table named by ``--table`` or
@@ -11,13 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 from datetime import UTC, datetime
 from typing import TextIO
 
+from toolcall300.argcheck.criteria import PACK_CHECKS
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
 from toolcall300.service.domain import licences
+from toolcall300.service.domain.ledger import CheckLedger
 from toolcall300.service.domain.licences import LicenceStore
-from toolcall300.service.errors import BackendError
+from toolcall300.service.errors import BackendError, BadRequest, NotFound
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -37,7 +42,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for verb, help_ in (("revoke", "revoke a licence"), ("reissue", "replace a lost key")):
         p = verbs.add_parser(verb, help=help_)
         p.add_argument("licence_id")
+    parser.add_argument(
+        "--ledger-table", default=None, help="check ledger table (default: $CHECK_LEDGER_TABLE)"
+    )
+    pack = sub.add_parser("pack", help="argument-check packs")
+    pack_verbs = pack.add_subparsers(dest="verb", required=True)
+    grant = pack_verbs.add_parser("grant", help="give an operator's own licence a house pack")
+    grant.add_argument("licence_id")
+    grant.add_argument("--checks", type=int, default=PACK_CHECKS)
     args = parser.parse_args(argv)
+    if args.noun == "pack":
+        if args.checks < 1:
+            raise UsageError("toolcall300 admin pack grant: --checks must be at least 1")
+        args.ledger_table = args.ledger_table or os.environ.get("CHECK_LEDGER_TABLE")
+        if not args.ledger_table:
+            raise UsageError(
+                "toolcall300 admin pack: name the ledger with --ledger-table or CHECK_LEDGER_TABLE"
+            )
     if getattr(args, "verb", None) == "issue":
         problem = licences.team_name_problem(args.team)
         if args.tier == "team" and problem is not None:
@@ -57,9 +78,33 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def execute(args: argparse.Namespace, store: LicenceStore, stdout: TextIO) -> None:
-    """Run one verb against ``store`` (the testable core of :func:`run`)."""
+def execute(
+    args: argparse.Namespace,
+    store: LicenceStore,
+    stdout: TextIO,
+    ledger: CheckLedger | None = None,
+) -> None:
+    """Run one verb against ``store`` (and ``ledger`` for packs): the testable core of :func:`run`."""
     now = datetime.now(UTC)
+    if args.noun == "pack":
+        assert ledger is not None
+        item = store.get(args.licence_id)
+        if item is None or licences.is_reference(item):
+            raise NotFound(f"no licence {args.licence_id}", code="not_found")
+        lic = licences.Licence.from_item(item)
+        if lic.source != "manual":
+            # A bought licence's checks are sales: a gift would count as paid use.
+            raise BadRequest(
+                "only an operator's own (manual) licence takes a house pack", code="not_house"
+            )
+        ledger.grant(
+            lic.licence_id,
+            checks=args.checks,
+            payment_id=f"house-{secrets.token_hex(8)}",
+            granted_at=now.isoformat(timespec="seconds"),
+        )
+        stdout.write(f"licence {lic.licence_id}: {args.checks} house checks granted\n")
+        return
     if args.verb == "list":
         for lic in licences.list_licences(store):
             stdout.write(json.dumps(lic.public(), sort_keys=True) + "\n")
@@ -82,10 +127,11 @@ def execute(args: argparse.Namespace, store: LicenceStore, stdout: TextIO) -> No
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from toolcall300.service.sdk.dynamo import LicenceTable
+    from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable
 
     try:
-        execute(args, LicenceTable(args.table), stdout)
+        ledger = CheckLedgerTable(args.ledger_table) if args.ledger_table else None
+        execute(args, LicenceTable(args.table), stdout, ledger)
     except BackendError as exc:
         stderr.write(f"toolcall300 admin: {exc.code}: {exc.message}\n")
         return EXIT_ERROR
