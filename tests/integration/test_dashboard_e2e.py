@@ -239,3 +239,30 @@ def test_wrong_key(watched_page: Any, dashboard_stack: str) -> None:
     assert error.text_content().startswith("That key was not accepted")
     assert watched_page.evaluate("sessionStorage.length") == 0
     shoot(watched_page, "e2e-10-wrong-key")
+
+
+def test_member_keys_are_listed_for_the_purchase_key_only(watched_page: Any, team: Team) -> None:
+    """docs/tenancy.md: the team's purchase key issues member keys; the dashboard lists them
+    (ids and status, never keys); a member key signs in to the same team without that list."""
+    licence = requests.get(
+        f"{team.url}/licence", headers={"Authorization": f"Bearer {team.key}"}, timeout=30
+    ).json()
+    member = requests.post(
+        f"{team.url}/teams/{licence['team']}/keys",
+        headers={"Authorization": f"Bearer {team.key}"},
+        timeout=30,
+    ).json()
+    pg = watched_page
+    pg.goto(team.url + "/dashboard")
+    pg.get_by_label("Licence key").fill(team.key)
+    pg.get_by_role("button", name="Sign in").click()
+    pg.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    pg.get_by_role("heading", name="Member keys").wait_for()
+    listed = pg.locator("#members-list").text_content() or ""
+    assert member["key_id"] in listed and member["key"] not in pg.content()
+    pg.get_by_role("button", name="Sign out").click()
+    pg.get_by_label("Licence key").fill(member["key"])
+    pg.get_by_role("button", name="Sign in").click()
+    pg.get_by_role("heading", name=f"Team {team.name}").wait_for()
+    assert pg.locator("#members").is_hidden()
+    assert pg.console_errors == []

@@ -245,6 +245,7 @@ class Licence:
             "team": self.team,
             "team_name": self.team_name,
             "issued_at": self.issued_at,
+            "manages_members": self.tier == "team" and self.parent_id is None,
         }
 
 

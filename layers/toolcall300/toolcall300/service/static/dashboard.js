@@ -365,7 +365,7 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, teamName: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
+  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
 
   function readKey() {
     try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
@@ -442,6 +442,7 @@
       state.key = key;
       state.team = licence.team;
       state.teamName = licence.team_name || licence.team;  // shown; the identity is in URLs
+      state.managesMembers = licence.manages_members === true;
       $("key").value = "";
       $("key").setAttribute("aria-invalid", "false");
       say("");
@@ -458,7 +459,7 @@
 
   function signOut(message) {
     forgetKey();
-    state = { key: null, team: null, teamName: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -497,11 +498,14 @@
     setLoading("Loading runs and baselines…");
     return Promise.all([
       api("teams/" + team + "/runs?limit=50", state.key),
-      api("teams/" + team + "/baselines", state.key)
+      api("teams/" + team + "/baselines", state.key),
+      // only the team's purchase key may list member keys: others do not ask
+      state.managesMembers ? api("teams/" + team + "/keys", state.key) : Promise.resolve(null)
     ]).then(function (answers) {
       if (generation !== state.generation) { return; }
       state.runs = answers[0].runs || [];
       state.baselines = answers[1];
+      state.members = answers[2] ? answers[2].keys || [] : null;
       var names = baselineNames(state.baselines, state.runs);
       if (state.baseline === null || (state.baseline && names.indexOf(state.baseline) < 0)) {
         state.baseline = names.length ? names[0] : "";
@@ -540,6 +544,7 @@
     renderCharts(scoredHistory(runs, ""));
     renderRunsTable(runs);
     renderBaselines();
+    renderMembers();
   }
 
   function baselineIdsFor(name) {
@@ -595,6 +600,27 @@
         el("td", { "class": "num", text: s ? s.exact + " / " + s.cases : "" })
       ]));
     });
+  }
+
+  function renderMembers() {
+    $("members").hidden = state.members === null || state.members === undefined;
+    var box = clear($("members-list"));
+    if (!state.members) { return; }
+    if (state.members.length === 0) {
+      box.appendChild(el("p", { "class": "hint", text: "No member keys yet." }));
+      return;
+    }
+    var rows = state.members.map(function (m) {
+      return el("tr", {}, [
+        el("th", { scope: "row" }, [el("code", { text: m.key_id })]),
+        el("td", { text: m.status }),
+        el("td", { text: formatTime(m.issued_at) })
+      ]);
+    });
+    box.appendChild(scrollTable({
+      label: "Member keys", caption: "Member keys, oldest first", rows: rows,
+      head: [{ text: "Key id" }, { text: "Status" }, { text: "Issued" }]
+    }));
   }
 
   function renderBaselines() {
@@ -838,6 +864,7 @@
     api("licence", state.key).then(function (licence) {
       state.team = licence.team;
       state.teamName = licence.team_name || licence.team;
+      state.managesMembers = licence.manages_members === true;
       return enter();
     }).catch(fail);
   }

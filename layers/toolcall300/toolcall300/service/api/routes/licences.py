@@ -32,6 +32,8 @@ class LicenceView(BaseModel):
     team: str | None
     team_name: str | None
     issued_at: str | None
+    #: the team's purchase key: it issues and revokes member keys (docs/tenancy.md)
+    manages_members: bool
 
 
 class ClaimView(LicenceView):
