@@ -123,6 +123,12 @@ def test_a_killed_stack_keeps_its_keys_and_fails_the_run_it_was_running(
     state_dir = tmp_path / "state"
     first = Serve(corpus, state_dir)
     try:
+        rival = subprocess.run(  # a second stack on the same folder would corrupt it
+            [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--state", str(state_dir)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert rival.returncode == 1 and "in use by another" in rival.stderr
+        assert rival.stderr.count("\n") == 1
         key = buy(first.url)
         run_id = submit(first.url, key, STUBBORN, callback_url=hook_url)
         poll(lambda: run_doc(first.url, key, run_id)["status"] == "running", "the run to start")

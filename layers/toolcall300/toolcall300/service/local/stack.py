@@ -192,7 +192,10 @@ def _start(
     stops.append(lambda: _restore_environment(saved_env))
     recorder: state.StateRecorder | None = None
     if state_dir is not None:
-        recorder = state.open_state(state_dir)
+        try:
+            recorder = state.open_state(state_dir)
+        except state.StateInUse as exc:
+            raise StackError(f"--state {exc}; stop it first, or give another --state") from None
         stops.append(lambda: state.close_state(recorder))
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
