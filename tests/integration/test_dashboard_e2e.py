@@ -1,7 +1,7 @@
 """End to end: the dashboard in headless chromium against the real local stack over HTTP.
 
-A team licence is bought the way ``toolcall300 dev purchase`` does it (a signed test Stripe
-event, then the claim); real runs are submitted through ``POST /runs`` with ``adapter_cmd``
+A team licence is bought the way ``toolcall300 dev purchase`` does it (``POST /checkout``, the
+local checkout page, then the claim); real runs are submitted through ``POST /runs`` with ``adapter_cmd``
 and scored by the local worker; then, in the browser: sign in, the charts of a team with
 several runs, a run and its comparison, a failed run, the report download, sign out, phone
 width, keyboard only, an empty team and a wrong key. Screenshots go to
