@@ -241,6 +241,14 @@ def test_a_program_folder_is_bound_read_only_and_a_protected_one_refused(tmp_pat
         )
         script.chmod(0o644)
         assert answer_of(run_adapter([sandbox.SYSTEM_PYTHON, str(script)])) == {"wrote": False}
+        link = Path(tempfile.mkdtemp(prefix="tc300-link-"))
+        try:  # named through a link, it runs as written
+            link.chmod(0o755)
+            (link / "to").symlink_to(own)
+            named = [sandbox.SYSTEM_PYTHON, str(link / "to" / "adapter.py")]
+            assert answer_of(run_adapter(named)) == {"wrote": False}
+        finally:
+            shutil.rmtree(link)
         with pytest.raises(sandbox.CommandRefused, match="private corpus"):
             run_adapter([sandbox.SYSTEM_PYTHON, str(script)], protected=[own / "corpus"])
     finally:
@@ -248,9 +256,8 @@ def test_a_program_folder_is_bound_read_only_and_a_protected_one_refused(tmp_pat
     repo_script = sandbox.PACKAGE_ROOT.parents[1] / "infra" / "demo_journey.py"
     with pytest.raises(sandbox.CommandRefused):  # its folder holds corpus_private/
         sandbox.program_folders(["/usr/bin/python3", str(repo_script.parents[1] / "Makefile")])
-    assert sandbox.program_folders(["/usr/bin/python3", str(repo_script)]) == [
-        repo_script.parent.resolve()
-    ]
+    infra = repo_script.parent.resolve()
+    assert sandbox.program_folders(["/usr/bin/python3", str(repo_script)]) == [(infra, infra)]
 
 
 # ----------------------------------------------------------------------------- commands

@@ -298,25 +298,31 @@ def _overlaps(folder: Path, protected: Sequence[Path]) -> Path | None:
     return None
 
 
-def program_folders(command: Sequence[str], protected: Sequence[Path] = ()) -> list[Path]:
-    """The folders to bind read-only: that of each absolute path in ``command`` naming a file
-    outside the system. Raises :class:`CommandRefused` for a folder that is or holds (or lies
-    inside) a protected one: the labels never become readable that way."""
-    folders: list[Path] = []
+def program_folders(
+    command: Sequence[str], protected: Sequence[Path] = ()
+) -> list[tuple[Path, Path]]:
+    """The read-only binds, as (source, mount point): the folder of each absolute path in
+    ``command`` naming a file outside the system, where the command names it, and where it
+    really is when a link leads elsewhere (so ``/home/me/link/adapter.py`` runs as written).
+    Raises :class:`CommandRefused` for a folder that is or holds (or lies inside) a protected
+    one: the labels never become readable that way."""
+    binds: list[tuple[Path, Path]] = []
     for arg in command:
         if not arg.startswith("/") or not os.path.isfile(arg):
             continue
-        folder = Path(os.path.realpath(arg)).parent
-        if _is_system(str(folder)) or folder in folders:
-            continue
-        hit = _overlaps(folder, [*default_protected(), *protected])
-        if hit is not None:
-            raise CommandRefused(
-                f"{arg}: its folder {folder} overlaps {hit}, which holds the private corpus or "
-                "the local stack's state; move the adapter into a folder of its own"
-            )
-        folders.append(folder)
-    return folders
+        named = Path(os.path.abspath(arg)).parent
+        real = Path(os.path.realpath(arg)).parent
+        for source, mount in ((Path(os.path.realpath(named)), named), (real, real)):
+            if _is_system(str(mount)) or (source, mount) in binds:
+                continue
+            hit = _overlaps(source, [*default_protected(), *protected])
+            if hit is not None:
+                raise CommandRefused(
+                    f"{arg}: its folder {source} overlaps {hit}, which holds the private corpus "
+                    "or the local stack's state; move the adapter into a folder of its own"
+                )
+            binds.append((source, mount))
+    return binds
 
 
 def _nobody_may(path: str, bit: int) -> bool:
@@ -397,7 +403,9 @@ def _bwrap_system() -> list[str]:
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
-def bwrap_prefix(scratch: Path, kit_dir: Path, folders: Sequence[Path] = ()) -> list[str]:
+def bwrap_prefix(
+    scratch: Path, kit_dir: Path, folders: Sequence[tuple[Path, Path]] = ()
+) -> list[str]:
     """The adapter's whole filesystem: system, kit, program folders, scratch, private temp.
 
     The tmpfs for ``/tmp`` comes before the binds beneath it (scratch lives in ``/tmp``).
@@ -405,8 +413,8 @@ def bwrap_prefix(scratch: Path, kit_dir: Path, folders: Sequence[Path] = ()) -> 
     args = _bwrap_system()
     args += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
-    for folder in folders:
-        args += ["--ro-bind", str(folder), str(folder)]
+    for source, mount in folders:
+        args += ["--ro-bind", str(source), str(mount)]
     return [*args, "--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--"]
 
 
@@ -422,7 +430,7 @@ def wrap(
     *,
     life_fd: int | None = None,
     kit_dir: Path | None = None,
-    folders: Sequence[Path] = (),
+    folders: Sequence[tuple[Path, Path]] = (),
 ) -> list[str]:
     """``command`` (under the lifeline init when ``life_fd`` is given) inside the namespaces
     ``iso`` says this machine allows."""
