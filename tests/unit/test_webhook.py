@@ -8,6 +8,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.gateway import Call
 from support.stores import MemoryLicenceStore
 from support.stripe import (
@@ -365,3 +367,44 @@ def test_webhook_secret_never_reaches_a_response_or_log(
     out = capsys.readouterr()
     assert "whsec_unit_current_secret" not in out.out + out.err
     base64.b64encode(b"")  # keep the import honest for the base64 test above
+
+
+_ODD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+_FIELDS = st.sampled_from(
+    ["id", "amount", "amount_total", "amount_refunded", "currency", "payment_intent", "charge",
+     "metadata", "payment_status", "refunded", "status", "created"]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    etype=st.sampled_from(
+        ["checkout.session.completed", "charge.refunded", "charge.dispute.created",
+         "charge.dispute.closed", "checkout.session.async_payment_succeeded"]
+    ),
+    edits=st.dictionaries(_FIELDS, _ODD_VALUES, max_size=4),
+    created=st.one_of(st.integers(min_value=0, max_value=2_000_000_000), _ODD_VALUES),
+)  # fmt: skip
+def test_no_signed_event_shape_makes_the_webhook_answer_500(
+    call: Call, aws: Any, etype: str, edits: dict[str, Any], created: Any
+) -> None:
+    """Property: whatever the fields of a signed event hold, the answer is 200 or a 400 with
+    a code, never a 500; a 400 writes nothing."""
+    obj = paid_session(session_id="cs_test_p", payment_intent="pi_p", tier="team", team="p")
+    event = stripe_event(etype, {**obj, **edits}, event_id=f"evt_p_{abs(hash(repr(edits)))}")
+    event["created"] = created
+    before = licences_in(aws)
+    status, data = post(call, event)
+    assert status in (200, 400), (status, data)
+    if status == 400:
+        assert data["error"]["code"] == "invalid_event" and licences_in(aws) == before
