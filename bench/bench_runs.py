@@ -61,6 +61,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("TOOLCALL300_WORKERS", "2")
+    # one team here: let it use every worker, so the figure is the pool's throughput (the
+    # default per-team limit of 1 would measure one worker; docs/local-sandbox.md)
+    os.environ.setdefault("TOOLCALL300_TEAM_RUNS", os.environ["TOOLCALL300_WORKERS"])
     from toolcall300.client import dev as devtools
     from toolcall300.client.http import request_json
     from toolcall300.service.local.stack import start_local_stack
@@ -118,7 +121,8 @@ def main() -> None:
     print(f"ratio hosted / CLI                           {h / c:.2f}x")
     print(
         f"10 concurrent runs: wall {wall:.2f} s, {10 / wall * 60:.1f} runs/min, "
-        f"{wall / 10:.3f} s per run vs {h:.3f} s alone ({os.environ['TOOLCALL300_WORKERS']} workers, {os.cpu_count()} cores)"
+        f"{wall / 10:.3f} s per run vs {h:.3f} s alone ({os.environ['TOOLCALL300_WORKERS']} workers, "
+        f"{os.environ['TOOLCALL300_TEAM_RUNS']} per team, {os.cpu_count()} cores)"
     )
 
 
