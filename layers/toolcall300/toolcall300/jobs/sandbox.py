@@ -18,7 +18,8 @@ with. What the adapter gets (docs/local-sandbox.md):
 - a lifeline: a small init runs the command and holds the read end of a pipe whose only
   write end is in the worker. When the worker dies, however it dies, the pipe reads EOF and
   the init kills the run's process group and exits, which takes the whole pid namespace
-  with it. No death signal is armed after a fork, so no parent can die "too early".
+  with it. Nothing depends on a death signal armed after a fork, which a parent dying first
+  under load escapes (the worker's own child arms one too, then checks its parent is there).
 
 This is containment for a local stack, not a security boundary against a determined attacker
 (a kernel exploit); the hosted path runs adapters in Batch containers with no route out.
