@@ -87,7 +87,7 @@ def echo_gateway() -> Iterator[tuple[str, int]]:
         return {"statusCode": 200, "body": event.get("body", ""), "headers": {}}
 
     route = HttpRoute("EchoFunction", "POST", "/echo", "functions/echo/", "app.handler")
-    bound = BoundRoute(route, re.compile(r"\A/echo\Z"), echo, threading.Semaphore(1))
+    bound = BoundRoute(route, re.compile(r"\A/echo\Z"), echo, threading.Lock())
     server = GatewayServer(("127.0.0.1", 0), [bound])
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

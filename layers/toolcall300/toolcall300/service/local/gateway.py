@@ -3,8 +3,9 @@
 Routes are read from ``template.yaml`` (each function's ``HttpApi`` events), so a function
 added to the template is served without touching this module. Each function is imported once
 from ``functions/<name>/app.py`` and invoked one request at a time (one warm Lambda instance
-per function), except the functions in :data:`CONCURRENT_INVOCATIONS`, which take several at
-once as several Lambda environments would (the resolver keeps each request per thread). This
+per function), except that the functions in :data:`ANONYMOUS_LANE` run requests without a key
+beside those with one, as two Lambda environments would (the resolver keeps each request
+per thread). This
 is not a faithful API Gateway: no authorizers, no throttling, a 10 MB body cap like the real one.
 """
 
@@ -31,10 +32,11 @@ MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
 _TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-#: Functions invoked several at a time. The checker: a free check may spend its CPU budget in
-#: the bounded child, and that must not hold up a licensed caller's check (docs/api.md). The
-#: others stay one at a time (the webhook's idempotency keeps per-invocation state on its config).
-CONCURRENT_INVOCATIONS = {"ArgcheckFunction": 4}
+#: Functions whose requests without an ``Authorization`` header are invoked in a lane of their
+#: own. The checker: a free check may spend its CPU budget in the bounded child, and that must
+#: not hold up a licensed caller's check (docs/api.md). Each lane still takes one request at a
+#: time: moto's in-process tables are not safe under concurrent transactions.
+ANONYMOUS_LANE = frozenset({"ArgcheckFunction"})
 #: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
 #: answer, or None when the target is not one of them.
 LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
@@ -67,7 +69,12 @@ class BoundRoute:
     route: HttpRoute
     pattern: Any
     handler: Handler
-    lock: threading.Semaphore  # how many invocations of the function may run at once
+    lock: threading.Lock
+    anonymous_lock: threading.Lock | None = None  # the lane for keyless requests, if any
+
+    def lane(self, headers: list[tuple[str, str]]) -> threading.Lock:
+        keyless = all(name.lower() != "authorization" for name, _ in headers)
+        return self.anonymous_lock if keyless and self.anonymous_lock else self.lock
 
 
 def load_handler(root: Path, route: HttpRoute) -> Handler:
@@ -84,16 +91,16 @@ def load_handler(root: Path, route: HttpRoute) -> Handler:
 
 
 def bind_routes(root: Path, template: dict[str, Any]) -> list[BoundRoute]:
-    """Every template route bound to its function's handler (one import, one slot count per
-    function)."""
-    handlers: dict[str, tuple[Handler, threading.Semaphore]] = {}
+    """Every template route bound to its function's handler (one import and one lock per
+    function, a second lock for its keyless requests when it has that lane)."""
+    handlers: dict[str, tuple[Handler, threading.Lock, threading.Lock | None]] = {}
     bound = []
     for route in http_routes(template):
         if route.function not in handlers:
-            slots = threading.BoundedSemaphore(CONCURRENT_INVOCATIONS.get(route.function, 1))
-            handlers[route.function] = (load_handler(root, route), slots)
-        handler, lock = handlers[route.function]
-        bound.append(BoundRoute(route, route.pattern(), handler, lock))
+            anonymous = threading.Lock() if route.function in ANONYMOUS_LANE else None
+            handlers[route.function] = (load_handler(root, route), threading.Lock(), anonymous)
+        handler, lock, anonymous_lock = handlers[route.function]
+        bound.append(BoundRoute(route, route.pattern(), handler, lock, anonymous_lock))
     return bound
 
 
@@ -207,7 +214,7 @@ def invoke(
         method=method, raw_path=parts.path, query=parts.query, headers=headers, body=body,
         source_ip=source_ip, route=bound.route, path_params=params,
     )  # fmt: skip
-    with bound.lock:
+    with bound.lane(headers):
         try:
             result = bound.handler(event, LambdaContext(bound.route.function))
         except Exception:  # an unhandled crash is API Gateway's 500, as on AWS
