@@ -271,8 +271,10 @@ def put_answers(aws: Any, run: runs.Run, doc: Any) -> None:
 
 
 def test_events_take_a_run_from_queued_to_scored(
-    batch_env: dict[str, str], call: Any, aws: Any
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("ADAPTER_NETWORK_ISOLATED", "true")  # the template created the network
+    wiring.clear_ports()
     run = submitted(call, aws)
     assert flow.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
     assert (runs.load(wiring.run_store(), run.run_id) or run).status == "running"
@@ -675,3 +677,29 @@ def test_a_public_callback_is_accepted(
     )
     body = image_body(callback_url="https://hooks.example.com/ci")
     assert post(call, team_key(aws), body)[0] == 202
+
+
+@pytest.mark.parametrize("template_network", [True, False])
+def test_the_run_record_says_what_isolation_really_held(
+    batch_env: dict[str, str],
+    call: Any,
+    aws: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    template_network: bool,
+) -> None:
+    monkeypatch.setenv("ADAPTER_NETWORK_ISOLATED", str(template_network).lower())
+    wiring.clear_ports()
+    run = submitted(call, aws)
+    # What the harness found inside a Fargate container: unshare refused (EPERM), no namespace
+    harness_saw = {"network_isolated": False, "method": "none", "uid_dropped": True, "notes": []}
+    answers = {c["id"]: c["expected"] for c in CASES}
+    put_answers(
+        aws, run, {"answers": answers, "diagnostics": {"sandbox": harness_saw}, "failure": None}
+    )
+    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.status == "scored"
+    assert ended.sandbox["network_isolated"] is template_network
+    assert ended.sandbox["harness"]["network_isolated"] is False
+    assert any("shares the harness's network" in n for n in ended.sandbox["notes"])
+    if not template_network:
+        assert any("not verified" in n for n in ended.sandbox["notes"])

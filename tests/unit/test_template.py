@@ -214,3 +214,78 @@ def test_cfn_lint_passes_with_informational_findings_too() -> None:
         timeout=180,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _of_type(res: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {n: r for n, r in res.items() if r["Type"] == kind}
+
+
+def test_the_adapter_network_has_no_route_out(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    for kind in (
+        "AWS::EC2::InternetGateway",
+        "AWS::EC2::NatGateway",
+        "AWS::EC2::Route",
+        "AWS::EC2::VPCGatewayAttachment",
+        "AWS::EC2::EgressOnlyInternetGateway",
+    ):
+        assert not _of_type(res, kind), kind  # the only routes: the VPC's own and S3's endpoint
+    subnets = _of_type(res, "AWS::EC2::Subnet")
+    assert len(subnets) == 2 and all(
+        s["Properties"]["MapPublicIpOnLaunch"] is False for s in subnets.values()
+    )
+    compute = res["AdapterComputeEnvironment"]["Properties"]["ComputeResources"]
+    assert compute["Subnets"]["Fn::If"][1] == [{"Ref": "AdapterSubnetA"}, {"Ref": "AdapterSubnetB"}]
+    assert template["Conditions"]["CreateAdapterNetwork"] == {
+        "Fn::Equals": [{"Ref": "ExistingAdapterVpcId"}, ""]
+    }
+
+
+def test_the_jobs_reach_only_the_endpoints_they_need(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    endpoints = {
+        r["Properties"]["ServiceName"]["Fn::Sub"].rsplit(".", 1)[-1]
+        if "ecr" not in r["Properties"]["ServiceName"]["Fn::Sub"]
+        else r["Properties"]["ServiceName"]["Fn::Sub"].split("}.")[1]: r["Properties"]
+        for r in _of_type(res, "AWS::EC2::VPCEndpoint").values()
+    }
+    assert set(endpoints) == {"ecr.api", "ecr.dkr", "logs", "s3"}
+    assert endpoints["s3"]["VpcEndpointType"] == "Gateway"
+    assert all(e["PrivateDnsEnabled"] for k, e in endpoints.items() if k != "s3")
+    job_sg = res["AdapterJobSecurityGroup"]["Properties"]
+    assert "SecurityGroupIngress" not in job_sg
+    egress = job_sg["SecurityGroupEgress"] + [res["AdapterJobToEndpoints"]["Properties"]]
+    assert {
+        (e.get("DestinationPrefixListId") or e.get("DestinationSecurityGroupId"))["Ref"]
+        for e in egress
+    } == {
+        "S3PrefixListId",
+        "AdapterEndpointSecurityGroup",
+    }
+    assert all(e["FromPort"] == e["ToPort"] == 443 and "CidrIp" not in e for e in egress)
+
+
+def test_the_s3_endpoint_lets_jobs_touch_only_this_stacks_objects(template: dict[str, Any]) -> None:
+    policy = template["Resources"]["S3GatewayEndpoint"]["Properties"]["PolicyDocument"]
+    allowed = {(s["Action"], s["Resource"]["Fn::Sub"]) for s in policy["Statement"]}
+    assert allowed == {
+        ("s3:GetObject", "${CorpusBucket.Arn}/job-inputs/*"),
+        ("s3:PutObject", "${ReportsBucket.Arn}/answers/*"),
+        ("s3:GetObject", "arn:${AWS::Partition}:s3:::prod-${AWS::Region}-starport-layer-bucket/*"),
+    }
+    assert all(s["Effect"] == "Allow" for s in policy["Statement"])
+
+
+def test_the_dns_firewall_answers_only_the_aws_names_a_job_needs(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    rules = res["AdapterDnsFirewall"]["Properties"]["FirewallRules"]
+    by_priority = sorted(rules, key=lambda r: r["Priority"])
+    assert [r["Action"] for r in by_priority] == ["ALLOW", "BLOCK"]
+    assert by_priority[1]["FirewallDomainListId"] == {"Ref": "AdapterAnyName"}
+    assert res["AdapterAnyName"]["Properties"]["Domains"] == ["*."]
+    names = [
+        d if isinstance(d, str) else d["Fn::Sub"]
+        for d in res["AdapterAllowedNames"]["Properties"]["Domains"]
+    ]
+    assert all(n.endswith("amazonaws.com.") for n in names)
+    assert res["AdapterDnsFirewallAssociation"]["Properties"]["VpcId"] == {"Ref": "AdapterVpc"}

@@ -95,7 +95,8 @@ class RunsSettings(_Base):
     toolcall300_local_stack: bool = False
     batch_job_queue: str = ""
     batch_job_definition: str = ""  # the template's harness job definition (name or ARN)
-    batch_adapter_role_arn: str = ""
+    #: True only when the template created the adapter network (no route out, endpoints only).
+    adapter_network_isolated: bool = False
     callback_attempts: int = Field(default=4, ge=1, le=10)
     callback_base_delay_s: float = Field(default=1.0, ge=0)
     max_attempts: int = Field(default=2, ge=1, le=5)

@@ -136,12 +136,32 @@ def score_output(
 
 # ----------------------------------------------------------------------------- the AWS path
 
-#: Isolation of a Batch job: Fargate task in subnets with no route out (template.yaml).
-BATCH_SANDBOX = {
-    "network_isolated": True,
-    "method": "batch-fargate",
-    "notes": ["AWS Batch on Fargate: private subnets with no route out; task role grants nothing"],
-}
+
+def batch_sandbox(diagnostics: dict[str, Any], *, network_isolated: bool) -> dict[str, Any]:
+    """What isolation really held for a Batch job: the network's, and what the harness saw.
+
+    On Fargate the harness cannot make namespaces (no SYS_ADMIN: unshare gets EPERM), so its
+    own record says the adapter shared its network; the network isolation is the VPC's. That
+    is true only of the network the template creates (``network_isolated``); an existing VPC
+    the operator named is not verified here, and the record says so.
+    """
+    seen = diagnostics.get("sandbox")
+    harness_saw = seen if isinstance(seen, dict) else {}
+    notes = (
+        ["AWS Batch on Fargate in the template's adapter network: no route out, endpoints "
+         "only, S3 limited to this stack's objects, DNS firewall; the job has no task role"]
+        if network_isolated
+        else ["AWS Batch on Fargate in an existing VPC: its isolation is not verified by "
+              "toolcall300; the job has no task role"]
+    )  # fmt: skip
+    if harness_saw and not harness_saw.get("network_isolated"):
+        notes.append("inside the job, the adapter shares the harness's network namespace")
+    return {
+        "network_isolated": network_isolated,
+        "method": "batch-fargate-network" if network_isolated else "batch-fargate",
+        "notes": notes,
+        "harness": {k: harness_saw.get(k) for k in ("network_isolated", "method", "uid_dropped")},
+    }
 
 
 def dispatch(run: Run, *, now: datetime) -> Run:
@@ -201,7 +221,9 @@ def handle_batch_event_parsed(parsed: JobEvent, *, now: datetime | None = None) 
             run,
             output,
             corpus=corpus,
-            sandbox=BATCH_SANDBOX,
+            sandbox=batch_sandbox(
+                output.diagnostics, network_isolated=runs_settings().adapter_network_isolated
+            ),
             now=when,
         )
 
