@@ -82,7 +82,7 @@ serve: venv
 build: sam-venv
 	PATH=$(SAMVENV)/bin:$$PATH sam build
 
-deploy: build
+deploy: build venv
 	PATH=$(SAMVENV)/bin:$$PATH sam deploy --guided
 	$(BIN)/python infra/upload_corpus.py
 
