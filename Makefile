@@ -12,7 +12,7 @@ SHELL   := /bin/bash
 PIP     := set -o pipefail; PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 PIP_OUT := 2>&1 | { grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers
+.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers harness-image
 
 help:
 	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
@@ -24,6 +24,7 @@ help:
 	@echo "make peers   score third-party libraries side by side with the controls (own env)"
 	@echo "make kit     build the free CC0 kit into dist/ (score.py, generate.py, toolshim.py, sample30)"
 	@echo "make build   sam build          make deploy   sam deploy (mutates AWS; never in check)"
+	@echo "make harness-image   the Batch harness image as an OCI archive, without Docker (build/)"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -81,6 +82,9 @@ serve: venv
 
 build: sam-venv
 	PATH=$(SAMVENV)/bin:$$PATH sam build
+
+harness-image:
+	sh infra/harness/build-image.sh
 
 deploy: build venv
 	PATH=$(SAMVENV)/bin:$$PATH sam deploy --guided

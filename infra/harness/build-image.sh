@@ -1,0 +1,59 @@
+#!/bin/sh
+# Build the harness image without Docker, as an OCI image archive anyone can push to ECR:
+#   make harness-image   ->  build/harness-image.tar  (skopeo copy oci-archive:... docker://...)
+#
+# The filesystem is Debian bookworm from Debian's own packages (debootstrap: the python:3.12-slim
+# base cannot be pulled here), with the harness laid out as infra/harness/Dockerfile does; umoci
+# packs it and sets the same ENTRYPOINT, CMD and environment. Debian's python3 is 3.11, which the
+# harness (standard library only, requires-python >= 3.11) runs as well. The root filesystem is
+# cached in build/harness-rootfs: only the harness files are copied again on a rebuild.
+# Needs root, debootstrap and umoci (apt-get install -y debootstrap umoci).
+set -eu
+
+OUT=${OUT:-build}
+ARCH=${ARCH:-$(dpkg --print-architecture)}  # amd64 or arm64: the jobs' platform
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+ROOTFS=$OUT/harness-rootfs
+
+for tool in debootstrap umoci; do
+  command -v "$tool" >/dev/null || { echo "harness-image: $tool is missing (apt-get install -y debootstrap umoci)" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+
+if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
+  rm -rf "$ROOTFS.partial"
+  debootstrap --variant=minbase --arch="$ARCH" --include=python3 bookworm "$ROOTFS.partial" "$MIRROR"
+  rm -rf "$ROOTFS.partial/var/cache/apt/archives"/*.deb "$ROOTFS.partial/var/lib/apt/lists"/*
+  mv "$ROOTFS.partial" "$ROOTFS"
+fi
+
+# The harness, where the Dockerfile puts it.
+rm -rf "$ROOTFS/opt/toolcall300"
+mkdir -p "$ROOTFS/opt/toolcall300" "$ROOTFS/usr/local/bin"
+cp -a layers/toolcall300/toolcall300 "$ROOTFS/opt/toolcall300/"
+find "$ROOTFS/opt/toolcall300" -name __pycache__ -prune -exec rm -rf {} +
+install -m 0755 infra/harness/entrypoint.py "$ROOTFS/usr/local/bin/toolcall300-harness"
+printf '#!/bin/sh\nexec python3 -m toolcall300 "$@"\n' > "$ROOTFS/usr/local/bin/toolcall300"
+chmod 0755 "$ROOTFS/usr/local/bin/toolcall300"
+PYTHONPATH=/opt/toolcall300 chroot "$ROOTFS" python3 -c "import toolcall300.jobs.harness, toolcall300.jobs.sandbox"
+
+# The OCI image: one layer holding the filesystem, the Dockerfile's configuration.
+OCI=$OUT/harness-oci
+BUNDLE=$OUT/harness-bundle
+rm -rf "$OCI" "$BUNDLE"
+umoci init --layout "$OCI"
+umoci new --image "$OCI:1"
+umoci unpack --image "$OCI:1" "$BUNDLE"
+cp -a "$ROOTFS/." "$BUNDLE/rootfs/"
+umoci repack --image "$OCI:1" "$BUNDLE"
+umoci config --image "$OCI:1" --os=linux --architecture="$ARCH" \
+  --config.env=PYTHONDONTWRITEBYTECODE=1 --config.env=PYTHONUNBUFFERED=1 \
+  --config.env=PYTHONPATH=/opt/toolcall300 \
+  --config.env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  --config.workingdir=/tmp \
+  --config.entrypoint=python3 --config.entrypoint=/usr/local/bin/toolcall300-harness \
+  --config.cmd=toolcall300 --config.cmd=toolshim --config.cmd=--stream
+rm -rf "$BUNDLE"
+umoci gc --layout "$OCI"
+tar -C "$OCI" -cf "$OUT/harness-image.tar" .
+echo "harness-image: $OUT/harness-image.tar ($ARCH); push: skopeo copy oci-archive:$OUT/harness-image.tar docker://ACCOUNT.dkr.ecr.REGION.amazonaws.com/toolcall300/harness:1"

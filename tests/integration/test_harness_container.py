@@ -1,0 +1,202 @@
+"""The harness image's entrypoint run as Fargate would run it, and what the run record says.
+
+The filesystem is the one ``make harness-image`` builds (``build/harness-rootfs``: Debian
+from Debian's packages, the harness laid out as ``infra/harness/Dockerfile`` says). It runs
+under bubblewrap the way a container runtime starts a container on Fargate: its own root
+filesystem, a PID namespace, the 14 capabilities a runtime grants by default (no
+``CAP_SYS_ADMIN``) and a seccomp filter that refuses new namespaces (``unshare``, ``setns``,
+``mount`` and namespace flags on ``clone``), and the host's network (Fargate's awsvpc gives the
+task a network; isolation is the VPC's). A probing adapter reports whether it can reach the
+harness's network. Skipped, with the reason, when the filesystem has not been built or
+bubblewrap or python3-seccomp is missing: building it downloads Debian packages.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import runs as fakes
+
+from toolcall300.canonical import jsonl_bytes
+from toolcall300.jobs import harness
+from toolcall300.service.hosted import events
+from toolcall300.service.hosted.flow import batch_sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+ROOTFS = ROOT / "build" / "harness-rootfs"
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, where python3-seccomp installs its module
+#: What Docker, containerd and Fargate grant a container by default.
+CONTAINER_CAPS = (
+    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+    "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+    "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+)  # fmt: skip
+CASES = fakes.small_corpus(4)
+
+#: The seccomp filter: every syscall allowed except making or entering namespaces and mounting.
+SECCOMP_SCRIPT = """
+import errno, sys, seccomp
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+deny = seccomp.ERRNO(errno.EPERM)
+for name in ("unshare", "setns", "mount", "umount2", "pivot_root"):
+    f.add_rule(deny, name)
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: any one of them refuses
+for flag in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
+    f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
+f.export_bpf(open(sys.argv[1], "wb"))
+"""
+
+#: The adapter: answers every case with whether the harness's own network is reachable.
+PROBE = """
+import json, os, socket, sys
+host, port = os.environ.get("PROBE_HOST", "127.0.0.1"), int(sys.argv[1])
+def reach():
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+for line in sys.stdin:
+    item = json.loads(line)
+    call = {"name": "probe", "arguments": {"reached_the_harness_network": reach(), "uid": os.getuid()}}
+    print(json.dumps({"id": item["id"], "call": call}), flush=True)
+"""
+
+
+def _missing() -> str | None:
+    if not (ROOTFS / "usr" / "bin" / "python3").exists():
+        return f"no harness filesystem at {ROOTFS}: run `make harness-image` (downloads Debian packages)"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (apt-get install -y bubblewrap)"
+    probe = subprocess.run(
+        [SYSTEM_PYTHON, "-c", "import seccomp"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        return "python3-seccomp is not installed (apt-get install -y python3-seccomp)"
+    if os.geteuid() != 0:
+        return "bubblewrap keeps or drops capabilities only when run as root"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+class Links:
+    """The job's two presigned links, served on the host's loopback (the task's network)."""
+
+    def __init__(self, inputs: bytes) -> None:
+        self.inputs, self.answers = inputs, None
+        links = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(links.inputs)
+
+            def do_PUT(self) -> None:
+                links.answers = self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def links() -> Iterator[Links]:
+    served = Links(jsonl_bytes(harness.job_inputs(CASES)))
+    yield served
+    served.server.shutdown()
+    served.server.server_close()
+
+
+def run_in_container(tmp_path: Path, links: Links) -> subprocess.CompletedProcess[str]:
+    """The image's ENTRYPOINT and a probing CMD, in the image's filesystem, as Fargate runs it."""
+    bpf = tmp_path / "filter.bpf"
+    subprocess.run([SYSTEM_PYTHON, "-c", SECCOMP_SCRIPT, str(bpf)], check=True)
+    probe_dir = tmp_path / "probe"
+    probe_dir.mkdir()
+    (probe_dir / "probe.py").write_text(PROBE)
+    probe_dir.chmod(0o755)
+    (probe_dir / "probe.py").chmod(0o644)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": "/opt/toolcall300",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TC300_RUN_ID": "run_" + "0" * 26,
+        "TC300_INPUTS_URL": f"http://127.0.0.1:{links.port}/inputs",
+        "TC300_ANSWERS_URL": f"http://127.0.0.1:{links.port}/answers",
+        "TC300_PER_CASE_TIMEOUT": "5",
+        "TC300_TOTAL_TIMEOUT": "60",
+    }
+    caps = [arg for cap in CONTAINER_CAPS for arg in ("--cap-add", cap)]
+    with bpf.open("rb") as seccomp_filter:
+        fd = seccomp_filter.fileno()
+        argv = [
+            "bwrap", "--ro-bind", str(ROOTFS), "/", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp", "--ro-bind", str(probe_dir), "/tmp/probe",
+            "--unshare-pid", "--die-with-parent", "--clearenv",
+            *[a for k, v in env.items() for a in ("--setenv", k, v)],
+            "--cap-drop", "ALL", *caps, "--seccomp", str(fd), "--chdir", "/tmp",
+            "python3", "/usr/local/bin/toolcall300-harness",  # the image's ENTRYPOINT
+            "python3", "/tmp/probe/probe.py", str(links.port),  # a team's CMD
+        ]  # fmt: skip
+        return subprocess.run(
+            argv, pass_fds=(fd,), capture_output=True, text=True, timeout=120, check=False
+        )
+
+
+def test_inside_a_fargate_like_container_the_harness_cannot_isolate_and_the_record_says_so(
+    tmp_path: Path, links: Links
+) -> None:
+    done = run_in_container(tmp_path, links)
+    assert done.returncode == 0, done.stderr
+    assert links.answers is not None
+    document = json.loads(links.answers)
+    output = events.read_answers(links.answers)
+    assert output.failure is None and len(output.answers) == len(CASES)
+    # What really held: unshare was refused (EPERM under the filter, no CAP_SYS_ADMIN) ...
+    seen = document["diagnostics"]["sandbox"]
+    assert seen["network_isolated"] is False and seen["method"] == "none"
+    assert seen["uid_dropped"] is True
+    # ... and the adapter did share the harness's network, as the record says
+    probes = [a["arguments"] for a in output.answers.values()]
+    assert all(p["reached_the_harness_network"] is True for p in probes)
+    assert all(p["uid"] == 65534 for p in probes)
+    # The run then records the network's isolation, never the harness's claim
+    record = batch_sandbox(document["diagnostics"], network_isolated=False)
+    assert record["network_isolated"] is False
+    assert record["harness"]["network_isolated"] is False
+    assert any("shares the harness's network" in note for note in record["notes"])
+
+
+def test_the_filter_really_refuses_namespaces_in_that_container(tmp_path: Path) -> None:
+    bpf = tmp_path / "filter.bpf"
+    subprocess.run([SYSTEM_PYTHON, "-c", SECCOMP_SCRIPT, str(bpf)], check=True)
+    caps = [arg for cap in CONTAINER_CAPS for arg in ("--cap-add", cap)]
+    with bpf.open("rb") as seccomp_filter:
+        fd = seccomp_filter.fileno()
+        argv = [
+            "bwrap", "--ro-bind", str(ROOTFS), "/", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp", "--unshare-pid", "--die-with-parent",
+            "--cap-drop", "ALL", *caps, "--seccomp", str(fd),
+            "unshare", "--net", "--fork", "--pid", "--mount-proc", "/bin/true",
+        ]  # fmt: skip
+        done = subprocess.run(argv, pass_fds=(fd,), capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "Operation not permitted" in done.stderr
