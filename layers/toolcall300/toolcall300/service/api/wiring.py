@@ -212,6 +212,7 @@ def clear_ports() -> None:
         run_store,
         report_store,
         batch_api,
+        job_inputs_objects,
         scoring_corpus,
         _keys_from,
         check_ledger,

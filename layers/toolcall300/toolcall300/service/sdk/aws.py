@@ -33,9 +33,14 @@ def dynamodb_table(name: str) -> Any:
 
 
 def reset_clients() -> None:
-    """Forget cached clients (after the endpoint or credentials changed)."""
+    """Forget cached clients (after the endpoint or credentials changed).
+
+    The default boto3 session goes too: botocore keeps the credentials it first resolved, so a
+    new client from the old session would still sign with the old keys.
+    """
     client.cache_clear()
     dynamodb_table.cache_clear()
+    boto3.DEFAULT_SESSION = None
 
 
 @contextmanager

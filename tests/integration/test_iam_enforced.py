@@ -1,0 +1,381 @@
+"""A hosted run end to end on a moto server that enforces IAM, each function under its own policy.
+
+``template.yaml`` is translated with samtranslator (what ``sam deploy`` uses), and each
+function's generated role (its inline policies and the template's managed policies it names)
+becomes one IAM user whose keys that function's code runs with. Then: the Runs function
+submits (reads only the job-inputs pointer, signs the links, registers and submits the job),
+the harness entrypoint runs with the job's real presigned links over HTTP, the Batch events
+function scores the job's end, and the sweeper replays the end of a job whose event was lost.
+Each step fails with AccessDenied if its function's policy lacks what its code does.
+
+What moto does not check, so neither does this test: resource ARNs of services other than S3
+(DynamoDB tables, Batch queues and definitions, iam:PassRole's role: the actions are checked;
+those statements are widened to ``*``, and Batch actions are also granted in the lower case
+moto asks about them in, :func:`as_moto_checks`),
+conditions, the AWS managed policies (Lambda logs, X-Ray: attached in AWS, unused here), the
+S3 endpoint policy and bucket policies, and the presigned links' expiry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from botocore.exceptions import ClientError
+from moto.server import ThreadedMotoServer
+from support import runs as fakes
+
+from toolcall300.jobs import harness
+from toolcall300.service.api import wiring
+from toolcall300.service.domain import runs
+from toolcall300.service.hosted import batch, flow
+from toolcall300.service.local.cfn import load_template
+from toolcall300.service.local.provision import provision
+from toolcall300.service.sdk.aws import client
+
+samtranslator = pytest.importorskip("samtranslator.translator.transform")
+
+ROOT = Path(__file__).resolve().parents[2]
+ACCOUNT, REGION = "123456789012", "us-east-1"
+CASES = fakes.small_corpus(6)
+IMAGE = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@sha256:" + "d" * 64
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+FUNCTIONS = ("RunsFunction", "BatchEventsFunction", "SweeperFunction")
+
+
+def translated(template: dict[str, Any]) -> dict[str, Any]:
+    """The CloudFormation SAM makes of the template (code locations stubbed, as in a package)."""
+    sam = copy.deepcopy(template)
+    for resource in sam["Resources"].values():
+        props = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):
+            if isinstance(props.get(key), str):
+                props[key] = "s3://toolcall300-code/package.zip"
+
+    class NoManagedPolicyNames:
+        def load(self) -> dict[str, str]:
+            return {}  # the template names managed policies by ARN or by Ref only
+
+    out: dict[str, Any] = samtranslator.transform(
+        sam, {"AWS::Region": REGION}, NoManagedPolicyNames()
+    )
+    return out
+
+
+class Resolver:
+    """CloudFormation intrinsics in a policy -> the physical names and ARNs made here."""
+
+    def __init__(self, template: dict[str, Any], names: dict[str, str]) -> None:
+        self.types = {n: r["Type"] for n, r in template["Resources"].items()}
+        self.names = names
+
+    def arn(self, logical: str) -> str:
+        kind, name = self.types.get(logical), self.names.get(logical, logical)
+        if kind == "AWS::S3::Bucket":
+            return f"arn:aws:s3:::{name}"
+        if kind == "AWS::DynamoDB::Table":
+            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
+        return "*"  # moto checks no other service's resource ARNs
+
+    def _var(self, key: str, local: dict[str, Any]) -> str:
+        pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT}
+        if key in local:
+            return str(self(local[key]))
+        if key in pseudo:
+            return pseudo[key]
+        if key.endswith(".Arn"):
+            return self.arn(key[: -len(".Arn")])
+        return self.names.get(key, "*")
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, dict) and len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Ref":
+                return self.names.get(arg, "*")
+            if key == "Fn::GetAtt":
+                return self.arn(arg[0]) if arg[1] == "Arn" else "*"
+            if key == "Fn::Sub":
+                text, local = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
+                return re.sub(r"\$\{([^}]+)\}", lambda m: self._var(m.group(1), local), text)
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        return value
+
+
+def as_moto_checks(document: dict[str, Any]) -> dict[str, Any]:
+    """moto matches S3 resources against the policy but asks about every other service's
+    request with the resource ``*``: a statement naming a table or a queue would never match,
+    so outside S3 the resource is widened to ``*`` (the action is still checked)."""
+    statements = document["Statement"]
+    statements = statements if isinstance(statements, list) else [statements]
+    widened = []
+    for statement in statements:
+        actions = (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+        s3_only = all(str(a).startswith("s3:") for a in actions)
+        # moto asks about some Batch actions in lower case (batch:describejobdefinitions);
+        # AWS compares actions without case, so both spellings mean the same grant.
+        actions = sorted({*actions, *(a.lower() for a in actions if a.startswith("batch:"))})
+        statement = dict(statement, Action=actions)
+        widened.append(statement if s3_only else dict(statement, Resource="*"))
+    return {"Version": "2012-10-17", "Statement": widened}
+
+
+def function_users(template: dict[str, Any], names: dict[str, str]) -> dict[str, dict[str, str]]:
+    """One IAM user per function holding exactly its generated role's policies; its keys."""
+    iam, cfn, resolve = client("iam"), translated(template), Resolver(template, names)
+    keys: dict[str, dict[str, str]] = {}
+    for function in FUNCTIONS:
+        role = cfn["Resources"][f"{function}Role"]["Properties"]
+        user = f"tc300-{function}"
+        iam.create_user(UserName=user)
+        for policy in role.get("Policies", []):
+            document = json.dumps(as_moto_checks(resolve(policy["PolicyDocument"])))
+            iam.put_user_policy(
+                UserName=user, PolicyName=policy["PolicyName"], PolicyDocument=document
+            )
+        for managed in role.get("ManagedPolicyArns", []):
+            if isinstance(managed, dict):  # one of the template's own managed policies
+                logical = managed["Ref"]
+                document = json.dumps(
+                    resolve(template["Resources"][logical]["Properties"]["PolicyDocument"])
+                )
+                arn = iam.create_policy(
+                    PolicyName=f"{function}-{logical}", PolicyDocument=document
+                )["Policy"]["Arn"]
+                iam.attach_user_policy(UserName=user, PolicyArn=arn)
+        made = iam.create_access_key(UserName=user)["AccessKey"]
+        keys[function] = {
+            "AWS_ACCESS_KEY_ID": made["AccessKeyId"],
+            "AWS_SECRET_ACCESS_KEY": made["SecretAccessKey"],
+        }
+    iam.create_user(UserName="tc300-operator")  # reads what a test must see (the job's env)
+    everything = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+    }
+    iam.put_user_policy(
+        UserName="tc300-operator", PolicyName="all", PolicyDocument=json.dumps(everything)
+    )
+    made = iam.create_access_key(UserName="tc300-operator")["AccessKey"]
+    keys["operator"] = {
+        "AWS_ACCESS_KEY_ID": made["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": made["SecretAccessKey"],
+    }
+    return keys
+
+
+def batch_resources(template: dict[str, Any]) -> dict[str, str]:
+    """The template's compute environment, queue and harness job definition (moto Batch)."""
+    iam, ec2, batch = client("iam"), client("ec2"), client("batch")
+    res = template["Resources"]
+    trust = json.dumps(res["AdapterExecutionRole"]["Properties"]["AssumeRolePolicyDocument"])
+    execution = iam.create_role(RoleName="tc300-iam-execution", AssumeRolePolicyDocument=trust)[
+        "Role"
+    ]["Arn"]
+    vpc = ec2.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.30.0.0/20")["Subnet"]["SubnetId"]
+    group = ec2.create_security_group(GroupName="tc300-iam-jobs", Description="jobs", VpcId=vpc)[
+        "GroupId"
+    ]
+    service = iam.create_role(RoleName="tc300-iam-batch", AssumeRolePolicyDocument="{}")["Role"][
+        "Arn"
+    ]
+    sized = template["Mappings"]["Capacity"][
+        template["Parameters"]["ExpectedRunsPerDay"]["Default"]
+    ]
+    ce = batch.create_compute_environment(
+        computeEnvironmentName="tc300-iam-ce",
+        type="MANAGED",
+        state="ENABLED",
+        computeResources={
+            "type": "FARGATE",
+            "maxvCpus": sized["MaxvCpus"],
+            "subnets": [subnet],
+            "securityGroupIds": [group],
+        },
+        serviceRole=service,
+    )["computeEnvironmentArn"]
+    queue = batch.create_job_queue(
+        jobQueueName="tc300-iam-q", state="ENABLED", priority=1,
+        computeEnvironmentOrder=[{"order": 1, "computeEnvironment": ce}],
+    )["jobQueueArn"]  # fmt: skip
+    props = res["HarnessJobDefinition"]["Properties"]
+    definition = batch.register_job_definition(
+        jobDefinitionName="tc300-iam-harness",
+        type="container",
+        platformCapabilities=props["PlatformCapabilities"],
+        containerProperties={
+            "image": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/toolcall300/harness@sha256:"
+            + "e" * 64,
+            "executionRoleArn": execution,
+            "resourceRequirements": [
+                {"type": "VCPU", "value": "1"},
+                {"type": "MEMORY", "value": "2048"},
+            ],
+            "networkConfiguration": {"assignPublicIp": "DISABLED"},
+        },
+        timeout={"attemptDurationSeconds": props["Timeout"]["AttemptDurationSeconds"]},
+    )["jobDefinitionArn"]
+    return {"BATCH_JOB_QUEUE": queue, "BATCH_JOB_DEFINITION": definition}
+
+
+@pytest.fixture
+def enforced(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    for key, value in {
+        "AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)
+    requests.post(f"{endpoint}/moto-api/reset", timeout=10)  # moto's state is per process
+    batch.clear_cache()  # job definitions registered on an earlier server are gone
+    requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=10)
+    wiring.clear_ports()
+    template = load_template(ROOT / "template.yaml")
+    made = provision(template, prefix="tc300iam", secret_values={})
+    for key, value in {**made.environment, **batch_resources(template)}.items():
+        monkeypatch.setenv(key, value)
+    corpus = fakes.corpus_bytes(CASES)
+    s3 = client("s3")
+    s3.put_object(Bucket=made.names["CorpusBucket"], Key=harness.CORPUS_FILE, Body=corpus)
+    for key, body in harness.derive_inputs(corpus).items():  # what the corpus upload derives
+        s3.put_object(Bucket=made.names["CorpusBucket"], Key=key, Body=body)
+    keys = function_users(template, made.names)
+    # From here on every request needs credentials whose policy allows it.
+    requests.post(f"{endpoint}/moto-api/reset-auth", data=b"0", timeout=10)
+    try:
+        yield {"keys": keys, "names": made.names, "endpoint": endpoint, "monkeypatch": monkeypatch}
+    finally:
+        requests.post(
+            f"{endpoint}/moto-api/reset-auth", data=str(float("inf")).encode(), timeout=10
+        )
+        wiring.clear_ports()
+        server.stop()
+
+
+def act_as(stack: dict[str, Any], who: str) -> None:
+    """Run the next calls with ``who``'s keys (a function's policy, or the operator's)."""
+    for key, value in stack["keys"][who].items():
+        stack["monkeypatch"].setenv(key, value)
+    wiring.clear_ports()
+
+
+def submit_and_run_the_job(stack: dict[str, Any], commit: str) -> runs.Run:
+    act_as(stack, "RunsFunction")
+    body = {"image": IMAGE, "ref": "refs/heads/main", "commit": commit}
+    run, _ = runs.submit(
+        wiring.run_store(),
+        runs.parse_submission(body, local=False),
+        team="acme",
+        licence_id="lic_iam",
+        take_quota=wiring.quota_taker(NOW),
+        now=NOW,
+    )
+    run = flow.dispatch(run, now=NOW)
+    assert run.status == "queued" and run.job_id, run.failure  # submission was allowed
+    act_as(stack, "operator")
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
+    entry = _entrypoint()
+    with enforcement_paused(stack):  # moto answers 500 to a presigned request under IAM
+        assert entry.main(fakes.ECHO, {"PATH": "/usr/bin:/bin", **env}) == 0  # the real links
+    return run
+
+
+@contextlib.contextmanager
+def enforcement_paused(stack: dict[str, Any]) -> Iterator[None]:
+    """moto cannot authorise a presigned (query-string signed) request while it enforces IAM:
+    it fails with a 500. The job's two link requests run with enforcement paused; what AWS
+    checks for them, the signer's own right to the key, is asserted directly in
+    :func:`test_the_runs_function_may_sign_exactly_the_two_links`."""
+    requests.post(f"{stack['endpoint']}/moto-api/reset-auth", data=b"inf", timeout=10)
+    try:
+        yield
+    finally:
+        requests.post(f"{stack['endpoint']}/moto-api/reset-auth", data=b"0", timeout=10)
+
+
+def _entrypoint() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tc300_entry", ROOT / "infra" / "harness" / "entrypoint.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_hosted_run_scores_with_each_function_under_its_own_generated_policy(
+    enforced: dict[str, Any],
+) -> None:
+    run = submit_and_run_the_job(enforced, "abc1234")
+    act_as(enforced, "operator")
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    act_as(enforced, "BatchEventsFunction")
+    event = {
+        "source": "aws.batch",
+        "detail-type": "Batch Job State Change",
+        "detail": dict(job, status="SUCCEEDED"),
+    }
+    ended = flow.handle_batch_event(event, now=NOW)
+    assert ended is not None and ended.status == "scored", ended and ended.failure
+    assert ended.summary is not None and ended.summary["exact"] == len(CASES)
+
+
+def test_the_sweeper_replays_a_lost_job_end_under_its_own_policy(enforced: dict[str, Any]) -> None:
+    run = submit_and_run_the_job(enforced, "def5678")
+    act_as(enforced, "SweeperFunction")  # no event arrived; Batch says the job SUCCEEDED
+    changed = flow.sweep_now(now=NOW)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
+
+
+def test_a_function_without_the_right_is_refused(enforced: dict[str, Any]) -> None:
+    """The tier is real: the sweeper may not submit jobs, the runs function may not read labels."""
+    act_as(enforced, "SweeperFunction")
+    with pytest.raises(ClientError, match=r"AccessDenied|not authorized"):
+        client("batch").submit_job(
+            jobName="x-job", jobQueue="tc300-iam-q", jobDefinition="tc300-iam-harness"
+        )
+    act_as(enforced, "RunsFunction")
+    with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
+        client("s3").get_object(Bucket=enforced["names"]["CorpusBucket"], Key=harness.CORPUS_FILE)
+
+
+def test_the_runs_function_may_sign_exactly_the_two_links(enforced: dict[str, Any]) -> None:
+    """A presigned link carries its signer's rights: the Runs function must hold GetObject on
+    the job inputs and PutObject on the answers, and no more of either bucket."""
+    names = enforced["names"]
+    act_as(enforced, "RunsFunction")
+    s3 = client("s3")
+    pointer = json.loads(
+        s3.get_object(Bucket=names["CorpusBucket"], Key=harness.INPUTS_POINTER)["Body"].read()
+    )
+    assert s3.get_object(Bucket=names["CorpusBucket"], Key=pointer["key"])["Body"].read()
+    s3.put_object(
+        Bucket=names["ReportsBucket"], Key="answers/acme/run_x/attempt-1.json", Body=b"{}"
+    )
+    with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
+        s3.put_object(
+            Bucket=names["ReportsBucket"], Key="reports/acme/run_x/attempt-1.json", Body=b"{}"
+        )
+    with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
+        s3.put_object(Bucket=names["CorpusBucket"], Key="job-inputs/forged.jsonl", Body=b"{}")
