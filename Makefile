@@ -82,6 +82,7 @@ serve: venv
 
 build: sam-venv
 	PATH=$(SAMVENV)/bin:$$PATH sam build
+	python3.12 infra/compile_layer.py .aws-sam/build/ToolcallLayer/python  # bytecode for the runtime
 
 harness-image:
 	sh infra/harness/build-image.sh
