@@ -301,6 +301,12 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
             raise AssertionError("the doomed worker never started the adapter")
         doomed.kill()  # When the worker dies without a word
         doomed.wait()
+        for _ in range(600):  # its adapter and the adapter's sandbox die with it
+            if not fakes.pids_with(SLOW_TOKEN):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"left running: {fakes.pids_with(SLOW_TOKEN)}")
         _, _, run = request_json("GET", f"{stack.url}/runs/{run_id}", headers=auth(key))
         assert run["status"] == "running" and run["attempts"] == 1
     finally:

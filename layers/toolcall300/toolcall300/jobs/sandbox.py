@@ -89,6 +89,7 @@ while True:
     ready = select.select([life, child], [], [])[0]
     if life in ready:
         os.killpg(0, signal.SIGKILL)
+        os._exit(137)  # a namespace's first process outlives its own SIGKILL: leave
     if child in ready:
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         os._exit(code if code >= 0 else 128 - code)
@@ -395,7 +396,9 @@ def command_problem(
 
 def _bwrap_system() -> list[str]:
     """bubblewrap's new namespaces (network included) with only the system mounted."""
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
+    # --as-pid-1: the lifeline init is the namespace's first process, so its exit ends every
+    # process in it (bubblewrap's own reaper there would outlive a worker killed mid-setup)
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL"]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
