@@ -703,3 +703,27 @@ def test_the_run_record_says_what_isolation_really_held(
     assert any("shares the harness's network" in n for n in ended.sandbox["notes"])
     if not template_network:
         assert any("not verified" in n for n in ended.sandbox["notes"])
+
+
+def test_an_arm64_image_gets_its_own_definition_on_fargates_arm64(
+    batch_env: dict[str, str],
+) -> None:
+    api = BatchApi()
+    amd = batch.ensure_definition(api, IMAGE, batch_env["definition"])
+    arm = batch.ensure_definition(api, IMAGE, batch_env["definition"], "linux/arm64")
+    assert arm != amd
+    found = client("batch").describe_job_definitions(
+        jobDefinitionName=batch.definition_name(IMAGE, "linux/arm64"), status="ACTIVE"
+    )["jobDefinitions"][0]
+    platform = found["containerProperties"]["runtimePlatform"]
+    assert platform == {"cpuArchitecture": "ARM64", "operatingSystemFamily": "LINUX"}
+
+
+def test_post_runs_refuses_an_image_outside_ecr(
+    batch_env: dict[str, str], call: Any, aws: Any
+) -> None:
+    status, _, answer = post(
+        call, team_key(aws), image_body(image="ghcr.io/acme/adapter@sha256:" + "b" * 64)
+    )
+    assert status == 400 and answer["error"]["code"] == "image_registry_not_allowed"
+    assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []

@@ -85,7 +85,7 @@ def finish(
 
 def test_submission_accepts_digest_image_and_defaults_baseline_to_main() -> None:
     sub = runs.parse_submission(body(), local=False)
-    assert sub.adapter == {"kind": "image", "image": IMAGE}
+    assert sub.adapter == {"kind": "image", "image": IMAGE, "platform": "linux/amd64"}
     assert sub.baseline == "main"
 
 
@@ -445,7 +445,7 @@ def test_the_stored_report_is_immutable_and_names_what_was_compared() -> None:
     doc = json.loads(runs.stored_report(store, reports, second.run_id, "acme"))
     assert doc["baseline_run_id"] == first.run_id
     assert doc["corpus_sha256"] == "f" * 64 and doc["scorer_version"] == "v"
-    assert doc["adapter"] == {"kind": "image", "image": IMAGE}
+    assert doc["adapter"] == {"kind": "image", "image": IMAGE, "platform": "linux/amd64"}
     assert doc["score"]["exact"] == len(CASES)
     with pytest.raises(Exception):  # noqa: B017 - any refusal to overwrite will do
         reports.put_once(second.report_key or "", b"tampered")
@@ -618,3 +618,35 @@ def test_the_hosted_corpus_version_is_the_uploaded_manifests_when_it_pins_the_co
     unpinned["files"]["toolcall300.jsonl"]["sha256"] = "0" * 64
     files["manifest.json"] = json.dumps(unpinned).encode()
     assert load_corpus(read_from(files)).version is None  # it pins other bytes
+
+
+ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "a" * 64
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "registry.example.com/team/adapter@sha256:" + "a" * 64,  # not ECR: unreachable
+        "public.ecr.aws/acme/adapter@sha256:" + "a" * 64,  # ECR Public needs the internet
+        "123456789012.dkr.ecr.eu-west-1.amazonaws.com/acme/adapter@sha256:" + "a" * 64,  # region
+    ],
+)
+def test_on_aws_an_image_must_be_in_ecr_in_the_stacks_region(image: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        runs.parse_submission(body(image=image), local=False, ecr_region="us-east-1")
+    assert refused.value.code == "image_registry_not_allowed"
+
+
+def test_an_ecr_image_of_any_account_in_the_region_is_accepted_with_its_platform() -> None:
+    other_account = ECR.replace("123456789012", "210987654321")  # cross-account, by policy
+    sub = runs.parse_submission(body(image=other_account), local=False, ecr_region="us-east-1")
+    assert sub.adapter == {"kind": "image", "image": other_account, "platform": "linux/amd64"}
+    arm = runs.parse_submission(
+        body(image=ECR, platform="linux/arm64"), local=False, ecr_region="us-east-1"
+    )
+    assert arm.adapter["platform"] == "linux/arm64" and arm.fingerprint() != sub.fingerprint()
+    with pytest.raises(BadRequest) as refused:
+        runs.parse_submission(
+            body(image=ECR, platform="linux/386"), local=False, ecr_region="us-east-1"
+        )
+    assert refused.value.code == "invalid_platform"

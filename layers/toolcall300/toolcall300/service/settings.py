@@ -95,6 +95,8 @@ class RunsSettings(_Base):
     toolcall300_local_stack: bool = False
     batch_job_queue: str = ""
     batch_job_definition: str = ""  # the template's harness job definition (name or ARN)
+    #: The stack's region (Lambda sets AWS_REGION): adapter images must be in ECR here.
+    aws_region: str = "us-east-1"
     #: True only when the template created the adapter network (no route out, endpoints only).
     adapter_network_isolated: bool = False
     callback_attempts: int = Field(default=4, ge=1, le=10)

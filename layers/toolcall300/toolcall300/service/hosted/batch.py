@@ -40,12 +40,18 @@ class Objects(Protocol):
 # ----------------------------------------------------------------------------- job definitions
 
 
-def definition_name(image: str) -> str:
-    """``tc300-adapter-<first 32 hex of the digest>``: one definition per digest."""
+#: Fargate's runtimePlatform for each platform a submission may name.
+CPU_ARCHITECTURES = {"linux/amd64": "X86_64", "linux/arm64": "ARM64"}
+
+
+def definition_name(image: str, platform: str = "linux/amd64") -> str:
+    """``tc300-adapter-<first 32 hex of the digest>[-arm64]``: one definition per digest and
+    platform (amd64 keeps the name it always had)."""
     match = _DIGEST.search(image)
     if not match:
         raise ValueError("image must be pinned by digest")
-    return DEFINITION_PREFIX + match.group(1)[:32]
+    suffix = "" if platform == "linux/amd64" else "-" + platform.rsplit("/", 1)[1]
+    return DEFINITION_PREFIX + match.group(1)[:32] + suffix
 
 
 _CACHE: dict[str, str] = {}
@@ -65,17 +71,23 @@ def max_vcpus(runs_per_day: int) -> int:
     return max(MIN_VCPUS, math.ceil(concurrent) * VCPUS_PER_JOB)
 
 
-def definition_for(image: str, base: Mapping[str, Any]) -> dict[str, Any]:
+def definition_for(
+    image: str, base: Mapping[str, Any], platform: str = "linux/amd64"
+) -> dict[str, Any]:
     """The register-job-definition request for ``image``, copied from the template's definition.
 
-    Only the image changes: platform (Fargate), network (no public IP), the adapter's task
-    role (grants nothing), resources and timeout stay as the template declares them.
+    Only the image and its CPU architecture change: Fargate, the network (no public IP), no
+    task role, resources and timeout stay as the template declares them.
     """
     props = dict(base.get("containerProperties") or {})
     props["image"] = image
     props.pop("command", None)  # the image's CMD is the adapter command
+    props["runtimePlatform"] = {
+        "cpuArchitecture": CPU_ARCHITECTURES[platform],
+        "operatingSystemFamily": "LINUX",
+    }
     request: dict[str, Any] = {
-        "jobDefinitionName": definition_name(image),
+        "jobDefinitionName": definition_name(image, platform),
         "type": "container",
         "containerProperties": props,
         "platformCapabilities": list(base.get("platformCapabilities") or ["FARGATE"]),
@@ -89,9 +101,11 @@ def definition_for(image: str, base: Mapping[str, Any]) -> dict[str, Any]:
     return request
 
 
-def ensure_definition(api: BatchPort, image: str, base_definition: str) -> str:
-    """The job definition ARN for ``image``: from the cache, from Batch, or registered now."""
-    name = definition_name(image)
+def ensure_definition(
+    api: BatchPort, image: str, base_definition: str, platform: str = "linux/amd64"
+) -> str:
+    """The job definition ARN for ``image`` on ``platform``: cached, found, or registered now."""
+    name = definition_name(image, platform)
     if name in _CACHE:
         return _CACHE[name]
     arn = api.active_definition(name)
@@ -99,7 +113,7 @@ def ensure_definition(api: BatchPort, image: str, base_definition: str) -> str:
         base = api.describe_definition(base_definition)
         if base is None:
             raise LookupError(f"the harness job definition {base_definition!r} does not exist")
-        arn = api.register(**definition_for(image, base))
+        arn = api.register(**definition_for(image, base, platform))
     _CACHE[name] = arn
     return arn
 

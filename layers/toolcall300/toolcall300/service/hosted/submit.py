@@ -69,7 +69,8 @@ def submit_run(
     """
     limits = limits or harness.Limits()
     image = str(run.adapter["image"])
-    arn = ensure_definition(api, image, base_definition)
+    platform = str(run.adapter.get("platform") or "linux/amd64")  # runs before platforms
+    arn = ensure_definition(api, image, base_definition, platform)
     answers = answers_key(run, attempt=run.attempts + 1)
     env = {
         "TC300_RUN_ID": run.run_id,

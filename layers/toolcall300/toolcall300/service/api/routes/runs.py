@@ -48,6 +48,7 @@ class RunRequest(BaseModel):
     ``adapter_cmd`` (a local stack only); the patterns are the ones the domain enforces."""
 
     image: Annotated[str | None, Field(pattern=submission.IMAGE_PATTERN)] = None
+    platform: Annotated[str | None, Field(pattern=submission.PLATFORM_PATTERN)] = None
     adapter_cmd: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=submission.MAX_ARG_CHARS)]] | None,
         Field(min_length=1, max_length=submission.MAX_ARGS),
@@ -144,7 +145,11 @@ def submit(
     licence = _team_licence()
     conf = wiring.runs_settings()
     local = conf.toolcall300_local_stack
-    sub = runs.parse_submission(request.model_dump(exclude_unset=True), local=local)
+    sub = runs.parse_submission(
+        request.model_dump(exclude_unset=True),
+        local=local,
+        ecr_region=None if local else conf.aws_region,
+    )
     if local and sub.adapter["kind"] == "image":
         # A local stack has no AWS Batch to run images on; its worker runs commands.
         raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")

@@ -22,6 +22,13 @@ BASELINE_PATTERN = r"^[A-Za-z0-9._/\-]{1,64}$"
 IMAGE_RE, REF_RE = re.compile(IMAGE_PATTERN), re.compile(REF_PATTERN)
 COMMIT_RE, BASELINE_RE = re.compile(COMMIT_PATTERN), re.compile(BASELINE_PATTERN)
 MAX_ARGS, MAX_ARG_CHARS, MAX_URL_CHARS = 32, 1024, 2048
+#: The CPU architectures a Fargate job may run (Batch's runtimePlatform); amd64 by default.
+PLATFORMS = ("linux/amd64", "linux/arm64")
+DEFAULT_PLATFORM = "linux/amd64"
+PLATFORM_PATTERN = r"^linux/(amd64|arm64)$"
+ECR_IMAGE_RE = re.compile(
+    r"^(?P<account>[0-9]{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/"
+)
 
 
 # ----------------------------------------------------------------------------- submissions
@@ -55,17 +62,36 @@ def _need_str(
     return value
 
 
-def _adapter(body: Mapping[str, Any], *, local: bool) -> dict[str, Any]:
+def _image(body: Mapping[str, Any], image: Any, ecr_region: str | None) -> dict[str, Any]:
+    if not isinstance(image, str) or not IMAGE_RE.fullmatch(image):
+        raise BadRequest(
+            "'image' must be pinned by digest: registry/repo@sha256:<64 hex>",
+            code="invalid_image",
+        )
+    if ecr_region is not None:
+        # The adapter network has no route out: only ECR, through its endpoints in this region.
+        found = ECR_IMAGE_RE.match(image)
+        if found is None or found.group("region") != ecr_region:
+            raise BadRequest(
+                f"'image' must be in Amazon ECR in {ecr_region} (this account's, or another "
+                "account's whose repository policy lets this service pull): the jobs' network "
+                "reaches no other registry",
+                code="image_registry_not_allowed",
+            )
+    platform = body.get("platform") or DEFAULT_PLATFORM
+    if platform not in PLATFORMS:
+        raise BadRequest(
+            f"'platform' must be one of {', '.join(PLATFORMS)}", code="invalid_platform"
+        )
+    return {"kind": "image", "image": image, "platform": platform}
+
+
+def _adapter(body: Mapping[str, Any], *, local: bool, ecr_region: str | None) -> dict[str, Any]:
     image, cmd = body.get("image"), body.get("adapter_cmd")
     if (image is None) == (cmd is None):
         raise BadRequest("send exactly one of 'image' and 'adapter_cmd'", code="invalid_run")
     if image is not None:
-        if not isinstance(image, str) or not IMAGE_RE.fullmatch(image):
-            raise BadRequest(
-                "'image' must be pinned by digest: registry/repo@sha256:<64 hex>",
-                code="invalid_image",
-            )
-        return {"kind": "image", "image": image}
+        return _image(body, image, ecr_region)
     if not local:
         # docs/runs-contract.md: an argument list runs only on a local stack; AWS runs images by digest.
         raise BadRequest(
@@ -100,12 +126,16 @@ def _callback(value: Any, *, local: bool) -> str | None:
     return value
 
 
-def parse_submission(body: Any, *, local: bool) -> Submission:
-    """Validate a ``POST /runs`` body (400 with a reason code on anything malformed)."""
+def parse_submission(body: Any, *, local: bool, ecr_region: str | None = None) -> Submission:
+    """Validate a ``POST /runs`` body (400 with a reason code on anything malformed).
+
+    With ``ecr_region`` (on AWS), an image must be in ECR in that region: nothing else is
+    reachable from the jobs' network.
+    """
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", code="invalid_run")
     return Submission(
-        adapter=_adapter(body, local=local),
+        adapter=_adapter(body, local=local, ecr_region=ecr_region),
         ref=_need_str(body, "ref", REF_RE),
         commit=_need_str(body, "commit", COMMIT_RE),
         baseline=_need_str(body, "baseline", BASELINE_RE, "main"),
