@@ -136,27 +136,29 @@ def function_users(template: dict[str, Any], names: dict[str, str]) -> dict[str,
     """One IAM user per function holding exactly its generated role's policies; its keys."""
     iam, cfn, resolve = client("iam"), translated(template), Resolver(template, names)
     keys: dict[str, dict[str, str]] = {}
-    for function in FUNCTIONS:
+    # The sweeper as the template had it before it shared RunScoringPolicy: no S3 at all.
+    users = [(f, f, True) for f in FUNCTIONS] + [("SweeperFunction", "SweeperWithoutS3", False)]
+    for function, who, with_managed in users:
         role = cfn["Resources"][f"{function}Role"]["Properties"]
-        user = f"tc300-{function}"
+        user = f"tc300-{who}"
         iam.create_user(UserName=user)
         for policy in role.get("Policies", []):
             document = json.dumps(as_moto_checks(resolve(policy["PolicyDocument"])))
             iam.put_user_policy(
                 UserName=user, PolicyName=policy["PolicyName"], PolicyDocument=document
             )
-        for managed in role.get("ManagedPolicyArns", []):
+        for managed in role.get("ManagedPolicyArns", []) if with_managed else []:
             if isinstance(managed, dict):  # one of the template's own managed policies
                 logical = managed["Ref"]
                 document = json.dumps(
                     resolve(template["Resources"][logical]["Properties"]["PolicyDocument"])
                 )
-                arn = iam.create_policy(
-                    PolicyName=f"{function}-{logical}", PolicyDocument=document
-                )["Policy"]["Arn"]
+                arn = iam.create_policy(PolicyName=f"{who}-{logical}", PolicyDocument=document)[
+                    "Policy"
+                ]["Arn"]
                 iam.attach_user_policy(UserName=user, PolicyArn=arn)
         made = iam.create_access_key(UserName=user)["AccessKey"]
-        keys[function] = {
+        keys[who] = {
             "AWS_ACCESS_KEY_ID": made["AccessKeyId"],
             "AWS_SECRET_ACCESS_KEY": made["SecretAccessKey"],
         }
@@ -379,3 +381,20 @@ def test_the_runs_function_may_sign_exactly_the_two_links(enforced: dict[str, An
         )
     with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
         s3.put_object(Bucket=names["CorpusBucket"], Key="job-inputs/forged.jsonl", Body=b"{}")
+
+
+def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_failing_it(
+    enforced: dict[str, Any],
+) -> None:
+    """The sweeper's role once had no S3 read, and a replayed run failed as output_malformed.
+    A refusal is not "the answers are missing": the run stays in flight for the next sweep,
+    and a sweeper with the template's policy scores it."""
+    run = submit_and_run_the_job(enforced, "0badc0de")
+    act_as(enforced, "SweeperWithoutS3")
+    assert flow.sweep_now(now=NOW) == []
+    act_as(enforced, "operator")
+    still = runs.load(wiring.run_store(), run.run_id)
+    assert still is not None and still.status not in runs.FINAL and still.failure is None
+    act_as(enforced, "SweeperFunction")
+    changed = flow.sweep_now(now=NOW)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
