@@ -1,8 +1,8 @@
-"""The repository explains itself: nothing cites a file outside it, and its links resolve.
+"""The repository explains itself: nothing cites a file outside it, and every page cited exists.
 
 Code, docs and tests cite the contracts in ``docs/`` (or the module that holds a rule), never
-a planning document, a ticket or a path on someone's machine; and every relative link in a
-Markdown page resolves inside the repository.
+a planning document, a ticket or a path on someone's machine; and every ``docs/*.md`` a file
+names, and every relative link in a Markdown page, resolves inside the repository.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ OUTSIDE = {
     "a seed by number": re.compile(r"\bseed 00\d\b", re.IGNORECASE),
     "a ticket": re.compile(r"\bissues? #?\d+\b", re.IGNORECASE),
 }
+DOC_PATH = re.compile(r"\bdocs/([A-Za-z0-9_.-]+\.md)\b")
 MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -57,6 +58,16 @@ def test_nothing_cites_a_file_outside_the_repository(what: str) -> None:
         if pattern.search(line)
     ]
     assert hits == [], f"cites {what}:\n" + "\n".join(hits)
+
+
+def test_every_docs_page_cited_exists() -> None:
+    missing = [
+        f"{path.relative_to(ROOT)}: docs/{name}"
+        for path in scanned()
+        for name in DOC_PATH.findall(path.read_text(encoding="utf-8", errors="replace"))
+        if not (ROOT / "docs" / name).is_file()
+    ]
+    assert missing == []
 
 
 def test_every_relative_markdown_link_resolves() -> None:
