@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from moto.core.config import default_user_config
@@ -190,6 +191,14 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
     assert run.corpus_sha256 == wiring.scoring_corpus().sha256  # what the inputs came from
+    # the links' end is recorded, and is what the links say (static test keys: full lifetime)
+    expires = {
+        int(parse_qs(urlsplit(env[k]).query)["X-Amz-Expires"][0])
+        for k in ("TC300_INPUTS_URL", "TC300_ANSWERS_URL")
+    }
+    assert expires == {submit.PRESIGN_SECONDS}
+    submitted_at = int(datetime.fromisoformat(run.created_at).timestamp())
+    assert 0 <= run.links_expire_at - submitted_at - submit.PRESIGN_SECONDS <= 60
     inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
         harness.inputs_key(wiring.scoring_corpus().sha256)
     )

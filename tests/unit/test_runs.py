@@ -650,3 +650,24 @@ def test_an_ecr_image_of_any_account_in_the_region_is_accepted_with_its_platform
             body(image=ECR, platform="linux/386"), local=False, ecr_region="us-east-1"
         )
     assert refused.value.code == "invalid_platform"
+
+
+def test_a_queued_run_whose_links_would_die_before_it_could_finish_fails_now() -> None:
+    store = MemoryRunStore()
+    run = submit(store)
+    expires = int(T0.timestamp()) + 1000
+    assert runs.set_job(store, run.run_id, "job-1", links_expire_at=expires) is not None
+    # 900 s of work left in the links: a job needing 1,200 s could start but not deliver
+    assert runs.sweep(store, now=T0, job_alive=lambda _r: True, link_need_s=100) == []
+    changed = runs.sweep(store, now=T0, job_alive=lambda _r: True, link_need_s=1200)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
+    assert changed[0].failure is not None and "links" in changed[0].failure["detail"]
+
+
+def test_links_live_no_longer_than_the_credentials_that_signed_them() -> None:
+    from toolcall300.service.hosted import submit as hosted_submit
+
+    assert hosted_submit.link_lifetime(T0, None) == hosted_submit.PRESIGN_SECONDS
+    soon = T0 + timedelta(minutes=30)
+    assert hosted_submit.link_lifetime(T0, soon) == 30 * 60 - 60
+    assert hosted_submit.link_lifetime(T0, T0) == 1  # already expired: the sweeper fails it

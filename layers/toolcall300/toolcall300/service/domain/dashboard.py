@@ -41,7 +41,7 @@ def server_facts() -> dict[str, Any]:
 
 
 def facts_block(facts: dict[str, Any]) -> str:
-    """``facts`` as JSON safe inside ``<script type="application/json">`` (no ``<`` at all).
+    r"""``facts`` as JSON safe inside ``<script type="application/json">`` (no ``<`` at all).
 
     >>> facts_block({"a": "</script>"})
     '{"a":"\\u003c/script>"}'

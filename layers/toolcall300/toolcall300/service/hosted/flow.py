@@ -41,6 +41,7 @@ from toolcall300.service.errors import NotFound
 from toolcall300.service.hosted import events, submit
 from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
+from toolcall300.service.sdk.aws import credentials_expiry
 from toolcall300.spec import SPEC_VERSION
 
 # ----------------------------------------------------------------------------- scorer glue
@@ -173,13 +174,15 @@ def dispatch(run: Run, *, now: datetime) -> Run:
     conf = runs_settings()
     try:
         inputs = submit.read_inputs_pointer(job_inputs_objects().read(INPUTS_POINTER))
+        seconds = submit.link_lifetime(now, credentials_expiry())
         sent = submit.submit_run(
             batch_api(),
             report_store(),
             run,
             queue=conf.batch_job_queue,
             base_definition=conf.batch_job_definition,
-            inputs_url=job_inputs_objects().presign(inputs.key, seconds=submit.PRESIGN_SECONDS),
+            inputs_url=job_inputs_objects().presign(inputs.key, seconds=seconds),
+            link_seconds=seconds,
         )
     except Exception as exc:
         logger.exception("batch submission failed", extra={"run_id": run.run_id})
@@ -191,7 +194,13 @@ def dispatch(run: Run, *, now: datetime) -> Run:
         )
         return failed or run
     return (
-        runs.set_job(run_store(), run.run_id, sent.job_id, corpus_sha256=inputs.corpus_sha256)
+        runs.set_job(
+            run_store(),
+            run.run_id,
+            sent.job_id,
+            corpus_sha256=inputs.corpus_sha256,
+            links_expire_at=int(now.timestamp()) + seconds,
+        )
         or run
     )
 
@@ -281,6 +290,7 @@ def sweep_now(*, now: datetime | None = None) -> list[Run]:
         now=when,
         max_attempts=runs_settings().max_attempts,
         job_alive=events.job_alive(batch_api()),
+        link_need_s=submit.LINK_NEED_SECONDS,
     )
     for run in changed:
         if run.status in runs.FINAL:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from toolcall300.jobs import harness
 from toolcall300.service.domain import runs
@@ -16,6 +17,24 @@ from toolcall300.service.hosted.batch import BatchPort, Objects, ensure_definiti
 
 JOB_PREFIX = "tc300-run-"
 PRESIGN_SECONDS = 4 * 3600  # covers queueing plus the job's own timeout
+#: How long a started job may still need its links: the harness's whole-run limit, then the
+#: upload (the sweeper fails a queued run whose links would not last that long).
+LINK_NEED_SECONDS = int(harness.Limits().total_timeout) + 300
+
+
+def link_lifetime(now: datetime, credentials_expire: datetime | None) -> int:
+    """Seconds the job's presigned links are valid: ``PRESIGN_SECONDS``, or less when the
+    signer's credentials expire sooner (a presigned link dies with the session that signed it).
+
+    >>> from datetime import UTC, timedelta
+    >>> t = datetime(2026, 12, 1, tzinfo=UTC)
+    >>> link_lifetime(t, None), link_lifetime(t, t + timedelta(hours=1))
+    (14400, 3540)
+    """
+    if credentials_expire is None:
+        return PRESIGN_SECONDS
+    left = int((credentials_expire - now).total_seconds()) - 60  # a minute's margin
+    return max(1, min(PRESIGN_SECONDS, left))
 
 
 def answers_key(run: runs.Run, *, attempt: int) -> str:
@@ -60,6 +79,7 @@ def submit_run(
     queue: str,
     base_definition: str,
     inputs_url: str,
+    link_seconds: int = PRESIGN_SECONDS,
     limits: harness.Limits | None = None,
 ) -> Submitted:
     """Submit one image run; its parameters carry links, never credentials or labels.
@@ -75,7 +95,7 @@ def submit_run(
     env = {
         "TC300_RUN_ID": run.run_id,
         "TC300_INPUTS_URL": inputs_url,
-        "TC300_ANSWERS_URL": objects.presign("PUT", answers, seconds=PRESIGN_SECONDS),
+        "TC300_ANSWERS_URL": objects.presign("PUT", answers, seconds=link_seconds),
         "TC300_PER_CASE_TIMEOUT": str(limits.per_case_timeout),
         "TC300_TOTAL_TIMEOUT": str(limits.total_timeout),
         "TC300_MAX_OUTPUT_BYTES": str(limits.max_output_bytes),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -41,6 +42,18 @@ def reset_clients() -> None:
     client.cache_clear()
     dynamodb_table.cache_clear()
     boto3.DEFAULT_SESSION = None
+
+
+def credentials_expiry() -> datetime | None:
+    """When the credentials the clients sign with expire, if botocore knows (a role session
+    refreshed from a provider); None for static keys and for Lambda's environment keys."""
+    credentials = (
+        boto3.Session().get_credentials()
+        if boto3.DEFAULT_SESSION is None
+        else (boto3.DEFAULT_SESSION.get_credentials())
+    )
+    expiry = getattr(credentials, "_expiry_time", None)  # RefreshableCredentials' own field
+    return expiry if isinstance(expiry, datetime) else None
 
 
 @contextmanager

@@ -153,14 +153,25 @@ def mark_running(
 
 
 def set_job(
-    store: RunStore, run_id: str, job_id: str, *, corpus_sha256: str | None = None
+    store: RunStore,
+    run_id: str,
+    job_id: str,
+    *,
+    corpus_sha256: str | None = None,
+    links_expire_at: int = 0,
 ) -> Run | None:
-    """Record the Batch job id a queued run was submitted as, and its inputs' corpus version."""
+    """Record the Batch job a queued run was submitted as: its id, its inputs' corpus
+    version and when its presigned links expire."""
 
     def edit(run: Run) -> Run | None:
         if run.status != "queued":
             return None
-        return replace(run, job_id=job_id, corpus_sha256=corpus_sha256 or run.corpus_sha256)
+        return replace(
+            run,
+            job_id=job_id,
+            corpus_sha256=corpus_sha256 or run.corpus_sha256,
+            links_expire_at=links_expire_at or run.links_expire_at,
+        )
 
     return update(store, run_id, edit)
 

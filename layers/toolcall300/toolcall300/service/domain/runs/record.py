@@ -117,6 +117,8 @@ class Run:
     lease_owner: str | None = None
     lease_expires: int = 0
     job_id: str | None = None
+    #: When the job's presigned links stop working (epoch seconds; 0: no job links).
+    links_expire_at: int = 0
     #: The corpus version the run was scored on; baselines compare only like with like.
     corpus_sha256: str | None = None
     version: int = 0

@@ -28,12 +28,15 @@ def sweep(
     max_attempts: int = 2,
     queued_timeout_s: int = 3600,
     job_alive: JobAlive = lambda _run: None,
+    link_need_s: int = 0,
 ) -> list[Run]:
     """Reconcile runs nobody is finishing: expired leases, vanished jobs, runs queued too long.
 
     An expired lease goes back to ``queued`` while attempts remain, else ``failed``
     (``infra_error``); a run whose Batch job is gone fails; nothing final is touched. Each
     run is reconciled on its own: a busy record or an unreachable Batch skips that run only.
+    A queued run whose job's links expire within ``link_need_s`` fails: its job could start
+    but not deliver.
     """
     stamp = int(now.timestamp())
     cutoff = iso(now - timedelta(seconds=queued_timeout_s))
@@ -41,6 +44,15 @@ def sweep(
     def reconcile(run: Run) -> Run | None:
         alive = job_alive(run)
         if run.status == "queued":
+            if run.links_expire_at and stamp + link_need_s > run.links_expire_at:
+                # A job starting now could not finish before its links die: say so now,
+                # rather than let it start, fail to upload and be reported hours later.
+                late = failure(
+                    "infra_error",
+                    "the job did not start in time for its links to last the run "
+                    "(the queue was full too long); submit it again",
+                )
+                return fail(store, run.run_id, late, now=now)
             if run.created_at < cutoff and alive is not True:
                 waited = failure("infra_error", "the run waited too long for a worker")
                 return fail(store, run.run_id, waited, now=now)
