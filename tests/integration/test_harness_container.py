@@ -200,3 +200,33 @@ def test_the_filter_really_refuses_namespaces_in_that_container(tmp_path: Path) 
         done = subprocess.run(argv, pass_fds=(fd,), capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "Operation not permitted" in done.stderr
+
+
+def test_the_image_archive_runs_the_harness_as_the_dockerfile_says() -> None:
+    import tarfile
+
+    archive = ROOT / "build" / "harness-image.tar"
+    if not archive.exists():
+        pytest.skip("no build/harness-image.tar: run `make harness-image`")
+    with tarfile.open(archive) as tar:
+
+        def blob(digest: str) -> Any:
+            member = tar.extractfile(f"./blobs/sha256/{digest.split(':', 1)[1]}")
+            assert member is not None
+            return json.load(member)
+
+        index_file = tar.extractfile("./index.json")
+        assert index_file is not None
+        manifest = blob(json.load(index_file)["manifests"][0]["digest"])
+        config = blob(manifest["config"]["digest"])
+    dockerfile = (ROOT / "infra" / "harness" / "Dockerfile").read_text()
+    instruction = {
+        line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+        for line in dockerfile.splitlines()
+        if line.startswith(("ENTRYPOINT [", "CMD ["))
+    }
+    entrypoint, cmd = instruction["ENTRYPOINT"], instruction["CMD"]
+    assert config["config"]["Entrypoint"] == entrypoint
+    assert config["config"]["Cmd"] == cmd
+    assert "PYTHONPATH=/opt/toolcall300" in config["config"]["Env"]
+    assert config["os"] == "linux" and config["architecture"] in ("amd64", "arm64")
