@@ -289,3 +289,14 @@ def test_the_dns_firewall_answers_only_the_aws_names_a_job_needs(template: dict[
     ]
     assert all(n.endswith("amazonaws.com.") for n in names)
     assert res["AdapterDnsFirewallAssociation"]["Properties"]["VpcId"] == {"Ref": "AdapterVpc"}
+
+
+def test_every_log_group_has_a_retention(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    functions = {n for n, r in res.items() if r["Type"] == "AWS::Serverless::Function"}
+    groups = {n: r["Properties"] for n, r in res.items() if r["Type"] == "AWS::Logs::LogGroup"}
+    named = {p["LogGroupName"]["Fn::Sub"] for p in groups.values() if "LogGroupName" in p}
+    assert named == {f"/aws/lambda/${{{f}}}" for f in functions}
+    assert all(p["RetentionInDays"] == {"Ref": "LogRetentionDays"} for p in groups.values())
+    job_logs = res["HarnessJobDefinition"]["Properties"]["ContainerProperties"]["LogConfiguration"]
+    assert job_logs["Options"]["awslogs-group"] == {"Ref": "AdapterJobLogs"}
