@@ -40,6 +40,7 @@ from toolcall300.service.hosted import batch, flow
 from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
 from toolcall300.service.sdk.aws import client
+from toolcall300.service.sdk.ecr import EcrImages
 
 samtranslator = pytest.importorskip("samtranslator.translator.transform")
 
@@ -398,3 +399,31 @@ def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_faili
     act_as(enforced, "SweeperFunction")
     changed = flow.sweep_now(now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
+
+
+def test_the_runs_function_may_check_an_adapter_image_in_ecr(enforced: dict[str, Any]) -> None:
+    act_as(enforced, "operator")
+    ecr = client("ecr")
+    ecr.create_repository(repositoryName="acme/adapter")
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "size": 10,
+            "digest": "sha256:" + "3" * 64,
+        },
+        "layers": [
+            {
+                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                "size": 20,
+                "digest": "sha256:" + "4" * 64,
+            }
+        ],
+    }
+    ecr.put_image(repositoryName="acme/adapter", imageManifest=json.dumps(manifest), imageTag="v1")
+    detail = ecr.describe_images(repositoryName="acme/adapter", imageIds=[{"imageTag": "v1"}])
+    digest = detail["imageDetails"][0]["imageDigest"]
+    act_as(enforced, "RunsFunction")
+    image = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@{digest}"
+    assert EcrImages().describe(image) is not None

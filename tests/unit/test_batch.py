@@ -25,9 +25,11 @@ from toolcall300.service.domain import runs
 from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import PayloadTooLarge, TooManyRequests, UpstreamUnavailable
 from toolcall300.service.hosted import batch, events, flow, submit
+from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.dynamo import LicenceTable
+from toolcall300.service.sdk.ecr import EcrImages
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects
 from toolcall300.service.sdk.s3 import CorpusObjects
 
@@ -43,6 +45,9 @@ def batch_env(
 ) -> Iterator[dict[str, str]]:
     """The template's Batch resources created on moto (properties read from template.yaml)."""
     monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
+    # The images these tests name exist in ECR as far as POST /runs can tell (the ECR
+    # adapter itself is tested against moto below).
+    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: ImageFacts(2**27, None))
     monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)  # a local stack ran earlier
     iam, ec2, b = client("iam"), client("ec2"), client("batch")
     res = template["Resources"]
@@ -736,3 +741,63 @@ def test_post_runs_refuses_an_image_outside_ecr(
     )
     assert status == 400 and answer["error"]["code"] == "image_registry_not_allowed"
     assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
+
+
+@pytest.mark.parametrize(
+    ("facts", "code"),
+    [
+        (None, "image_not_found"),
+        (ImageFacts(submit.MAX_IMAGE_BYTES + 1, None), "image_too_large"),
+        (ImageFacts(2**27, frozenset({"linux/arm64"})), "image_platform_mismatch"),
+    ],
+)
+def test_post_runs_refuses_an_image_a_job_could_not_pull_or_run(
+    batch_env: dict[str, str],
+    call: Any,
+    aws: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    facts: ImageFacts | None,
+    code: str,
+) -> None:
+    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: facts)
+    status, _, answer = post(call, team_key(aws), image_body())  # linux/amd64 by default
+    assert status == 400 and answer["error"]["code"] == code
+    assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
+    assert client("batch").list_jobs(jobQueue=batch_env["queue"])["jobSummaryList"] == []
+
+
+def test_an_index_with_the_platform_is_accepted() -> None:
+    index = ImageFacts(2**27, frozenset({"linux/amd64", "linux/arm64"}))
+    assert submit.image_problem(index, "linux/arm64") is None
+    assert submit.image_problem(ImageFacts(2**27, None), "linux/arm64") is None  # not listed
+
+
+def test_the_ecr_adapter_reads_size_and_platforms(aws: Any) -> None:
+    ecr = client("ecr")
+    ecr.create_repository(repositoryName="acme/adapter")
+    single = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "size": 7023,
+            "digest": "sha256:" + "1" * 64,
+        },
+        "layers": [
+            {
+                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                "size": 32654,
+                "digest": "sha256:" + "2" * 64,
+            }
+        ],
+    }
+    ecr.put_image(repositoryName="acme/adapter", imageManifest=json.dumps(single), imageTag="one")
+    digest = ecr.describe_images(repositoryName="acme/adapter", imageIds=[{"imageTag": "one"}])[
+        "imageDetails"
+    ][0]["imageDigest"]
+    base = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@"
+    facts = EcrImages().describe(base + digest)
+    assert facts is not None and facts.platforms is None and facts.size_bytes > 0
+    assert EcrImages().describe(base + "sha256:" + "f" * 64) is None  # no such image
+    missing = "123456789012.dkr.ecr.us-east-1.amazonaws.com/nobody/here@sha256:" + "f" * 64
+    assert EcrImages().describe(missing) is None  # no such repository

@@ -20,6 +20,7 @@ from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
 from toolcall300.service.sdk.aws import reset_clients
 from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
+from toolcall300.service.sdk.ecr import EcrImages
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
 from toolcall300.service.sdk.s3 import CorpusObjects
 from toolcall300.service.settings import (
@@ -164,6 +165,12 @@ def batch_api() -> BatchApi:
 
 
 @cache
+def image_registry() -> EcrImages:
+    """What ECR says about adapter images (the runs function checks one before submitting)."""
+    return EcrImages()
+
+
+@cache
 def job_inputs_objects() -> CorpusObjects:
     """The corpus bucket as the runs function sees it: only ``job-inputs/`` (template policy)."""
     return CorpusObjects(runs_settings().corpus_bucket)
@@ -213,6 +220,7 @@ def clear_ports() -> None:
         report_store,
         batch_api,
         job_inputs_objects,
+        image_registry,
         scoring_corpus,
         _keys_from,
         check_ledger,

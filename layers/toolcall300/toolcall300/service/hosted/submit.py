@@ -37,6 +37,40 @@ def link_lifetime(now: datetime, credentials_expire: datetime | None) -> int:
     return max(1, min(PRESIGN_SECONDS, left))
 
 
+#: The largest adapter image a job pulls (ECR's compressed size): Fargate's default ephemeral
+#: storage is 20 GiB, and a pull of more would spend a run's time before it starts.
+MAX_IMAGE_BYTES = 10 * 2**30
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """What ECR says about an adapter image before a job is submitted for it."""
+
+    size_bytes: int
+    #: The platforms of a multi-platform index ("linux/arm64"...); None for a single image,
+    #: whose architecture is in its config blob, not in what ECR describes.
+    platforms: frozenset[str] | None
+
+
+def image_problem(facts: ImageFacts | None, platform: str) -> tuple[str, str] | None:
+    """(code, message) when a job for this image could not run; None when it may be submitted."""
+    if facts is None:
+        return (
+            "image_not_found",
+            "the image is not in ECR, or this service may not read it (a repository in another "
+            "account needs a policy letting this stack describe and pull it)",
+        )
+    if facts.size_bytes > MAX_IMAGE_BYTES:
+        return (
+            "image_too_large",
+            f"the image is {facts.size_bytes} bytes; at most {MAX_IMAGE_BYTES} are pulled",
+        )
+    if facts.platforms is not None and platform not in facts.platforms:
+        have = ", ".join(sorted(facts.platforms)) or "none"
+        return ("image_platform_mismatch", f"the image has no {platform} variant (it has {have})")
+    return None
+
+
 def answers_key(run: runs.Run, *, attempt: int) -> str:
     """Where attempt ``attempt`` of ``run`` writes its answers (one object per attempt).
 

@@ -31,6 +31,7 @@ from toolcall300.service.domain.licences import TEAM_PATTERN, Licence
 from toolcall300.service.domain.runs import submission
 from toolcall300.service.errors import BadRequest, PayloadTooLarge
 from toolcall300.service.hosted import flow
+from toolcall300.service.hosted.submit import image_problem
 from toolcall300.service.observability import count
 
 router = make_router()
@@ -153,6 +154,11 @@ def submit(
     if local and sub.adapter["kind"] == "image":
         # A local stack has no AWS Batch to run images on; its worker runs commands.
         raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")
+    if not local:  # before a run exists: an image a job could not pull or run is refused now
+        facts = wiring.image_registry().describe(sub.adapter["image"])
+        refused = image_problem(facts, sub.adapter["platform"])
+        if refused is not None:
+            raise BadRequest(refused[1], code=refused[0])
     if local:
         from toolcall300.jobs.sandbox import command_problem  # the local worker's own rules
 
