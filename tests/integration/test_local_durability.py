@@ -241,10 +241,13 @@ def test_a_checkout_in_a_private_folder_runs_hosted_runs(tmp_path: Path) -> None
     # Given the checkout copied into a folder only root may enter (as mktemp -d or a home makes)
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
+    # Built artefacts stay behind: build/ holds the harness image's root filesystem, and links
+    # are copied as links (following them copied a whole Debian tree, and more, into tmp).
     skip = shutil.ignore_patterns(
-        ".git", ".venv", ".sam-venv", ".toolcall300", "*_cache", "node_modules", "__pycache__"
-    )
-    clone = Path(shutil.copytree(ROOT, private / "checkout", ignore=skip))
+        ".git", ".venv", ".sam-venv", ".toolcall300", "*_cache", "node_modules", "__pycache__",
+        "build", "dist", ".aws-sam",
+    )  # fmt: skip
+    clone = Path(shutil.copytree(ROOT, private / "checkout", ignore=skip, symlinks=True))
     private.chmod(0o700)
     env = {**os.environ, "PYTHONPATH": str(clone / "layers" / "toolcall300")}
     # When a hosted run of the reference normaliser runs on its local stack
