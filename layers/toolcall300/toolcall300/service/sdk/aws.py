@@ -73,3 +73,31 @@ def translated(what: str, *, code: str = "upstream_unavailable") -> Iterator[Non
         raise UpstreamUnavailable(f"{what} is unavailable; retry", code=code) from exc
     except BotoCoreError as exc:
         raise UpstreamUnavailable(f"{what} is unavailable; retry", code=code) from exc
+
+
+class LazyTable:
+    """A DynamoDB table by name, its boto3 resource created on first use (or given, for tests)."""
+
+    def __init__(self, name: str, table: Any = None) -> None:
+        self._name = name
+        self._table = table
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            self._table = dynamodb_table(self._name)
+        return self._table
+
+
+class LazyBucket:
+    """One S3 bucket, its client created on first use (or given, for tests)."""
+
+    def __init__(self, bucket: str, s3: Any = None) -> None:
+        self.bucket = bucket
+        self._s3 = s3
+
+    @property
+    def s3(self) -> Any:
+        if self._s3 is None:
+            self._s3 = client("s3")
+        return self._s3

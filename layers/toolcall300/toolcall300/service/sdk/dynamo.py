@@ -15,7 +15,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from toolcall300.service.errors import StoreConflict
-from toolcall300.service.sdk.aws import dynamodb_table, translated
+from toolcall300.service.sdk.aws import LazyTable, translated
 
 
 def _plain(value: Any) -> Any:
@@ -43,21 +43,7 @@ def _translated() -> AbstractContextManager[None]:
     return translated("the database", code="store_unavailable")
 
 
-class _Table:
-    """A table by name, its boto3 resource created on first use (or given, for tests)."""
-
-    def __init__(self, name: str, table: Any = None) -> None:
-        self._name = name
-        self._table = table
-
-    @property
-    def table(self) -> Any:
-        if self._table is None:
-            self._table = dynamodb_table(self._name)
-        return self._table
-
-
-class LicenceTable(_Table):
+class LicenceTable(LazyTable):
     """``LicenceStore`` on the template's ``LicencesTable`` (GSIs ``by_key_hash``, ``by_session``,
     ``by_team``)."""
 
@@ -110,7 +96,7 @@ class LicenceTable(_Table):
             return scan_all(self.table)
 
 
-class UsageTable(_Table):
+class UsageTable(LazyTable):
     """Counters on the template's ``UsageTable`` (key ``counter_id``, TTL ``expires_at``)."""
 
     def get(self, counter_id: str) -> dict[str, Any] | None:
@@ -155,7 +141,7 @@ class UsageTable(_Table):
             )
 
 
-class CheckLedgerTable(_Table):
+class CheckLedgerTable(LazyTable):
     """``ledger.CheckLedger`` on the template's ``CheckLedgerTable`` (key ``id``): one item per
     pack (``pack#<licence>``), per paid check (``check#<id>``) and per day's counters
     (``day#<YYYY-MM-DD>``)."""

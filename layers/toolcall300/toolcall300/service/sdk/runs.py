@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from toolcall300.service.domain.runs import FINAL
 from toolcall300.service.errors import PayloadTooLarge, StoreConflict
-from toolcall300.service.sdk.aws import client, dynamodb_table, translated
+from toolcall300.service.sdk.aws import LazyBucket, LazyTable, client, translated
 from toolcall300.service.sdk.dynamo import _plain
 
 
@@ -25,18 +25,8 @@ def _translated(what: str) -> AbstractContextManager[None]:
     return translated(what)
 
 
-class RunTable:
+class RunTable(LazyTable):
     """``RunStore`` on DynamoDB."""
-
-    def __init__(self, name: str, table: Any = None) -> None:
-        self._name = name
-        self._table = table
-
-    @property
-    def table(self) -> Any:
-        if self._table is None:
-            self._table = dynamodb_table(self._name)
-        return self._table
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         with _translated("the runs table"):
@@ -97,18 +87,8 @@ class RunTable:
         )
 
 
-class ReportObjects:
+class ReportObjects(LazyBucket):
     """``ReportStore`` on the reports bucket: write-once objects."""
-
-    def __init__(self, bucket: str, s3: Any = None) -> None:
-        self.bucket = bucket
-        self._s3 = s3
-
-    @property
-    def s3(self) -> Any:
-        if self._s3 is None:
-            self._s3 = client("s3")
-        return self._s3
 
     def _exists(self, key: str) -> bool:
         try:

@@ -16,21 +16,11 @@ from botocore.exceptions import BotoCoreError, ClientError
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import manifest_entries
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
-from toolcall300.service.sdk.aws import client
+from toolcall300.service.sdk.aws import LazyBucket
 
 
-class CorpusObjects:
+class CorpusObjects(LazyBucket):
     """Read and presign objects of one bucket."""
-
-    def __init__(self, bucket: str, s3: Any = None) -> None:
-        self.bucket = bucket
-        self._s3 = s3
-
-    @property
-    def s3(self) -> Any:
-        if self._s3 is None:
-            self._s3 = client("s3")
-        return self._s3
 
     def read(self, key: str) -> bytes:
         try:
