@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolcall300.service.domain.dashboard import page
+from toolcall300.service.domain.runs.record import LISTING_FIELDS
 from toolcall300.spec import CATEGORIES
 
 #: Where the browser tests leave their screenshots (gitignored): look at them after a run.
@@ -214,23 +215,7 @@ class ContractApi:
                 ).encode(),
             )
         if path == f"/teams/{team}/runs":
-            listed = [
-                {
-                    k: r[k]
-                    for k in (
-                        "run_id",
-                        "status",
-                        "verdict",
-                        "ref",
-                        "commit",
-                        "baseline",
-                        "created_at",
-                        "finished_at",
-                        "summary",
-                    )
-                }
-                for r in reversed(runs)
-            ]
+            listed = [{k: r[k] for k in LISTING_FIELDS} for r in reversed(runs)]
             return 200, {}, json.dumps({"team": team, "runs": listed}).encode()
         if path == f"/teams/{team}/baselines":
             named: dict[str, list[dict[str, Any]]] = {}

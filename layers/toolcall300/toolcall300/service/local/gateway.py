@@ -265,14 +265,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return _error(400, "invalid_chunked_body", "malformed chunked request body")
             if size == 0:
-                while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
+                self._discard_trailers()
                 return bytes(body)
             if len(body) + size > MAX_BODY:
                 self.close_connection = True
                 return _error(413, "payload_too_large", "request body too large")
             body += self.rfile.read(size)
             self.rfile.readline(3)  # the CRLF after each chunk
+
+    def _discard_trailers(self) -> None:
+        """Read past the trailer section after the last chunk (RFC 9112 section 7.1.2): like API
+        Gateway, the local gateway hands no trailer field to a handler."""
+        line = self.rfile.readline(1026)
+        while line not in (b"\r\n", b"\n", b""):
+            line = self.rfile.readline(1026)
 
     def _serve(self) -> None:
         body = self._read_body()

@@ -86,6 +86,20 @@ def idempotent_run_id(team: str, key: str) -> str:
 # ----------------------------------------------------------------------------- the record
 
 
+#: The fields of one row of ``GET /teams/{team}/runs`` (the dashboard's run list).
+LISTING_FIELDS = (
+    "run_id",
+    "status",
+    "verdict",
+    "ref",
+    "commit",
+    "baseline",
+    "created_at",
+    "finished_at",
+    "summary",
+)
+
+
 @dataclass(frozen=True)
 class Run:
     """One run as stored. ``public()`` is what ``GET /runs/{id}`` shows (no secrets)."""
@@ -169,18 +183,7 @@ class Run:
 
     def listing(self) -> dict[str, Any]:
         """One row of ``GET /teams/{team}/runs``."""
-        keys = (
-            "run_id",
-            "status",
-            "verdict",
-            "ref",
-            "commit",
-            "baseline",
-            "created_at",
-            "finished_at",
-            "summary",
-        )
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in LISTING_FIELDS}
 
 
 def check_transition(current: str, new: str) -> None:
