@@ -172,15 +172,14 @@ def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
     ],
 )
 def test_bad_input_is_4xx_never_500(
-    local_stack: Any, method: str, path: str, body: bytes, statuses: set[int]
+    local_stack: Any, buy_licence: Any, method: str, path: str, body: bytes, statuses: set[int]
 ) -> None:
-    r = requests.request(
-        method,
-        local_stack.url + path,
-        data=body,
-        timeout=10,
-        headers={"content-type": "application/json"},
-    )
+    headers = {"content-type": "application/json"}
+    if path in ("/check", "/precheck"):
+        # with a key, a refusal takes nothing; without one every attempt takes the client's
+        # free slot (D24), and these tests all come from one address
+        headers["authorization"] = f"Bearer {buy_licence()}"
+    r = requests.request(method, local_stack.url + path, data=body, timeout=10, headers=headers)
     assert r.status_code in statuses, r.text
     assert "error" in r.json() or "refusal" in r.json()
 
@@ -233,3 +232,14 @@ def test_a_check_pack_bought_over_http_pays_for_signed_reports_verified_offline(
     assert me.status_code == 200 and me.json()["tier"] == "checks"
     window = requests.get(f"{local_stack.url}/metrics", timeout=30).json()["window"]
     assert window["paid_checks"] >= 1
+
+
+def test_a_keyless_refusal_over_http_takes_the_free_slot_before_the_next_attempt(
+    local_stack: Any,
+) -> None:
+    """D24 at the real edge: the attempt after a refusal, from the same address, is 429."""
+    first = requests.post(f"{local_stack.url}/check", data=b"{bad", timeout=10)
+    second = requests.post(f"{local_stack.url}/precheck", data=b"{bad", timeout=10)
+    assert first.status_code in (400, 429)  # 429 if an earlier keyless test just used the slot
+    assert second.status_code == 429 and second.json()["error"]["code"] == "too_soon"
+    assert int(second.headers["retry-after"]) >= 1

@@ -66,26 +66,61 @@ def test_a_licence_with_a_pack_lifts_the_free_tier(call: Call, aws: Any) -> None
     )
 
 
-def test_refusals_are_free_and_keep_their_status(call: Call) -> None:
-    for raw, status in [
-        (b"{bad", 400),
-        (json.dumps({"arguments": {}}).encode(), 400),
-        (b"x" * (256 * 1024 + 1), 413),
-    ]:
-        got, _, data = call("POST", "/check", body=raw)
+REFUSALS = [
+    (b"{bad", 400),
+    (json.dumps({"arguments": {}}).encode(), 400),
+    (b"x" * (256 * 1024 + 1), 413),
+]
+
+
+def test_refusals_keep_their_status_and_never_cost_a_paid_check(call: Call, aws: Any) -> None:
+    key = _with_pack(aws, checks=1)
+    auth = {"authorization": f"Bearer {key}"}
+    for raw, status in REFUSALS:
+        got, _, data = call("POST", "/check", body=raw, headers=auth)
         assert got == status and "refusal" in data
-    assert call("POST", "/check", body=body({"n": 1}))[0] == 200  # the allowance is untouched
+    # the pack's one check is still there after three refusals, then it is spent
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 200
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 402
 
 
-def test_precheck_is_free_and_gives_no_verdict(call: Call) -> None:
+@pytest.mark.parametrize(("raw", "status"), REFUSALS)
+@pytest.mark.parametrize("path", ["/check", "/precheck"])
+def test_an_unauthenticated_refusal_takes_its_free_slot_before_any_work(
+    call: Call, monkeypatch: pytest.MonkeyPatch, path: str, raw: bytes, status: int
+) -> None:
+    """Decision D24: the attempt is counted first, so a second one within 5 s is refused
+    before the checker sees its body, whatever the first one answered."""
+    from toolcall300.service.api import bounded_check
+
+    seen: list[bytes] = []
+    real = bounded_check.check_body_bounded
+
+    def spy(body_bytes: bytes, **kw: Any) -> dict[str, Any]:
+        seen.append(body_bytes)
+        return real(body_bytes, **kw)
+
+    monkeypatch.setattr(bounded_check, "check_body_bounded", spy)
+    ip = f"198.51.100.{len(raw) % 200}"
+    assert call("POST", path, body=raw, ip=ip)[0] == status
+    got, headers, data = call("POST", path, body=raw, ip=ip)
+    assert got == 429 and data["error"]["code"] == "too_soon" and "retry-after" in headers
+    assert len(seen) == 1  # the refused second attempt did no work
+
+
+def test_precheck_gives_no_verdict_and_is_free_with_a_licence(call: Call, aws: Any) -> None:
+    auth = {"authorization": f"Bearer {_with_pack(aws, checks=1)}"}
     for _ in range(3):
-        status, _, data = call("POST", "/precheck", body=body({"n": "x"}))
+        status, _, data = call("POST", "/precheck", body=body({"n": "x"}), headers=auth)
         assert status == 200 and data.get("assessable") is True and "verdict" not in data
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 200  # pack untouched
+    status, _, data = call("POST", "/precheck", body=body({"n": "x"}), ip="198.51.100.250")
+    assert status == 200 and data.get("assessable") is True and "verdict" not in data
 
 
 def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
     call("POST", "/check", body=body({"n": "abc"}), ip="203.0.113.9")
-    call("POST", "/check", body=b"[", ip="203.0.113.9")
+    call("POST", "/check", body=b"[", ip="203.0.113.10")
     status, _, data = call("GET", "/metrics")
     assert status == 200
     window = data.pop("window")
@@ -94,7 +129,8 @@ def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
         "defects": {"type_mismatch": 1},
         "refusals": {"invalid_request_body": 1},
     }
-    assert (window["free_checks"], window["paid_checks"], window["window_days"]) == (1, 0, 30)
+    # free use counts attempts, the refusal included (D24)
+    assert (window["free_checks"], window["paid_checks"], window["window_days"]) == (2, 0, 30)
 
 
 def test_submitted_values_are_never_logged_or_stored(
@@ -263,9 +299,9 @@ def test_a_free_attempt_that_runs_a_pattern_is_counted_before_the_work(
     status, _, data = call("POST", path, body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.201")
     assert status == 429 and data["error"]["code"] == "too_soon"
     assert len(runs) == 1  # the second attempt did no work
-    # cheap refusals stay free (no pattern runs): the criteria's free refusals
+    # a cheap refusal takes its slot too (D24): a stream of them is not free work
     assert call("POST", path, body=b"{bad", ip="192.0.2.202")[0] == 400
-    assert call("POST", path, body=b"{bad", ip="192.0.2.202")[0] == 400
+    assert call("POST", path, body=b"{bad", ip="192.0.2.202")[0] == 429
 
 
 # ------------------------------------------------------------------------- signed reports
@@ -300,7 +336,7 @@ def test_a_free_check_is_answered_unsigned(call: Call) -> None:
 
 
 def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
-    call: Call, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from toolcall300.service.api import bounded_check
 
@@ -317,9 +353,19 @@ def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
         status, _, data = call("POST", "/check", body=body({"n": "3"}), ip="203.0.113.78")
     assert status == 503 and data["error"]["code"] == "answer_withheld"
     assert "999999" not in caplog.text and "999_999" not in caplog.text
+    auth = {"authorization": f"Bearer {_with_pack(aws, checks=1)}"}
+    status, _, data = call("POST", "/check", body=body({"n": "3"}), headers=auth)
+    assert status == 503 and data["error"]["code"] == "answer_withheld"
     monkeypatch.setattr(bounded_check, "check_body_bounded", real)
-    # The allowance was not spent: the next check from the same client is answered at once.
-    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.78")[0] == 200
+    # the pack's one check was not spent by the withheld answer
+    assert [call("POST", "/check", body=body({"n": 1}), headers=auth)[0] for _ in (1, 2)] == [
+        200,
+        402,
+    ]
+    # The attempt took its free slot before the work (D24); nothing else was spent, and the
+    # next client is answered.
+    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.78")[0] == 429
+    assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.79")[0] == 200
 
 
 def test_a_free_check_with_a_pattern_is_counted_once_and_answered(call: Call) -> None:

@@ -1,7 +1,9 @@
 """The tool-argument/v1 endpoints: ``GET /criteria``, ``POST /precheck``, ``POST /check``, ``GET /metrics``.
 
-The tool-argument/v1 criteria (``GET /criteria``, ``free_tier``): refusals are free and never count against the free tier; a check with a verdict
-costs one free check (100 a day, 5 s apart) unless a valid licence is presented. The body is
+The tool-argument/v1 criteria (``GET /criteria``, ``free_tier``): without a licence, every
+``/check`` and ``/precheck`` attempt takes one free check (100 a day, 5 s apart) before any work
+is done, a refusal included (decision D24: reaching a refusal is work too; a refusal is never
+charged to a pack). With a licence, a verdict costs one paid check and a refusal nothing. The body is
 handed to ``toolcall300.argcheck.check`` as raw bytes and never logged or stored: only the status
 summary (verdict, counts, defect codes) reaches the metrics counters. Criteria D20: a schema
 with a ``pattern`` is checked in a CPU-bounded child (``argcheck_bounded``); past the budget
@@ -72,12 +74,16 @@ def criteria() -> Response[str]:
 @router.post(
     "/precheck",
     summary="Assessability only (free): a named refusal or assessable: true",
-    responses={**ok_response(), **refusal_responses(400, 413, 422)},
+    responses={
+        **ok_response(),
+        **refusal_responses(400, 413, 422),
+        **error_responses(401, 402, 429),
+    },
     tags=["argcheck"],
 )
 def precheck() -> Response[str]:
     body = raw_body(router.current_event.raw_event)
-    if argcheck_bounded.needs_bound(body) and not _licensed():
+    if not _licensed():
         _take_free_check(get_settings(ArgcheckSettings), router.current_event.raw_event)
     return _answer(argcheck_bounded.check_body_bounded(body, precheck=True))
 
@@ -103,19 +109,13 @@ def check() -> Response[str]:
     store = usage_store(ArgcheckSettings)
     licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
     body = raw_body(event)
-    # Costly work (a pattern run in the bounded child) is counted before it is done, refusal
-    # or not; a check that costs nothing is counted only when it gives a verdict.
-    counted = licence is None and argcheck_bounded.needs_bound(body)
-    if counted:
+    if licence is None:  # D24: the attempt is counted before the work, whatever it answers
         _take_free_check(settings, event)
     response = argcheck_bounded.check_body_bounded(body)
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
-        if licence is None:
-            if not counted:
-                _take_free_check(settings, event)
-        else:
+        if licence is not None:
             _charge(licence, request, response)
             response = _signed(request, response)
     usage.record_metrics(store, argcheck.status_summary(response))
@@ -124,9 +124,9 @@ def check() -> Response[str]:
 
 
 def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
-    """The criteria's free tier (100 a day, 5 s apart): a verdict, or an attempt whose schema
-    has a pattern (taken before the bounded run, so backtracking costs a slot); other
-    refusals never reach it."""
+    """The criteria's free tier (100 a day, 5 s apart), taken by every unauthenticated attempt
+    before its work (D24), so neither a backtracking pattern nor a stream of refusals is free
+    work for the service."""
     now = datetime.now(UTC)
     try:
         usage.take_free_check(
