@@ -144,3 +144,36 @@ def test_the_inputs_are_derived_once_at_upload_without_labels_and_the_pointer_co
     assert len(rows) == pointer["cases"] == 5
     assert all(set(r) == {"id", "text", "tools"} for r in rows)
     assert b"expected" not in derived[pointer["key"]]
+
+
+def test_a_crash_halfway_reaches_the_hosted_report_as_adapter_errors(links: Links) -> None:
+    """The Batch path counts adapter errors as ``score --adapter-stream`` does: each id the
+    crashed stream never answered is an error with the stream's stop and stderr's end."""
+    from toolcall300.scoring.report import score_cases
+
+    entry = load_entrypoint()
+    assert entry.main(fakes.CRASH_HALF, links.env()) == 0
+    output = events.read_answers(links.answers or b"")
+    assert output.failure is None
+    unanswered = sorted(k for k, v in output.answers.items() if v is None)
+    assert unanswered and sorted(output.errors) == [
+        k for k in unanswered if k in json.loads(links.answers or b"")["errors"]
+    ]
+    assert all(text.startswith("never answered (exited)") for text in output.errors.values())
+    report = score_cases(CASES, output.answers, errors=output.errors)
+    assert report["adapter_errors"] == len(output.errors) > 0
+
+
+def test_the_answers_files_errors_are_untrusted_and_bounded() -> None:
+    """The file comes from the team's container: an error is kept only for an id answered
+    null (it can never turn an answer into something else), as a string, cut to its tail."""
+    raw = json.dumps(
+        {
+            "answers": {"a": None, "b": {"name": "x", "arguments": {}}, "c": None},
+            "errors": {"a": "x\n" * 10_000, "b": "said it broke", "c": 7, "zz": "not asked"},
+        }
+    ).encode()
+    output = events.read_answers(raw)
+    assert set(output.errors) == {"a"}
+    assert 0 < len(output.errors["a"]) <= 800
+    assert events.read_answers(b'{"answers": {}, "errors": []}').errors == {}

@@ -84,6 +84,9 @@ def test_an_adapter_that_crashes_halfway_is_scored_with_the_rest_refused() -> No
     assert done.summary["false_refusals"] == 3 and done.summary["exact"] == 5
     doc = stored(d, done)
     assert doc["harness"]["exit_code"] == 3 and doc["harness"]["answered"] == 3
+    # the five ids the crash left unanswered are adapter errors, as the local scorer counts them
+    assert doc["harness"]["unanswered"] == doc["score"]["adapter_errors"] == 5
+    assert doc["score"]["errors"]["t-004"] == "never answered (exited)\nboom: adapter crashed"
 
 
 def test_an_adapter_that_hangs_fails_with_job_timeout() -> None:

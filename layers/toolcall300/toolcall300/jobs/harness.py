@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.canonical import canonical_bytes, jsonl_bytes, loads_strict
@@ -54,10 +54,18 @@ class JobOutput:
     answers: dict[str, Any]
     diagnostics: dict[str, Any]
     failure: dict[str, str] | None
+    #: id -> the adapter error's text, for each id the adapter broke on instead of answering
+    #: (``protocol.stream_errors``): the report's ``adapter_errors`` (docs/report.md).
+    errors: dict[str, str] = field(default_factory=dict)
 
     def document(self) -> dict[str, Any]:
         """The answers file the Batch job writes (and the worker keeps in memory)."""
-        return {"answers": self.answers, "diagnostics": self.diagnostics, "failure": self.failure}
+        return {
+            "answers": self.answers,
+            "diagnostics": self.diagnostics,
+            "failure": self.failure,
+            "errors": self.errors,
+        }
 
 
 def job_inputs(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -160,4 +168,9 @@ def run_job(
             "adapter_start_failed", f"cannot start the adapter: {exc.strerror or exc}", ""
         )
         return JobOutput({}, {"answered": 0, "start_error": type(exc).__name__}, fail)
-    return JobOutput(dict(result.answers), diagnostics_of(result), classify(result, limits))
+    return JobOutput(
+        dict(result.answers),
+        diagnostics_of(result),
+        classify(result, limits),
+        streamproto.stream_errors(result),
+    )

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from toolcall300.canonical import loads_strict
 from toolcall300.controls import integrator, naive
 from toolcall300.scoring import protocol as streamproto
+from toolcall300.scoring.protocol import error_tail, stream_errors
 
 Normaliser = Callable[[str, list[dict[str, Any]]], Any]
 Progress = Callable[[int, int], None]
@@ -71,27 +72,6 @@ class AdapterRun:
             "wall_seconds_per_case": per_case,
             "median_case_seconds": median,
         }
-
-
-#: How much of an error's text is kept per case: enough for a traceback's last frames.
-ERROR_TAIL_CHARS = 800
-
-
-def error_tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
-    """The last lines of ``text`` that fit in ``limit`` characters (where an error is named).
-
-    >>> error_tail("Traceback (most recent call last):\\n  ...\\nKeyError: 'x'\\n", 20)
-    "...\\nKeyError: 'x'"
-    """
-    lines = text.strip().splitlines()
-    kept: list[str] = []
-    size = 0
-    for line in reversed(lines):
-        size += len(line) + 1
-        if kept and size > limit:
-            break
-        kept.append(line[-limit:])
-    return "\n".join(reversed(kept))
 
 
 class Adapter(Protocol):
@@ -376,15 +356,11 @@ class StreamAdapter:
             raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
         if progress and result.unanswered:
             progress(len(items), len(items))  # close the bar; the gaps are refusals
-        notes = {
-            key: f"never answered ({result.stopped_reason or 'skipped'})"
-            for key in result.unanswered
-        }
-        tail = error_tail(result.stderr_tail)
+        errors = stream_errors(result)
         return AdapterRun(
             answers=result.answers,
-            notes=notes,
-            errors={key: f"{note}\n{tail}" if tail else note for key, note in notes.items()},
+            notes={key: text.partition("\n")[0] for key, text in errors.items()},
+            errors=errors,
             # send to answer: it includes the time a case waited behind the ones before it,
             # which is what a caller of a stream waits; wall time per case is in timing()
             case_seconds=[

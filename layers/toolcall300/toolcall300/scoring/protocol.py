@@ -55,6 +55,40 @@ class StreamResult:
     answered_at: dict[str, float] = field(default_factory=dict)  # id -> seconds since the start
 
 
+#: How much of an error's text is kept per case: enough for a traceback's last frames.
+ERROR_TAIL_CHARS = 800
+
+
+def error_tail(text: str, limit: int = ERROR_TAIL_CHARS) -> str:
+    """The last lines of ``text`` that fit in ``limit`` characters (where an error is named).
+
+    >>> error_tail("Traceback (most recent call last):\\n  ...\\nKeyError: 'x'\\n", 20)
+    "...\\nKeyError: 'x'"
+    """
+    lines = text.strip().splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line) + 1
+        if kept and size > limit:
+            break
+        kept.append(line[-limit:])
+    return "\n".join(reversed(kept))
+
+
+def stream_errors(result: StreamResult) -> dict[str, str]:
+    """The adapter errors of one stream run (docs/adapter-protocols.md, "Refusing is not
+    breaking"): each id never answered, with why the stream stopped and the end of stderr.
+
+    One place for the local scorer and the hosted harness, so a hosted report counts
+    ``adapter_errors`` exactly as ``toolcall300 score --adapter-stream`` does.
+    """
+    tail = error_tail(result.stderr_tail)
+    note = f"never answered ({result.stopped_reason or 'skipped'})"
+    text = f"{note}\n{tail}" if tail else note
+    return dict.fromkeys(result.unanswered, text)
+
+
 @dataclass(frozen=True)
 class OnceResult:
     """What one process-per-case run produced; the caller decides what the output means."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolcall300.jobs import harness
 from toolcall300.jobs.failures import HARNESS_EXITS
+from toolcall300.scoring.protocol import error_tail
 from toolcall300.service.domain import runs
 from toolcall300.service.errors import NotFound, PayloadTooLarge
 from toolcall300.service.hosted.batch import BatchPort, Objects
@@ -126,13 +127,29 @@ def read_answers(raw: bytes) -> harness.JobOutput:
     answers = {k: v for k, v in doc["answers"].items() if isinstance(k, str)}
     raw_diag = doc.get("diagnostics")
     diagnostics: dict[str, Any] = raw_diag if isinstance(raw_diag, dict) else {}
+    errors = _errors_of(doc.get("errors"), answers)
     fail = doc.get("failure")
     if isinstance(fail, dict) and fail.get("reason") in runs.FAILURE_REASONS:
         failure = runs.failure(
             str(fail["reason"]), str(fail.get("detail", "")), str(fail.get("stderr_tail", ""))
         )
-        return harness.JobOutput(answers, diagnostics, failure)
-    return harness.JobOutput(answers, diagnostics, None)
+        return harness.JobOutput(answers, diagnostics, failure, errors)
+    return harness.JobOutput(answers, diagnostics, None, errors)
+
+
+def _errors_of(raw: Any, answers: Mapping[str, Any]) -> dict[str, str]:
+    """The file's adapter errors, kept only for ids it answered ``null`` (an error is a
+    refusal that broke, never a grade) and each cut to the scorer's tail length."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        key: error_tail(text)
+        for key, text in raw.items()
+        if isinstance(key, str)
+        and isinstance(text, str)
+        and key in answers
+        and answers[key] is None
+    }
 
 
 #: (run, job output) -> the run after scoring (the caller binds corpus, scorer and stores).

@@ -121,6 +121,7 @@ def score_output(
         corpus_sha256=corpus.sha256,
         corpus_version=corpus.version,
         timing={"total_seconds": output.diagnostics.get("elapsed_s")},
+        errors=output.errors,
     )
     scoring = Scoring(report, corpus.sha256, SCORER_VERSION, output.diagnostics, sandbox)
     return finish_scored(
