@@ -243,3 +243,50 @@ def test_a_keyless_refusal_over_http_takes_the_free_slot_before_the_next_attempt
     assert first.status_code in (400, 429)  # 429 if an earlier keyless test just used the slot
     assert second.status_code == 429 and second.json()["error"]["code"] == "too_soon"
     assert int(second.headers["retry-after"]) >= 1
+
+
+def test_partial_refunds_over_http_leave_a_pack_only_the_checks_still_paid_for(
+    local_stack: Any,
+) -> None:
+    """docs/argcheck-payment.md "Refunds": signed events through the real gateway; 9.98 of a
+    10.00 pack back leaves one check, whatever Stripe resends."""
+    import stripe
+    from support.stripe import paid_session, refunded_charge, stripe_event
+
+    def post(event: dict[str, Any]) -> None:
+        payload = json.dumps(event)
+        sig = stripe.WebhookSignature.generate_signature_header(
+            payload, local_stack.context.webhook_secret
+        )
+        r = requests.post(
+            f"{local_stack.url}/webhooks/stripe",
+            data=payload.encode(),
+            headers={"Stripe-Signature": sig, "Content-Type": "application/json"},
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+
+    session = paid_session(session_id="cs_it_part", payment_intent="pi_it_part", tier="checks-500")
+    post(stripe_event("checkout.session.completed", session, event_id="evt_it_part"))
+    claimed = requests.get(
+        f"{local_stack.url}/licence/claim", params={"session_id": "cs_it_part"}, timeout=30
+    )
+    assert claimed.status_code == 200, claimed.text
+    auth = {"Authorization": f"Bearer {claimed.json()['key']}"}
+
+    def refund(amount_refunded: int, event_id: str) -> dict[str, Any]:
+        charge = refunded_charge(
+            payment_intent="pi_it_part", full=False, amount=1000, amount_refunded=amount_refunded
+        )
+        return stripe_event("charge.refunded", charge, event_id=event_id)
+
+    first = refund(400, "evt_it_refund_1")
+    post(first)
+    post(first)  # Stripe's retry of the same event
+    post(refund(998, "evt_it_refund_2"))  # the charge's new cumulative total
+    post(refund(400, "evt_it_refund_1_late"))
+    request = {"schema": {"type": "object"}, "arguments": {}}
+    one = requests.post(f"{local_stack.url}/check", json=request, headers=auth, timeout=30)
+    two = requests.post(f"{local_stack.url}/check", json=request, headers=auth, timeout=30)
+    assert one.status_code == 200, one.text
+    assert two.status_code == 402 and two.json()["error"]["code"] == "no_paid_checks"

@@ -66,13 +66,26 @@ def paid_session(
     return session
 
 
-def refunded_charge(*, payment_intent: str, full: bool = True) -> dict[str, Any]:
+def refunded_charge(
+    *,
+    payment_intent: str,
+    full: bool = True,
+    amount: int | None = None,
+    amount_refunded: int | None = None,
+) -> dict[str, Any]:
+    """A charge as ``charge.refunded`` carries it: ``amount_refunded`` is the cumulative total
+    refunded so far (each partial refund sends the charge again with the new total), and
+    ``refunded`` is true only once all of ``amount`` is back."""
     charge = fixture("charge")
+    total = charge["amount"] if amount is None else amount
+    back = total if full else (1 if amount_refunded is None else amount_refunded)
     charge.update(
         {
             "payment_intent": payment_intent,
-            "refunded": full,
-            "amount_refunded": charge["amount"] if full else 1,
+            "amount": total,
+            "amount_captured": total,
+            "refunded": back >= total,
+            "amount_refunded": back,
         }
     )
     return charge

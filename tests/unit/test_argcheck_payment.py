@@ -232,3 +232,151 @@ def test_a_pack_bought_through_checkout_pays_for_checks_only_and_a_refund_ends_i
     window = call("GET", "/metrics")[2]["window"]
     assert (window["paid_checks"], window["refunded_checks"]) == (1, 1)
     assert window["tripwires"]["refunds_over_5_percent"] is True
+
+
+# ------------------------------------------------------------------ partial refunds (D23)
+
+
+def _bought_pack(call: Call, aws: Any, *, pi: str) -> tuple[dict[str, str], str, CheckLedgerTable]:
+    """A pack bought through a signed checkout event, its key claimed: (auth, licence, ledger)."""
+    from support.stripe import paid_session, stripe_event
+
+    session = paid_session(session_id=f"cs_{pi}", payment_intent=pi, tier="checks-500")
+    assert (
+        _post_event(call, stripe_event("checkout.session.completed", session, event_id=f"evt_{pi}"))
+        == 200
+    )
+    status, _, claimed = call("GET", f"/licence/claim?session_id=cs_{pi}")
+    assert status == 200
+    return (
+        {"authorization": f"Bearer {claimed['key']}"},
+        claimed["licence_id"],
+        CheckLedgerTable(aws.names["CheckLedgerTable"]),
+    )
+
+
+def _refund(pi: str, amount_refunded: int, event_id: str) -> dict[str, Any]:
+    """``charge.refunded`` for the pack's charge with Stripe's cumulative ``amount_refunded``."""
+    from support.stripe import refunded_charge, stripe_event
+
+    charge = refunded_charge(
+        payment_intent=pi,
+        full=False,
+        amount=ledger.PACK_AMOUNT,
+        amount_refunded=amount_refunded,
+    )
+    return stripe_event("charge.refunded", charge, event_id=event_id)
+
+
+def _remaining(book: CheckLedgerTable, payer: str) -> int:
+    return int((book.pack(payer) or {})["remaining"])
+
+
+def test_partial_refunds_take_back_the_checks_they_paid_for_once_each(call: Call, aws: Any) -> None:
+    auth, payer, book = _bought_pack(call, aws, pi="pi_part")
+    for i in range(3):
+        assert call("POST", "/check", body=body({"n": i}), headers=auth)[0] == 200
+    assert _remaining(book, payer) == 497
+
+    # USD 2.00 back pays for 100 checks: they leave the 497 unused ones; no used check was
+    # refunded, so the refund tripwire counts nothing.
+    first = _refund("pi_part", 200, "evt_refund_1")
+    assert _post_event(call, first) == 200
+    assert _remaining(book, payer) == 397
+    assert _post_event(call, first) == 200  # Stripe resends the same event
+    assert _remaining(book, payer) == 397
+    # A second partial refund: Stripe sends the charge's new total, 5.00 (250 checks in all).
+    assert _post_event(call, _refund("pi_part", 500, "evt_refund_2")) == 200
+    assert _remaining(book, payer) == 247
+    # The first refund's event arriving again, late, under another delivery: nothing more.
+    assert _post_event(call, _refund("pi_part", 200, "evt_refund_1_late")) == 200
+    assert _remaining(book, payer) == 247
+    # 1 cent rounds up to a whole check.
+    assert _post_event(call, _refund("pi_part", 501, "evt_refund_3")) == 200
+    assert _remaining(book, payer) == 246
+    window = call("GET", "/metrics")[2]["window"]
+    assert (window["paid_checks"], window["refunded_checks"]) == (3, 0)
+    assert call("POST", "/check", body=body({"n": 9}), headers=auth)[0] == 200  # still open
+
+    # 9.99 back covers all 500 checks: the 245 unused go, and the 4 used ones were refunded.
+    assert _post_event(call, _refund("pi_part", 999, "evt_refund_4")) == 200
+    assert _remaining(book, payer) == 0
+    status, _, data = call("POST", "/check", body=body({"n": 1}), headers=auth)
+    assert status == 402 and data["error"]["code"] == "no_paid_checks"
+    window = call("GET", "/metrics")[2]["window"]
+    assert (window["paid_checks"], window["refunded_checks"]) == (4, 4)
+    # The last cent (refunded: true) revokes; every used check is counted once, not twice.
+    from support.stripe import refunded_charge, stripe_event
+
+    full = refunded_charge(payment_intent="pi_part", amount=ledger.PACK_AMOUNT)
+    assert _post_event(call, stripe_event("charge.refunded", full, event_id="evt_refund_5")) == 200
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 401
+    window = call("GET", "/metrics")[2]["window"]
+    assert (window["paid_checks"], window["refunded_checks"]) == (4, 4)
+    pack = book.pack(payer) or {}
+    assert (pack["withdrawn"], pack["refunded_spent"], pack["ended"]) == (496, 4, True)
+
+
+def test_a_partial_refund_after_the_pack_ended_or_before_its_checkout_is_applied_once(
+    call: Call, aws: Any
+) -> None:
+    # Stripe does not order events: a partial refund that arrives before its checkout is
+    # applied when the pack is granted.
+    assert _post_event(call, _refund("pi_early", 300, "evt_early_refund")) == 200
+    auth, payer, book = _bought_pack(call, aws, pi="pi_early")
+    assert _remaining(book, payer) == ledger.PACK_CHECKS - 150
+    # A lost dispute ends the pack (every unused check withdrawn); a partial refund after
+    # that changes nothing.
+    from support.stripe import dispute, stripe_event
+
+    lost = dispute(payment_intent="pi_early", status="lost")
+    assert (
+        _post_event(call, stripe_event("charge.dispute.closed", lost, event_id="evt_lost")) == 200
+    )
+    assert _post_event(call, _refund("pi_early", 600, "evt_after_end")) == 200
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 401
+    pack = book.pack(payer) or {}
+    assert (pack["remaining"], pack["withdrawn"], pack.get("refunded_amount")) == (0, 500, 300)
+
+
+def test_a_check_charged_while_a_refund_is_applied_is_neither_lost_nor_refunded_twice(
+    aws: Any,
+) -> None:
+    """The refund is one conditional write on the pack as read: a check charged between the
+    read and the write makes it read again (the store's transaction, not a lost update)."""
+    book = CheckLedgerTable(aws.names["CheckLedgerTable"])
+    book.grant("lic_race", checks=10, payment_id="pi_race", granted_at="2026-12-01T00:00:00+00:00")
+    now = datetime.now(UTC)
+    record = ledger.ledger_record(
+        payer="lic_race",
+        now=now,
+        payment_id="",
+        criteria_version="1",
+        summary={"verdict": "VALID"},
+        house=False,
+    )
+
+    class Racing:
+        """The real table, with one check charged just after the refund first reads the pack."""
+
+        def __init__(self) -> None:
+            self.raced = False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(book, name)
+
+        def pack(self, payer: str) -> dict[str, Any] | None:
+            read = book.pack(payer)
+            if not self.raced:
+                self.raced = True
+                assert ledger.charge_check(
+                    book, payer=payer, check="c1", record=record, house=False
+                )
+            return read
+
+    racing = Racing()
+    # 10 cents: 5 checks; the pack had 10 unused when read, 9 when written.
+    assert ledger.refund_part(racing, "lic_race", 10, now) == 0  # type: ignore[arg-type]
+    pack = book.pack("lic_race") or {}
+    assert racing.raced and (pack["remaining"], pack["withdrawn"]) == (4, 5)
+    assert ledger.refund_pack(book, "lic_race", now) == 1  # the one used check, counted once

@@ -150,7 +150,9 @@ def test_refund_before_checkout_still_ends_revoked(call: Call, aws: Any) -> None
     assert claim(call)[0] == 403
 
 
-def test_partial_refund_is_recorded_but_keeps_the_licence(call: Call, aws: Any) -> None:
+def test_partial_refund_of_a_corpus_licence_is_recorded_with_its_amount_and_keeps_it(
+    call: Call, aws: Any
+) -> None:
     post(call, checkout())
     post(
         call,
@@ -159,7 +161,11 @@ def test_partial_refund_is_recorded_but_keeps_the_licence(call: Call, aws: Any) 
         ),
     )
     [item] = licences_in(aws)
-    assert item["status"] == "active" and item["transitions"][-1]["effect"] == "note"
+    assert item["status"] == "active"
+    assert (item["transitions"][-1]["effect"], item["transitions"][-1]["amount"]) == (
+        "partial_refund",
+        1,
+    )
 
 
 def test_dispute_suspends_won_reinstates_and_key_follows(call: Call, aws: Any) -> None:

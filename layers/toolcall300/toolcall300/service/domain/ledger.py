@@ -5,6 +5,7 @@ each paid check is one atomic write that takes one check from the pack and store
 check's ledger record, conditional on both (a pack with checks left, no record for this check
 id yet), so a retry with the same ``Idempotency-Key`` is counted once and two racing requests
 cannot spend one check twice. A refunded pack or revoked licence stops: auth refuses the key.
+A partial refund takes back the checks it paid for (:func:`refund_part`, criteria D23).
 
 The ledger record holds the criteria's closed field list, adapted to Stripe
 (``criteria.LEDGER_FIELDS``), and nothing else: never an argument value, key, path or fragment.
@@ -28,6 +29,7 @@ from toolcall300.argcheck.criteria import (
     PRICE_PER_CHECK,
 )
 from toolcall300.service.domain.licences import Effect, Licence
+from toolcall300.service.domain.records import retry_on_conflict
 from toolcall300.service.errors import PaymentRequired, StoreConflict
 
 WINDOW_DAYS = 30
@@ -41,7 +43,15 @@ class CheckLedger(Protocol):
     def grant(self, payer: str, *, checks: int, payment_id: str, granted_at: str) -> None: ...
     def charge(self, payer: str, check_id: str, record: dict[str, Any]) -> None: ...
     def record(self, check_id: str) -> dict[str, Any] | None: ...
-    def end_pack(self, payer: str) -> int: ...
+    def settle(
+        self,
+        payer: str,
+        *,
+        before: dict[str, Any],
+        after: dict[str, int | bool],
+        day: str,
+        refunded: int,
+    ) -> None: ...
     def count(self, day: str, amounts: dict[str, int]) -> None: ...
     def days(self, days: list[str]) -> list[dict[str, Any]]: ...
 
@@ -138,12 +148,75 @@ def count_free(ledger: CheckLedger, now: datetime) -> None:
     ledger.count(now.astimezone(UTC).strftime("%Y-%m-%d"), {"free": 1})
 
 
+def checks_paid_by(amount: int) -> int:
+    """How many checks ``amount`` (minor units) pays for, rounded up: a refund of one cent
+    takes back a whole check, so a pack never keeps a check its payment no longer covers.
+
+    >>> checks_paid_by(1), checks_paid_by(2), checks_paid_by(3), checks_paid_by(PACK_AMOUNT)
+    (1, 1, 2, 500)
+    """
+    return -(-amount // PRICE_PER_CHECK)
+
+
+def _settle(
+    ledger: CheckLedger, payer: str, now: datetime, *, refunded_amount: int | None
+) -> int | None:
+    """Apply a refund to ``payer``'s pack in one conditional write (retried on a race with a
+    check being charged); the paid checks it counted as refunded, or None when the pack is
+    missing or ended. ``refunded_amount`` is Stripe's cumulative ``amount_refunded`` (a partial
+    refund); None ends the pack (a full refund or a lost dispute: all its money is back).
+
+    The checks a refund covers come first out of those not yet used (``withdrawn``: never
+    delivered, so never paid calls); only what it covers beyond them were delivered checks
+    whose money came back (``refunded_spent``), and those are what the refund tripwire counts.
+    A pack remembers the highest ``amount_refunded`` it applied, so the same event twice, or
+    an earlier partial refund arriving after a later one, takes nothing more.
+    """
+    day = now.astimezone(UTC).strftime("%Y-%m-%d")
+
+    def attempt() -> int | None:
+        pack = ledger.pack(payer)
+        if pack is None or pack.get("ended"):
+            return None
+        granted, remaining = int(pack.get("granted", 0)), int(pack.get("remaining", 0))
+        withdrawn, spent_back = int(pack.get("withdrawn", 0)), int(pack.get("refunded_spent", 0))
+        applied = int(pack.get("refunded_amount", 0))
+        if refunded_amount is None:  # all of it: every check is covered, the pack ends
+            covered, amount = granted, applied
+        elif refunded_amount <= applied:
+            return 0  # a replay, or an earlier partial refund arriving late
+        else:
+            covered, amount = min(granted, checks_paid_by(refunded_amount)), refunded_amount
+        more = max(0, covered - withdrawn - spent_back)
+        unused = min(remaining, more)
+        after: dict[str, int | bool] = {
+            "remaining": remaining - unused,
+            "withdrawn": withdrawn + unused,
+            "refunded_spent": spent_back + more - unused,
+            "refunded_amount": amount,
+        }
+        if refunded_amount is None:
+            after.update(remaining=0, ended=True)
+        ledger.settle(payer, before=pack, after=after, day=day, refunded=more - unused)
+        return more - unused
+
+    return retry_on_conflict(attempt, what="the pack")
+
+
 def refund_pack(ledger: CheckLedger, payer: str, now: datetime) -> int:
-    """A refunded pack stops, and the paid checks already spent from it count as refunded."""
-    spent = ledger.end_pack(payer)
-    if spent:
-        ledger.count(now.astimezone(UTC).strftime("%Y-%m-%d"), {"refunded": spent})
-    return spent
+    """A fully refunded (or lost-dispute) pack stops; its used checks not yet counted by a
+    partial refund count as refunded. ``StoreConflict`` when there is no pack or it has ended."""
+    spent_back = _settle(ledger, payer, now, refunded_amount=None)
+    if spent_back is None:
+        raise StoreConflict("no pack to end, or it has ended already")
+    return spent_back
+
+
+def refund_part(ledger: CheckLedger, payer: str, amount_refunded: int, now: datetime) -> int:
+    """A partial refund (Stripe's cumulative ``amount_refunded`` on the pack's charge) takes
+    back :func:`checks_paid_by` that amount, unused checks first; the pack stays open, and is
+    simply empty when nothing is left. Returns the used checks it counted as refunded."""
+    return _settle(ledger, payer, now, refunded_amount=amount_refunded) or 0
 
 
 def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
@@ -172,11 +245,20 @@ def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
     }
 
 
+def refunded_amount(licence: Licence) -> int:
+    """The most Stripe has said was refunded of this licence's payment (its partial refunds'
+    cumulative ``amount_refunded``), 0 when none."""
+    return max(
+        (t.amount or 0 for t in licence.transitions if t.effect == "partial_refund"), default=0
+    )
+
+
 def on_licence_change(
     ledger: CheckLedger, licence: Licence, effect: Effect, *, now: datetime
 ) -> None:
-    """The webhook's hook: a paid ``checks`` licence gets its pack; a revoked one (a full
-    refund or a lost dispute) ends it, its spent checks counted as refunded."""
+    """The webhook's hook: a paid ``checks`` licence gets its pack; a partial refund takes back
+    the checks it paid for; a revoked one (a full refund or a lost dispute) ends it. A partial
+    refund that arrived before its checkout is applied when the pack is granted."""
     if licence.tier != "checks":
         return
     if effect == "issue":
@@ -188,6 +270,8 @@ def on_licence_change(
                 payment_id=payment,
                 granted_at=now.astimezone(UTC).isoformat(timespec="seconds"),
             )
+    if effect in ("issue", "partial_refund") and refunded_amount(licence):
+        refund_part(ledger, licence.licence_id, refunded_amount(licence), now)
     elif effect == "revoke":
         with suppress(StoreConflict):  # no pack was ever granted, or it ended already
             refund_pack(ledger, licence.licence_id, now)

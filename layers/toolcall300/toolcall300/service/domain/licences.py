@@ -31,7 +31,9 @@ TEAM_RE = re.compile(r"\Ateam-[0-9a-f]{16}\Z")
 TEAM_NAME_MAX = 64
 TIERS = ("single", "team")
 Tier = Literal["single", "team"]
-Effect = Literal["issue", "revoke", "suspend", "reinstate", "reissue", "note"]
+#: "note": recorded, changes nothing (a partial refund recorded before partial refunds were
+#: applied); "partial_refund" carries Stripe's cumulative ``amount_refunded``.
+Effect = Literal["issue", "revoke", "suspend", "reinstate", "reissue", "note", "partial_refund"]
 Status = Literal["pending", "active", "suspended", "revoked"]
 
 
@@ -113,6 +115,7 @@ class Transition:
 
     ``subject`` names the dispute a dispute transition belongs to, so its outcome is read from
     that dispute's own lifecycle rather than from event times (which share a second).
+    ``amount`` is a partial refund's cumulative ``amount_refunded`` (minor units).
     """
 
     event_id: str
@@ -120,6 +123,7 @@ class Transition:
     at: int
     effect: Effect
     subject: str | None = None
+    amount: int | None = None
 
     def to_item(self) -> dict[str, Any]:
         item: dict[str, Any] = {
@@ -127,14 +131,17 @@ class Transition:
         }  # fmt: skip
         if self.subject is not None:
             item["subject"] = self.subject
+        if self.amount is not None:
+            item["amount"] = self.amount
         return item
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Transition:
-        subject = item.get("subject")
+        subject, amount = item.get("subject"), item.get("amount")
         return cls(
             str(item["event_id"]), str(item["kind"]), int(item["at"]), item["effect"],
             str(subject) if subject is not None else None,
+            int(amount) if amount is not None else None,
         )  # fmt: skip
 
 

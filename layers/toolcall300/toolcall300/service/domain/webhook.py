@@ -5,8 +5,9 @@ once-only processing is Powertools idempotency plus the per-licence event-id che
 ``licences.apply_change``). The rules (docs/tenancy.md): a paid checkout issues a licence only
 when it paid the configured price of a known product (``domain.products``); the team is the
 identity the service put in the session's metadata, the typed name only its display name; a
-full refund revokes, a dispute suspends until it closes (won: reinstated, lost: revoked);
-unknown event types are acknowledged and ignored. A signed event whose fields have the wrong
+full refund revokes; a partial refund is recorded with its cumulative amount (a pack of checks
+gives back what it paid for, docs/argcheck-payment.md); a dispute suspends until it closes
+(won: reinstated, lost: revoked); unknown event types are acknowledged and ignored. A signed event whose fields have the wrong
 shape is refused (400 ``invalid_event``) before anything is written.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from toolcall300.service.domain.licences import (
@@ -221,8 +223,12 @@ def interpret(
         licence_id = _payment_licence(store, (pi, charge), charge, lookup)
         if licence_id is None:
             return None
-        # A full refund revokes; a partial refund is recorded and changes nothing.
-        return Change(licence_id, _transition(event, "revoke" if full else "note")), []
+        if full:
+            return Change(licence_id, _transition(event, "revoke")), []
+        # A partial refund carries Stripe's cumulative amount_refunded: a pack gives back the
+        # checks it paid for (ledger.refund_part); a corpus licence stays as it is.
+        partial = _transition(event, "partial_refund" if refunded else "note")
+        return Change(licence_id, replace(partial, amount=refunded or None)), []
     effect = _dispute_effect(str(etype), obj)
     charge = _id_of(obj.get("charge"), "charge")
     pi = _id_of(obj.get("payment_intent"), "payment_intent")

@@ -143,8 +143,8 @@ class UsageTable(LazyTable):
 
 class CheckLedgerTable(LazyTable):
     """``ledger.CheckLedger`` on the template's ``CheckLedgerTable`` (key ``id``): one item per
-    pack (``pack#<licence>``), per paid check (``check#<id>``) and per day's counters
-    (``day#<YYYY-MM-DD>``)."""
+    pack (``pack#<licence>``: granted, remaining, withdrawn, refunded_spent, refunded_amount,
+    ended), per paid check (``check#<id>``) and per day's counters (``day#<YYYY-MM-DD>``)."""
 
     def _get(self, key: str) -> dict[str, Any] | None:
         with _translated():
@@ -177,46 +177,82 @@ class CheckLedgerTable(LazyTable):
         if the pack has one left and the check has no record yet (``StoreConflict`` if not)."""
         pack = self.pack(payer)
         stored = {**record, "payment_id": str((pack or {}).get("payment_id") or "")}
-        client = self.table.meta.client  # the resource's client: plain Python values in and out
-        try:
-            client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self._name,
-                            "Key": {"id": f"pack#{payer}"},
-                            "UpdateExpression": "SET remaining = remaining - :one",
-                            "ConditionExpression": "remaining >= :one",
-                            "ExpressionAttributeValues": {":one": 1},
-                        }
-                    },
-                    {
-                        "Put": {
-                            "TableName": self._name,
-                            "Item": {"id": f"check#{check_id}", **stored},
-                            "ConditionExpression": "attribute_not_exists(id)",
-                        }
-                    },
-                ]
+        self._transact(
+            [
+                {
+                    "Update": {
+                        "TableName": self._name,
+                        "Key": {"id": f"pack#{payer}"},
+                        "UpdateExpression": "SET remaining = remaining - :one",
+                        "ConditionExpression": "remaining >= :one",
+                        "ExpressionAttributeValues": {":one": 1},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": self._name,
+                        "Item": {"id": f"check#{check_id}", **stored},
+                        "ConditionExpression": "attribute_not_exists(id)",
+                    }
+                },
+            ],
+            "the ledger: the charge's conditions failed",
+        )
+
+    def settle(
+        self,
+        payer: str,
+        *,
+        before: dict[str, Any],
+        after: dict[str, int | bool],
+        day: str,
+        refunded: int,
+    ) -> None:
+        """One transaction: the pack becomes ``after`` only if it is still as read (``before``:
+        no check charged, no refund applied, not ended since), and ``refunded`` used checks are
+        added to ``day``'s refund counter with it. ``StoreConflict`` when the pack moved."""
+        names = {f"#a{i}": k for i, k in enumerate(after)}
+        values: dict[str, Any] = {f":a{i}": v for i, v in enumerate(after.values())}
+        condition = "attribute_not_exists(ended) AND remaining = :old_remaining"
+        values[":old_remaining"] = before.get("remaining", 0)
+        if "refunded_amount" in before:
+            condition += " AND refunded_amount = :old_amount"
+            values[":old_amount"] = before["refunded_amount"]
+        else:
+            condition += " AND attribute_not_exists(refunded_amount)"
+        items: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self._name,
+                    "Key": {"id": f"pack#{payer}"},
+                    "UpdateExpression": "SET " + ", ".join(f"{n} = :{n[1:]}" for n in names),
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        ]
+        if refunded:
+            items.append(
+                {
+                    "Update": {
+                        "TableName": self._name,
+                        "Key": {"id": f"day#{day}"},
+                        "UpdateExpression": "ADD refunded :n",
+                        "ExpressionAttributeValues": {":n": refunded},
+                    }
+                }
             )
+        self._transact(items, "the ledger: the pack changed while a refund was applied")
+
+    def _transact(self, items: list[dict[str, Any]], conflict: str) -> None:
+        try:  # the resource's client: plain Python values in and out
+            self.table.meta.client.transact_write_items(TransactItems=items)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                raise StoreConflict("the ledger: the charge's conditions failed") from exc
+                raise StoreConflict(conflict) from exc
             with _translated():
                 raise
-
-    def end_pack(self, payer: str) -> int:
-        """Stop a pack (its remaining checks are gone), once: the number of checks it had spent.
-        ``StoreConflict`` when there is no pack or it had ended already (a second revoke)."""
-        with _translated():
-            old = self.table.update_item(
-                Key={"id": f"pack#{payer}"},
-                UpdateExpression="SET remaining = :zero, ended = :yes",
-                ConditionExpression="attribute_exists(id) AND attribute_not_exists(ended)",
-                ExpressionAttributeValues={":zero": 0, ":yes": True},
-                ReturnValues="ALL_OLD",
-            ).get("Attributes", {})
-        return int(old.get("granted", 0)) - int(old.get("remaining", 0))
 
     def count(self, day: str, amounts: dict[str, int]) -> None:
         names = list(amounts)
