@@ -6,6 +6,7 @@ becomes one IAM user whose keys that function's code runs with. Then: the Runs f
 submits (reads only the job-inputs pointer, signs the links, registers and submits the job),
 the harness entrypoint runs with the job's real presigned links over HTTP, the Batch events
 function scores the job's end, and the sweeper replays the end of a job whose event was lost.
+The scheduled tripwire measure reads the check ledger's day counters and may write nothing.
 Each step fails with AccessDenied if its function's policy lacks what its code does.
 
 What moto does not check, so neither does this test: resource ARNs of services other than S3
@@ -49,7 +50,7 @@ ACCOUNT, REGION = "123456789012", "us-east-1"
 CASES = fakes.small_corpus(6)
 IMAGE = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@sha256:" + "d" * 64
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-FUNCTIONS = ("RunsFunction", "BatchEventsFunction", "SweeperFunction")
+FUNCTIONS = ("RunsFunction", "BatchEventsFunction", "SweeperFunction", "TripwiresFunction")
 
 
 def translated(template: dict[str, Any]) -> dict[str, Any]:
@@ -427,3 +428,18 @@ def test_the_runs_function_may_check_an_adapter_image_in_ecr(enforced: dict[str,
     act_as(enforced, "RunsFunction")
     image = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@{digest}"
     assert EcrImages().describe(image) is not None
+
+
+def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_nothing(
+    enforced: dict[str, Any],
+) -> None:
+    from toolcall300.service import tripwires
+    from toolcall300.service.errors import UpstreamUnavailable
+
+    act_as(enforced, "operator")
+    wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 20, "refunded": 2})
+    act_as(enforced, "TripwiresFunction")
+    window = tripwires.measure(NOW)
+    assert (window["paid_checks"], window["tripwires"]["refunds_over_5_percent"]) == (20, True)
+    with pytest.raises(UpstreamUnavailable):  # AccessDenied: the ledger is read-only to it
+        wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 1})

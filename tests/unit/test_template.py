@@ -111,7 +111,9 @@ def test_route_patterns_match_concrete_paths(template: dict[str, Any], path: str
     assert any(r.pattern().match(path) for r in http_routes(template))
 
 
-@pytest.mark.parametrize("name", ["stripe_webhook", "licences", "corpus", "argcheck", "apidocs"])
+@pytest.mark.parametrize(
+    "name", ["stripe_webhook", "licences", "corpus", "argcheck", "apidocs", "tripwires"]
+)
 def test_handlers_stay_thin(name: str) -> None:
     # CONVENTIONS: "If app.py grows past a screen, logic is leaking in."
     source = (ROOT / "functions" / name / "app.py").read_text()

@@ -245,6 +245,21 @@ def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
     }
 
 
+#: The CloudWatch metrics the scheduled measure publishes (``service/tripwires.py``); the
+#: template's tripwire alarms read the ``Tripwire_*`` ones.
+WINDOW_FIGURES = ("paid_checks", "refunded_checks", "free_checks", "refund_share")
+
+
+def window_figures(window: dict[str, Any]) -> dict[str, float]:
+    """Metric name -> value for one :func:`window_metrics`: each tripwire as 1 (crossed) or 0,
+    and the window's figures, so a dashboard shows how close each is to its line."""
+    figures = {
+        f"Tripwire_{name}": 1.0 if crossed else 0.0 for name, crossed in window["tripwires"].items()
+    }
+    figures.update({f"Window_{name}": float(window[name]) for name in WINDOW_FIGURES})
+    return figures
+
+
 def refunded_amount(licence: Licence) -> int:
     """The most Stripe has said was refunded of this licence's payment (its partial refunds'
     cumulative ``amount_refunded``), 0 when none."""

@@ -49,7 +49,7 @@ from toolcall300.service.errors import (
     UpstreamUnavailable,
     refusal_status,
 )
-from toolcall300.service.observability import count, gauge, logger
+from toolcall300.service.observability import count, logger
 from toolcall300.service.settings import ArgcheckSettings, get_settings
 
 router = make_router()
@@ -225,9 +225,8 @@ def jwks() -> Response[str]:
     tags=["argcheck"],
 )
 def metrics() -> Response[str]:
+    # The same window the scheduled measure publishes for the alarms (service/tripwires.py).
     window = ledger.window_metrics(check_ledger(), datetime.now(UTC))
-    for name, crossed in window["tripwires"].items():
-        gauge(f"Tripwire_{name}", 1.0 if crossed else 0.0)  # the template alarms on these
     return json_response(
         200, {**usage.read_metrics(usage_store(ArgcheckSettings)), "window": window}
     )
