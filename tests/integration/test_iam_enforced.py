@@ -14,13 +14,15 @@ What moto does not check, so neither does this test: resource ARNs of services o
 those statements are widened to ``*``, and Batch actions are also granted in the lower case
 moto asks about them in, :func:`as_moto_checks`),
 conditions, the AWS managed policies (Lambda logs, X-Ray: attached in AWS, unused here), the
-S3 endpoint policy and bucket policies, and the presigned links' expiry.
+S3 endpoint policy and bucket policies, and the presigned links' expiry. moto does not implement
+ECR's GetDownloadUrlForLayer: it authorises the call, then ``support.registry`` answers it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -32,16 +34,18 @@ import pytest
 import requests
 from botocore.exceptions import ClientError
 from moto.server import ThreadedMotoServer
+from support import registry
 from support import runs as fakes
 
 from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
 from toolcall300.service.domain import runs
 from toolcall300.service.hosted import batch, flow
+from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
 from toolcall300.service.sdk.aws import client
-from toolcall300.service.sdk.ecr import EcrImages
+from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 
 samtranslator = pytest.importorskip("samtranslator.translator.transform")
 
@@ -403,31 +407,33 @@ def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_faili
 
 
 def test_the_runs_function_may_check_an_adapter_image_in_ecr(enforced: dict[str, Any]) -> None:
+    """Size, manifest and the single image's config blob (its platform), under the Runs
+    function's policy. moto lacks GetDownloadUrlForLayer: ``support.registry`` answers it with
+    a link to a local blob server, after moto has authorised the call."""
     act_as(enforced, "operator")
     ecr = client("ecr")
     ecr.create_repository(repositoryName="acme/adapter")
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "size": 10,
-            "digest": "sha256:" + "3" * 64,
-        },
-        "layers": [
-            {
-                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                "size": 20,
-                "digest": "sha256:" + "4" * 64,
-            }
-        ],
-    }
+    blob = registry.config_blob("arm64", variant="v8")
+    manifest = registry.single_manifest(blob)
     ecr.put_image(repositoryName="acme/adapter", imageManifest=json.dumps(manifest), imageTag="v1")
     detail = ecr.describe_images(repositoryName="acme/adapter", imageIds=[{"imageTag": "v1"}])
     digest = detail["imageDetails"][0]["imageDigest"]
-    act_as(enforced, "RunsFunction")
     image = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@{digest}"
-    assert EcrImages().describe(image) is not None
+    over_http = functools.partial(fetch_blob, schemes=("http",))
+    with (
+        registry.BlobServer() as blobs,
+        registry.moto_download_links(enforced["monkeypatch"], blobs),
+    ):
+        blobs.add(blob)
+        act_as(enforced, "RunsFunction")
+        assert EcrImages(fetch=over_http).describe(image) == ImageFacts(
+            detail["imageDetails"][0]["imageSizeInBytes"], frozenset({"linux/arm64"})
+        )
+        act_as(enforced, "SweeperFunction")  # a role without ECR rights learns nothing
+        with pytest.raises(ClientError, match=r"AccessDenied|not authorized"):
+            client("ecr").get_download_url_for_layer(
+                repositoryName="acme/adapter", layerDigest=manifest["config"]["digest"]
+            )
 
 
 def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_nothing(

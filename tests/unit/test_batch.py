@@ -12,11 +12,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import cache, partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from moto.core.config import default_user_config
+from support import registry
 from support import runs as fakes
 
 from toolcall300.jobs import harness
@@ -29,7 +31,7 @@ from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.dynamo import LicenceTable
-from toolcall300.service.sdk.ecr import EcrImages
+from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects
 from toolcall300.service.sdk.s3 import CorpusObjects
 
@@ -37,6 +39,8 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "b
 OTHER = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "c" * 64
 CASES = fakes.small_corpus(8)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+UNPATCHED_DESCRIBE = EcrImages.describe  # batch_env stands in for it; one test puts it back
+ANY_PLATFORM = ImageFacts(2**27, frozenset({"linux/amd64", "linux/arm64"}), index=True)
 
 
 @pytest.fixture
@@ -47,7 +51,7 @@ def batch_env(
     monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
     # The images these tests name exist in ECR as far as POST /runs can tell (the ECR
     # adapter itself is tested against moto below).
-    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: ImageFacts(2**27, None))
+    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: ANY_PLATFORM)
     monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)  # a local stack ran earlier
     iam, ec2, b = client("iam"), client("ec2"), client("batch")
     res = template["Resources"]
@@ -747,8 +751,10 @@ def test_post_runs_refuses_an_image_outside_ecr(
     ("facts", "code"),
     [
         (None, "image_not_found"),
-        (ImageFacts(submit.MAX_IMAGE_BYTES + 1, None), "image_too_large"),
+        (ImageFacts(submit.MAX_IMAGE_BYTES + 1, frozenset({"linux/amd64"})), "image_too_large"),
         (ImageFacts(2**27, frozenset({"linux/arm64"})), "image_platform_mismatch"),
+        (ImageFacts(2**27, frozenset({"linux/arm64"}), index=True), "image_platform_mismatch"),
+        (ImageFacts(2**27, frozenset(), unreadable="it is not JSON"), "image_config_unreadable"),
     ],
 )
 def test_post_runs_refuses_an_image_a_job_could_not_pull_or_run(
@@ -767,37 +773,35 @@ def test_post_runs_refuses_an_image_a_job_could_not_pull_or_run(
 
 
 def test_an_index_with_the_platform_is_accepted() -> None:
-    index = ImageFacts(2**27, frozenset({"linux/amd64", "linux/arm64"}))
-    assert submit.image_problem(index, "linux/arm64") is None
-    assert submit.image_problem(ImageFacts(2**27, None), "linux/arm64") is None  # not listed
+    assert submit.image_problem(ANY_PLATFORM, "linux/arm64") is None
+    assert submit.image_problem(ANY_PLATFORM, "linux/amd64") is None
 
 
-def test_the_ecr_adapter_reads_size_and_platforms(aws: Any) -> None:
+def test_post_runs_refuses_an_arm64_image_submitted_for_amd64_from_its_config(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No stand-in for the check: moto's ECR holds the manifest, the blob is served over HTTP."""
+    monkeypatch.setattr(EcrImages, "describe", UNPATCHED_DESCRIBE)
+    over_http = partial(fetch_blob, schemes=("http",))  # the blob server is plain HTTP
+    monkeypatch.setattr(wiring, "image_registry", cache(lambda: EcrImages(fetch=over_http)))
     ecr = client("ecr")
-    ecr.create_repository(repositoryName="acme/adapter")
-    single = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "size": 7023,
-            "digest": "sha256:" + "1" * 64,
-        },
-        "layers": [
-            {
-                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                "size": 32654,
-                "digest": "sha256:" + "2" * 64,
-            }
-        ],
-    }
-    ecr.put_image(repositoryName="acme/adapter", imageManifest=json.dumps(single), imageTag="one")
-    digest = ecr.describe_images(repositoryName="acme/adapter", imageIds=[{"imageTag": "one"}])[
+    ecr.create_repository(repositoryName="acme/arm")
+    blob = registry.config_blob("arm64", variant="v8")
+    ecr.put_image(
+        repositoryName="acme/arm",
+        imageManifest=json.dumps(registry.single_manifest(blob)),
+        imageTag="v1",
+    )
+    digest = ecr.describe_images(repositoryName="acme/arm", imageIds=[{"imageTag": "v1"}])[
         "imageDetails"
     ][0]["imageDigest"]
-    base = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@"
-    facts = EcrImages().describe(base + digest)
-    assert facts is not None and facts.platforms is None and facts.size_bytes > 0
-    assert EcrImages().describe(base + "sha256:" + "f" * 64) is None  # no such image
-    missing = "123456789012.dkr.ecr.us-east-1.amazonaws.com/nobody/here@sha256:" + "f" * 64
-    assert EcrImages().describe(missing) is None  # no such repository
+    image = f"123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/arm@{digest}"
+    key = team_key(aws)
+    with registry.BlobServer() as blobs, registry.moto_download_links(monkeypatch, blobs):
+        blobs.add(blob)
+        status, _, answer = post(call, key, image_body(image=image))  # linux/amd64 by default
+        assert status == 400 and answer["error"]["code"] == "image_platform_mismatch"
+        assert "built for linux/arm64" in answer["error"]["message"]
+        assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
+        status, _, answer = post(call, key, image_body(image=image, platform="linux/arm64"))
+        assert status == 202, answer
