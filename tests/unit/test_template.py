@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import subprocess
@@ -302,3 +303,52 @@ def test_every_log_group_has_a_retention(template: dict[str, Any]) -> None:
     assert all(p["RetentionInDays"] == {"Ref": "LogRetentionDays"} for p in groups.values())
     job_logs = res["HarnessJobDefinition"]["Properties"]["ContainerProperties"]["LogConfiguration"]
     assert job_logs["Options"]["awslogs-group"] == {"Ref": "AdapterJobLogs"}
+
+
+def test_only_the_checker_role_may_derive_the_report_signing_keys(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/argcheck-report.md "Keys and rotation": the signing keys are HMACs under a KMS
+    key whose key policy gives GenerateMac to the checker's role alone; nothing else in the
+    template, key policy or IAM, can use it, and no secret holds a signing seed."""
+    res = template["Resources"]
+    key = res["ReportSigningKey"]["Properties"]
+    assert (key["KeySpec"], key["KeyUsage"]) == ("HMAC_256", "GENERATE_VERIFY_MAC")
+    statements = key["KeyPolicy"]["Statement"]
+    granting = [s for s in statements if s["Effect"] == "Allow"]
+    uses = {"kms:GenerateMac", "kms:VerifyMac", "kms:CreateGrant", "kms:*", "*"}
+
+    def actions(statement: dict[str, Any]) -> set[str]:
+        found = statement["Action"]
+        return set(found if isinstance(found, list) else [found])
+
+    users = [s for s in granting if actions(s) & uses]
+    assert len(users) == 1, users
+    (user,) = users
+    assert actions(user) == {"kms:GenerateMac"}
+    assert user["Principal"] == {"AWS": {"Fn::GetAtt": ["ArgcheckFunctionRole", "Arn"]}}
+    assert user["Condition"] == {"StringEquals": {"kms:MacAlgorithm": "HMAC_SHA_256"}}
+    assert all("*" not in a for s in granting for a in actions(s))  # no wildcard grants
+    # The role the key policy names is the one SAM makes for the checker function.
+    from samtranslator.translator.transform import transform
+
+    sam = copy.deepcopy(template)
+    for resource in sam["Resources"].values():
+        for prop in ("CodeUri", "ContentUri"):
+            if isinstance(resource.get("Properties", {}).get(prop), str):
+                resource["Properties"][prop] = "s3://bucket/code.zip"
+
+    class NoManagedPolicies:
+        def load(self) -> dict[str, str]:
+            return {}
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # samtranslator's ARN partition
+    cfn = transform(sam, {"AWS::Region": "us-east-1"}, NoManagedPolicies())
+    role = cfn["Resources"]["ArgcheckFunction"]["Properties"]["Role"]
+    assert role == {"Fn::GetAtt": ["ArgcheckFunctionRole", "Arn"]}
+    # IAM grants nobody the key (the key policy is the only gate), and no secret holds a seed.
+    for name, fn in resources_of_type(template, "AWS::Serverless::Function").items():
+        assert "ReportSigningKey" not in str(fn["Properties"].get("Policies", [])), name
+    assert "ReportSigningSecret" not in res
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["REPORT_SIGNING_KEY_ID"] == {"Ref": "ReportSigningKey"}

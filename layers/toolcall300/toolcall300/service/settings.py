@@ -9,10 +9,10 @@ the environment first and call :func:`clear_settings` between runs.
 from __future__ import annotations
 
 from functools import cache
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 #: tool-argument/v1 free tier: 100 checks a day, at least 5 s apart (the criteria's ``free_tier``, ``GET /criteria``).
 FREE_CHECKS_PER_DAY = 100
@@ -63,9 +63,25 @@ class ArgcheckSettings(LicenceSettings):
 
     usage_table: str
     client_id_salt_secret_name: str
-    report_signing_secret_name: str
+    #: The KMS HMAC key the report-signing keys are derived from, and the generations to
+    #: publish, current first ("2,1" while a rotation settles; docs/argcheck-report.md).
+    report_signing_key_id: str
+    report_key_generations: Annotated[tuple[int, ...], NoDecode] = (1,)
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
+
+    @field_validator("report_key_generations", mode="before")
+    @classmethod
+    def _generations(cls, raw: object) -> object:
+        """``"2,1"`` -> (2, 1): distinct positive generation numbers, current first."""
+        if not isinstance(raw, str):
+            return raw
+        found = tuple(int(part) for part in raw.split(",") if part.strip())
+        if not found or min(found) < 1 or len(set(found)) != len(found):
+            raise ValueError(
+                "REPORT_KEY_GENERATIONS lists distinct generations >= 1, current first"
+            )
+        return found
 
 
 S = TypeVar("S", bound=BaseSettings)

@@ -7,13 +7,11 @@ that decides which adapter backs which port.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from toolcall300.canonical import canonical
 from toolcall300.service.domain import ledger, usage
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
@@ -77,22 +75,18 @@ def check_ledger() -> CheckLedgerTable:
 
 
 def report_keys() -> ReportKeys:
-    """The keys that sign paid argument-check reports (the secret is cached, then re-read)."""
+    """The keys that sign paid argument-check reports, derived once per process from the
+    stack's KMS HMAC key (``sdk.signing``; a failure is not cached, so the next call retries)."""
     s = get_settings(ArgcheckSettings)
-    doc = secrets_adapter.get_json_secret(s.report_signing_secret_name, max_age=s.secrets_max_age_s)
-    return _keys_from(canonical(doc))
+    return _derived_keys(s.report_signing_key_id, s.report_key_generations)
 
 
 @lru_cache(maxsize=4)
-def _keys_from(secret_json: str) -> ReportKeys:
+def _derived_keys(key_id: str, generations: tuple[int, ...]) -> ReportKeys:
+    from toolcall300.service.sdk.kms import generate_mac
     from toolcall300.service.sdk.signing import ReportKeys  # cryptography: argcheck only
 
-    try:
-        return ReportKeys.from_secret(json.loads(secret_json))
-    except ValueError as exc:
-        raise UpstreamUnavailable(
-            "report signing is not configured", code="secret_unavailable"
-        ) from exc
+    return ReportKeys.derived(lambda message: generate_mac(key_id, message), generations)
 
 
 def stripe_api_key() -> str:
@@ -222,7 +216,7 @@ def clear_ports() -> None:
         job_inputs_objects,
         image_registry,
         scoring_corpus,
-        _keys_from,
+        _derived_keys,
         check_ledger,
     ):
         fn.cache_clear()

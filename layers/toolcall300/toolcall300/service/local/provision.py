@@ -1,4 +1,4 @@
-"""Create the buckets, tables and secrets that ``template.yaml`` declares, on any AWS endpoint.
+"""Create the buckets, tables, secrets and KMS keys ``template.yaml`` declares, on any AWS endpoint.
 
 Used by the local stack (against moto's server) and by the tests (against ``mock_aws``): the
 resource properties are read from the template, never restated, so a table or index added
@@ -110,6 +110,30 @@ def create_secrets(template: dict[str, Any], prefix: str, values: dict[str, str]
     return names
 
 
+def _alias(prefix: str, logical: str) -> str:
+    return f"alias/{physical_name(prefix, logical)}"
+
+
+def create_keys(template: dict[str, Any], prefix: str) -> dict[str, str]:
+    """KMS keys of the template's key spec and usage, each named by an alias (what the
+    functions' environment then carries as the key id). moto neither enforces the key policy
+    nor keeps key material across a replay: a restarted local stack derives new signing keys."""
+    kms = client("kms")
+    names = {}
+    for logical in resources_of_type(template, "AWS::KMS::Key"):
+        props = template["Resources"][logical].get("Properties") or {}
+        made = kms.create_key(
+            KeySpec=props.get("KeySpec", "SYMMETRIC_DEFAULT"),
+            KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+            Description=str(props.get("Description", logical)),
+        )
+        kms.create_alias(
+            AliasName=_alias(prefix, logical), TargetKeyId=made["KeyMetadata"]["KeyId"]
+        )
+        names[logical] = _alias(prefix, logical)
+    return names
+
+
 def function_environment(template: dict[str, Any], names: dict[str, str]) -> dict[str, str]:
     """``Globals.Function.Environment.Variables`` with ``!Ref`` resolved to physical names."""
     variables = (
@@ -132,6 +156,7 @@ def provision(
         **create_tables(template, prefix),
         **create_buckets(template, prefix),
         **create_secrets(template, prefix, secret_values),
+        **create_keys(template, prefix),
     }
     return Provisioned(names=names, environment=function_environment(template, names))
 
@@ -144,4 +169,5 @@ def restored(template: dict[str, Any], *, prefix: str) -> Provisioned:
         for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::SecretsManager::Secret")
         for logical in resources_of_type(template, kind)
     }
+    names.update({k: _alias(prefix, k) for k in resources_of_type(template, "AWS::KMS::Key")})
     return Provisioned(names=names, environment=function_environment(template, names))

@@ -1,16 +1,18 @@
-"""The report-signing keys: Ed25519 through ``cryptography``, seeded from a Secrets Manager secret.
+"""The report-signing keys: Ed25519 through ``cryptography``, derived from a KMS HMAC key.
 
-The secret is JSON ``{"seed": "...", "previous_seed": "..."}``: a random string generated at
-deploy (the template's ``GenerateSecretString``; the local stack's provisioner does the same),
-whose SHA-256 is the 32-byte Ed25519 private key. ``previous_seed`` is set only during a
-rotation, so reports signed before it still verify: both public keys are in the JWKS, and new
-reports are signed with ``seed`` (docs/argcheck-report.md). A key's ``kid`` is its RFC 7638
-JWK thumbprint, so it names the key itself and cannot collide across rotations.
+Generation ``N``'s private key is the 32-byte HMAC-SHA-256, under the stack's KMS key
+(``sdk.kms``), of the label :func:`label` names: nothing secret is stored anywhere, and only a
+principal the key policy allows to call ``GenerateMac`` (the checker's role) can derive it.
+The settings list the generations to publish, current first (``REPORT_KEY_GENERATIONS``,
+``"2,1"`` during a rotation): new reports are signed with the first, and the JWKS lists them
+all, so reports signed before a rotation still verify (docs/argcheck-report.md). A key's
+``kid`` is its RFC 7638 JWK thumbprint, so it names the key itself and never collides.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -18,6 +20,11 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from toolcall300.argcheck.report import b64url
 from toolcall300.canonical import canonical_bytes
+
+
+def label(generation: int) -> bytes:
+    """What the KMS key MACs to give generation ``generation``'s private key."""
+    return f"toolcall300 argument-check report signing key, generation {generation}".encode()
 
 
 def _jwk(public: bytes) -> dict[str, str]:
@@ -38,8 +45,8 @@ class SigningKey:
     kid: str
 
     @classmethod
-    def from_seed(cls, seed: str) -> SigningKey:
-        private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed.encode()).digest())
+    def from_private_bytes(cls, raw: bytes) -> SigningKey:
+        private = Ed25519PrivateKey.from_private_bytes(raw)
         public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         return cls(private, thumbprint(_jwk(public)))
 
@@ -56,20 +63,16 @@ class ReportKeys:
     """The key that signs new reports and the keys a verifier may meet (current first)."""
 
     current: SigningKey
-    previous: SigningKey | None = None
+    older: tuple[SigningKey, ...] = ()
 
     @classmethod
-    def from_secret(cls, doc: dict[str, object]) -> ReportKeys:
-        seed = doc.get("seed")
-        if not isinstance(seed, str) or len(seed) < 32:
-            raise ValueError("the report-signing secret has no seed of at least 32 characters")
-        previous = doc.get("previous_seed")
-        return cls(
-            SigningKey.from_seed(seed),
-            SigningKey.from_seed(previous) if isinstance(previous, str) and previous else None,
-        )
+    def derived(cls, mac: Callable[[bytes], bytes], generations: Sequence[int]) -> ReportKeys:
+        """The keys of ``generations`` (current first), each the MAC of its :func:`label`."""
+        if not generations:
+            raise ValueError("no report-signing key generation is configured")
+        keys = [SigningKey.from_private_bytes(mac(label(g))) for g in generations]
+        return cls(keys[0], tuple(keys[1:]))
 
     def jwks(self) -> dict[str, list[dict[str, str]]]:
         """The JSON Web Key Set (RFC 7517) served at ``GET /.well-known/jwks.json``."""
-        keys = [self.current] + ([self.previous] if self.previous else [])
-        return {"keys": [k.public_jwk() for k in keys]}
+        return {"keys": [k.public_jwk() for k in (self.current, *self.older)]}

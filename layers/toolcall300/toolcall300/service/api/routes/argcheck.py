@@ -16,7 +16,7 @@ import re
 import secrets
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 
@@ -51,6 +51,9 @@ from toolcall300.service.errors import (
 )
 from toolcall300.service.observability import count, logger
 from toolcall300.service.settings import ArgcheckSettings, get_settings
+
+if TYPE_CHECKING:
+    from toolcall300.service.sdk.signing import ReportKeys
 
 router = make_router()
 
@@ -116,8 +119,9 @@ def check() -> Response[str]:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
         if licence is not None:
+            keys = report_keys()  # before the charge: no signing key, no check taken
             _charge(licence, request, response)
-            response = _signed(request, response)
+            response = _signed(request, response, keys)
     usage.record_metrics(store, argcheck.status_summary(response))
     count("Checks")
     return _answer(response)
@@ -194,9 +198,8 @@ def _criteria_facts() -> tuple[str, dict[str, str]]:
     return doc["version"], doc["corpus"]
 
 
-def _signed(request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+def _signed(request: dict[str, Any], response: dict[str, Any], keys: ReportKeys) -> dict[str, Any]:
     """A paid answer as a signed report (docs/argcheck-report.md)."""
-    keys = report_keys()
     version, corpus = _criteria_facts()
     unsigned = report.unsigned_report(
         response,
