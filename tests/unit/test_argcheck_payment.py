@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.gateway import Call
 
 from toolcall300.service.domain import ledger
@@ -380,3 +383,44 @@ def test_a_check_charged_while_a_refund_is_applied_is_neither_lost_nor_refunded_
     pack = book.pack("lic_race") or {}
     assert racing.raced and (pack["remaining"], pack["withdrawn"]) == (4, 5)
     assert ledger.refund_pack(book, "lic_race", now) == 1  # the one used check, counted once
+
+
+_AMOUNTS = st.lists(
+    st.integers(min_value=1, max_value=ledger.PACK_AMOUNT - 1), min_size=1, max_size=4
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(used=st.integers(min_value=0, max_value=6), totals=_AMOUNTS, data=st.data())
+def test_any_order_and_repetition_of_partial_refunds_leaves_what_the_highest_total_says(
+    aws: Any, used: int, totals: list[int], data: st.DataObject
+) -> None:
+    """Stripe resends events and does not order them: whatever arrives, in whatever order and
+    however often, the pack ends as the highest cumulative ``amount_refunded`` says, and the
+    refund tripwire counts each used check at most once."""
+    book = CheckLedgerTable(aws.names["CheckLedgerTable"])
+    payer = f"lic_prop_{uuid.uuid4().hex}"
+    now = datetime.now(UTC)
+    book.grant(payer, checks=ledger.PACK_CHECKS, payment_id="pi_prop", granted_at=now.isoformat())
+    record = ledger.ledger_record(
+        payer=payer, now=now, payment_id="", criteria_version="1", summary={"verdict": "VALID"},
+        house=False,
+    )  # fmt: skip
+    for i in range(used):
+        ledger.charge_check(book, payer=payer, check=f"{payer}-{i}", record=record, house=False)
+    # Stripe's totals only grow; deliveries may repeat and arrive in any order.
+    cumulative = sorted(set(totals))
+    deliveries = data.draw(
+        st.permutations(cumulative + data.draw(st.lists(st.sampled_from(cumulative), max_size=3)))
+    )
+    counted = sum(ledger.refund_part(book, payer, amount, now) for amount in deliveries)
+    covered = ledger.checks_paid_by(max(cumulative))
+    withdrawn = min(ledger.PACK_CHECKS - used, covered)
+    pack = book.pack(payer) or {}
+    assert pack["remaining"] == ledger.PACK_CHECKS - used - withdrawn
+    assert (pack["withdrawn"], pack["refunded_spent"]) == (withdrawn, covered - withdrawn)
+    assert counted == covered - withdrawn <= used
+    # A full refund afterwards counts only the used checks not counted yet.
+    assert ledger.refund_pack(book, payer, now) == used - counted
