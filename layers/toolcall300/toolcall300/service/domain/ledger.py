@@ -4,7 +4,7 @@ A licence key pays for checks from its pack (bought through ``POST /checkout``; 
 each paid check is one atomic write that takes one check from the pack and stores the
 check's ledger record, conditional on both (a pack with checks left, no record for this check
 id yet), so a retry with the same ``Idempotency-Key`` is counted once and two racing requests
-cannot spend one check twice. A refunded pack or revoked licence stops: auth refuses the key.
+cannot spend one check twice. A fully refunded pack or revoked licence stops: auth refuses the key.
 A partial refund takes back the checks it paid for (:func:`refund_part`, criteria D23).
 
 The ledger record holds the criteria's closed field list, adapted to Stripe
