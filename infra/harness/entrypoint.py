@@ -8,7 +8,8 @@ image's CMD, the adapter's stream command. It reads ``TC300_INPUTS_URL`` (presig
 and PUTs ``{"answers", "diagnostics", "failure"}`` to ``TC300_ANSWERS_URL``. Scoring happens
 afterwards in the service, never here: labels never enter the job. Exit 0 whenever the answers
 file was written (an adapter failure is reported inside it); otherwise one of the codes in
-``toolcall300.jobs.failures.HARNESS_EXITS`` (no CMD, inputs unreadable, answers not uploaded),
+``toolcall300.jobs.failures.HARNESS_EXITS`` (no CMD, inputs unreadable, answers not uploaded,
+a link S3 says expired),
 which Batch reports as FAILED and the service maps to the reason each code names.
 Standard library only.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +28,9 @@ from toolcall300.jobs import harness, sandbox
 from toolcall300.jobs.failures import (
     EXIT_ANSWERS_NOT_UPLOADED,
     EXIT_INPUTS_UNREADABLE,
+    EXIT_LINK_EXPIRED,
     EXIT_NO_COMMAND,
+    link_expired,
 )
 
 SCRUB_PREFIXES = ("TC300_", "AWS_", "ECS_CONTAINER_METADATA")
@@ -62,6 +66,19 @@ def upload(url: str, body: bytes, timeout: float = 60) -> None:
             raise OSError(f"answers upload answered {response.status}")
 
 
+def failed_link(exc: BaseException, otherwise: int) -> int:
+    """``EXIT_LINK_EXPIRED`` when S3 said the link expired (read at most 4 KiB of its answer),
+    else ``otherwise``."""
+    if isinstance(exc, urllib.error.HTTPError):
+        try:
+            body = exc.read(4096)
+        except OSError:
+            body = b""
+        if link_expired(exc.code, body):
+            return EXIT_LINK_EXPIRED
+    return otherwise
+
+
 def parse_inputs(raw: bytes) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
     return [{k: row.get(k) for k in harness.INPUT_FIELDS} for row in rows]
@@ -76,7 +93,7 @@ def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
         inputs = parse_inputs(fetch(env["TC300_INPUTS_URL"]))
     except (KeyError, OSError, ValueError) as exc:
         sys.stderr.write(f"toolcall300-harness: cannot read the inputs: {type(exc).__name__}\n")
-        return EXIT_INPUTS_UNREADABLE
+        return failed_link(exc, EXIT_INPUTS_UNREADABLE)
     with sandbox.scratch_dir() as scratch:
         prepared = sandbox.prepare(command, scratch)
         kwargs = dict(prepared.popen_kwargs, env=adapter_env(env, str(scratch)))
@@ -89,7 +106,7 @@ def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
         upload(env["TC300_ANSWERS_URL"], json.dumps(document, sort_keys=True).encode("utf-8"))
     except (KeyError, OSError) as exc:
         sys.stderr.write(f"toolcall300-harness: cannot upload the answers: {type(exc).__name__}\n")
-        return EXIT_ANSWERS_NOT_UPLOADED
+        return failed_link(exc, EXIT_ANSWERS_NOT_UPLOADED)
     return 0
 
 

@@ -14,7 +14,8 @@ What moto does not check, so neither does this test: resource ARNs of services o
 those statements are widened to ``*``, and Batch actions are also granted in the lower case
 moto asks about them in, :func:`as_moto_checks`),
 conditions, the AWS managed policies (Lambda logs, X-Ray: attached in AWS, unused here), the
-S3 endpoint policy and bucket policies, and the presigned links' expiry. moto does not implement
+S3 endpoint policy and bucket policies, an account principal in a role's trust policy
+(:func:`link_signer_role`), and the presigned links' expiry. moto does not implement
 ECR's GetDownloadUrlForLayer: it authorises the call, then ``support.registry`` answers it.
 """
 
@@ -26,6 +27,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
+from toolcall300.service.sdk.runs import BatchApi
 
 samtranslator = pytest.importorskip("samtranslator.translator.transform")
 
@@ -184,6 +187,34 @@ def function_users(template: dict[str, Any], names: dict[str, str]) -> dict[str,
     return keys
 
 
+def link_signer_role(template: dict[str, Any], names: dict[str, str]) -> str:
+    """The template's JobLinkSignerRole with its own inline policies (S3 ARNs as made here).
+
+    Its trust names this account (``:root``), which AWS reads as any principal of the account
+    whose own policy allows ``sts:AssumeRole`` on it. moto checks trust policies but reads that
+    principal literally, so the function users are named beside it; whether a function may
+    assume the role is still its own generated policy's ``sts:AssumeRole`` grant."""
+    iam, resolve = client("iam"), Resolver(template, names)
+    props = template["Resources"]["JobLinkSignerRole"]["Properties"]
+    trust = resolve(props["AssumeRolePolicyDocument"])
+    (statement,) = trust["Statement"]
+    assert statement["Principal"] == {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}
+    users = [f"arn:aws:iam::{ACCOUNT}:user/tc300-{who}" for who in FUNCTIONS]
+    statement["Principal"] = {"AWS": [statement["Principal"]["AWS"], *users]}
+    arn = iam.create_role(
+        RoleName="tc300-iam-link-signer",
+        AssumeRolePolicyDocument=json.dumps(trust),
+        MaxSessionDuration=props["MaxSessionDuration"],
+    )["Role"]["Arn"]
+    for policy in props["Policies"]:
+        iam.put_role_policy(
+            RoleName="tc300-iam-link-signer",
+            PolicyName=policy["PolicyName"],
+            PolicyDocument=json.dumps(resolve(policy["PolicyDocument"])),
+        )
+    return str(arn)
+
+
 def batch_resources(template: dict[str, Any]) -> dict[str, str]:
     """The template's compute environment, queue and harness job definition (moto Batch)."""
     iam, ec2, batch = client("iam"), client("ec2"), client("batch")
@@ -266,6 +297,7 @@ def enforced(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     for key, body in harness.derive_inputs(corpus).items():  # what the corpus upload derives
         s3.put_object(Bucket=made.names["CorpusBucket"], Key=key, Body=body)
     keys = function_users(template, made.names)
+    monkeypatch.setenv("JOB_LINK_ROLE_ARN", link_signer_role(template, made.names))
     # From here on every request needs credentials whose policy allows it.
     requests.post(f"{endpoint}/moto-api/reset-auth", data=b"0", timeout=10)
     try:
@@ -285,7 +317,8 @@ def act_as(stack: dict[str, Any], who: str) -> None:
     wiring.clear_ports()
 
 
-def submit_and_run_the_job(stack: dict[str, Any], commit: str) -> runs.Run:
+def submit_the_job(stack: dict[str, Any], commit: str, *, now: datetime = NOW) -> runs.Run:
+    """POST /runs's work as the Runs function: the run, then its job with its two links."""
     act_as(stack, "RunsFunction")
     body = {"image": IMAGE, "ref": "refs/heads/main", "commit": commit}
     run, _ = runs.submit(
@@ -296,8 +329,13 @@ def submit_and_run_the_job(stack: dict[str, Any], commit: str) -> runs.Run:
         take_quota=wiring.quota_taker(NOW),
         now=NOW,
     )
-    run = flow.dispatch(run, now=NOW)
+    run = flow.dispatch(run, now=now)
     assert run.status == "queued" and run.job_id, run.failure  # submission was allowed
+    return run
+
+
+def submit_and_run_the_job(stack: dict[str, Any], commit: str) -> runs.Run:
+    run = submit_the_job(stack, commit)
     act_as(stack, "operator")
     job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
     env = {e["name"]: e["value"] for e in job["container"]["environment"]}
@@ -357,23 +395,33 @@ def test_the_sweeper_replays_a_lost_job_end_under_its_own_policy(enforced: dict[
 
 
 def test_a_function_without_the_right_is_refused(enforced: dict[str, Any]) -> None:
-    """The tier is real: the sweeper may not submit jobs, the runs function may not read labels."""
+    """The tier is real: the sweeper may not register job definitions (so it cannot choose an
+    image or a role), the runs function may not read labels."""
     act_as(enforced, "SweeperFunction")
     with pytest.raises(ClientError, match=r"AccessDenied|not authorized"):
-        client("batch").submit_job(
-            jobName="x-job", jobQueue="tc300-iam-q", jobDefinition="tc300-iam-harness"
+        client("batch").register_job_definition(
+            jobDefinitionName="x-job", type="container", containerProperties={"image": "x"}
         )
     act_as(enforced, "RunsFunction")
     with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
         client("s3").get_object(Bucket=enforced["names"]["CorpusBucket"], Key=harness.CORPUS_FILE)
 
 
-def test_the_runs_function_may_sign_exactly_the_two_links(enforced: dict[str, Any]) -> None:
-    """A presigned link carries its signer's rights: the Runs function must hold GetObject on
-    the job inputs and PutObject on the answers, and no more of either bucket."""
+def test_the_job_links_are_signed_as_a_role_that_may_do_exactly_the_two_things(
+    enforced: dict[str, Any],
+) -> None:
+    """A presigned link carries its signer's rights: the Runs function assumes the link-signing
+    role (its session's end is known), which holds GetObject on the job inputs and PutObject
+    on the answers, and no more of either bucket; the Runs function itself uploads nothing."""
     names = enforced["names"]
     act_as(enforced, "RunsFunction")
-    s3 = client("s3")
+    with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
+        client("s3").put_object(
+            Bucket=names["ReportsBucket"], Key="answers/acme/run_x/attempt-1.json", Body=b"{}"
+        )
+    links = wiring.job_link_objects(session_name="tc300-test")
+    assert links.session_expires is not None  # what the run's links_expire_at is taken from
+    s3 = links.reports.s3
     pointer = json.loads(
         s3.get_object(Bucket=names["CorpusBucket"], Key=harness.INPUTS_POINTER)["Body"].read()
     )
@@ -381,12 +429,37 @@ def test_the_runs_function_may_sign_exactly_the_two_links(enforced: dict[str, An
     s3.put_object(
         Bucket=names["ReportsBucket"], Key="answers/acme/run_x/attempt-1.json", Body=b"{}"
     )
+    for bucket, key in (
+        (names["ReportsBucket"], "reports/acme/run_x/attempt-1.json"),
+        (names["CorpusBucket"], "job-inputs/forged.jsonl"),
+    ):
+        with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
+            s3.put_object(Bucket=bucket, Key=key, Body=b"{}")
     with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
-        s3.put_object(
-            Bucket=names["ReportsBucket"], Key="reports/acme/run_x/attempt-1.json", Body=b"{}"
-        )
-    with pytest.raises(ClientError, match=r"AccessDenied|Forbidden|403"):
-        s3.put_object(Bucket=names["CorpusBucket"], Key="job-inputs/forged.jsonl", Body=b"{}")
+        s3.get_object(Bucket=names["CorpusBucket"], Key=harness.CORPUS_FILE)  # the labels
+
+
+def test_the_sweeper_renews_a_queued_jobs_links_under_its_own_policy(
+    enforced: dict[str, Any],
+) -> None:
+    """A job still RUNNABLE whose links would die: the sweeper signs fresh ones as the
+    link-signing role, submits a successor on the old job's definition, ends the old job."""
+    now = datetime.now(UTC)  # the signing session's end is real time
+    run = submit_the_job(enforced, "feed123", now=now)
+    act_as(enforced, "operator")
+    soon = int(now.timestamp()) + 60
+    assert runs.update(wiring.run_store(), run.run_id, lambda r: replace(r, links_expire_at=soon))
+    real = BatchApi.describe_job  # moto without Docker ends every job at submission
+
+    def runnable(self: BatchApi, job_id: str) -> dict[str, Any] | None:
+        job = real(self, job_id)
+        return dict(job, status="RUNNABLE") if job and job_id == run.job_id else job
+
+    enforced["monkeypatch"].setattr(BatchApi, "describe_job", runnable)
+    act_as(enforced, "SweeperFunction")
+    changed = flow.sweep_now(now=now)
+    assert [(r.run_id, r.status, r.job_renewals) for r in changed] == [(run.run_id, "queued", 1)]
+    assert changed[0].job_id != run.job_id
 
 
 def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_failing_it(

@@ -29,7 +29,7 @@ from toolcall300.service.errors import PayloadTooLarge, TooManyRequests, Upstrea
 from toolcall300.service.hosted import batch, events, flow, submit
 from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import resolve
-from toolcall300.service.sdk.aws import client
+from toolcall300.service.sdk.aws import SIGNING_SESSION_SECONDS, client
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects
@@ -106,6 +106,11 @@ def batch_env(
         containerProperties=container,
         timeout={"attemptDurationSeconds": jd_props["Timeout"]["AttemptDurationSeconds"]},
     )["jobDefinitionArn"]
+    # The links are signed as the template's link-signing role (moto checks no trust policy).
+    signer = iam.create_role(
+        RoleName=f"tc300-unit-links-{id(names)}", AssumeRolePolicyDocument="{}"
+    )["Role"]["Arn"]
+    monkeypatch.setenv("JOB_LINK_ROLE_ARN", signer)
     monkeypatch.setenv("BATCH_JOB_QUEUE", queue)
     monkeypatch.setenv("BATCH_JOB_DEFINITION", harness_def)
     monkeypatch.setenv("RUNS_PER_DAY", "3")
@@ -200,14 +205,15 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
     assert run.corpus_sha256 == wiring.scoring_corpus().sha256  # what the inputs came from
-    # the links' end is recorded, and is what the links say (static test keys: full lifetime)
-    expires = {
-        int(parse_qs(urlsplit(env[k]).query)["X-Amz-Expires"][0])
-        for k in ("TC300_INPUTS_URL", "TC300_ANSWERS_URL")
-    }
-    assert expires == {submit.PRESIGN_SECONDS}
+    # both links are signed by one link-signing session, and live as long as it does (less a
+    # minute), which is what the run records
+    signed = [parse_qs(urlsplit(env[k]).query) for k in ("TC300_INPUTS_URL", "TC300_ANSWERS_URL")]
+    assert {q["X-Amz-Expires"][0] for q in signed} == {str(SIGNING_SESSION_SECONDS - 60)}
+    keys = {q["X-Amz-Credential"][0].split("/")[0] for q in signed}
+    assert len(keys) == 1 and keys != {"testing"}  # the session's key, not the function's
+    assert "X-Amz-Security-Token" in signed[0] and "X-Amz-Security-Token" in signed[1]
     submitted_at = int(datetime.fromisoformat(run.created_at).timestamp())
-    assert 0 <= run.links_expire_at - submitted_at - submit.PRESIGN_SECONDS <= 60
+    assert 0 <= run.links_expire_at - submitted_at - (SIGNING_SESSION_SECONDS - 60) <= 60
     inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
         harness.inputs_key(wiring.scoring_corpus().sha256)
     )
@@ -615,8 +621,9 @@ REAL_FAILURES = [
     ("Job attempt duration exceeded timeout", "", 137, "job_timeout"),
     ("Essential container in task exited", "", 1, "infra_error"),  # a harness crash
     ("Essential container in task exited", "", 2, "adapter_start_failed"),  # the image has no CMD
-    ("Essential container in task exited", "", 3, "infra_error"),  # its inputs link expired
-    ("Essential container in task exited", "", 4, "infra_error"),  # its answers link expired
+    ("Essential container in task exited", "", 3, "infra_error"),  # its inputs link refused
+    ("Essential container in task exited", "", 4, "infra_error"),  # its answers link refused
+    ("Essential container in task exited", "", 5, "infra_error"),  # S3: the link expired
     ("Essential container in task exited", "", 126, "adapter_start_failed"),
     ("Host EC2 (instance i-0123456789abcdef0) terminated.", "", None, "infra_error"),
     ("Your Spot Task was interrupted.", "", None, "infra_error"),
@@ -805,3 +812,112 @@ def test_post_runs_refuses_an_arm64_image_submitted_for_amd64_from_its_config(
         assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
         status, _, answer = post(call, key, image_body(image=image, platform="linux/arm64"))
         assert status == 202, answer
+
+
+def test_without_a_signing_role_links_take_their_full_lifetime(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Static keys (a local stack, a test) show no expiry: the links ask for PRESIGN_SECONDS."""
+    monkeypatch.delenv("JOB_LINK_ROLE_ARN")
+    wiring.clear_ports()
+    run = submitted(call, aws)
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
+    assert parse_qs(urlsplit(env["TC300_ANSWERS_URL"]).query)["X-Amz-Expires"] == [
+        str(submit.PRESIGN_SECONDS)
+    ]
+
+
+def job_env(job_id: str) -> dict[str, str]:
+    job = client("batch").describe_jobs(jobs=[job_id])["jobs"][0]
+    return {e["name"]: e["value"] for e in job["container"]["environment"]}
+
+
+def batch_says(monkeypatch: pytest.MonkeyPatch, statuses: dict[str, str]) -> None:
+    """Batch reports these jobs in these states (moto without Docker ends every job at once)."""
+    real = BatchApi.describe_job
+
+    def describe_job(self: BatchApi, job_id: str) -> dict[str, Any] | None:
+        job = real(self, job_id)
+        return dict(job, status=statuses[job_id]) if job and job_id in statuses else job
+
+    monkeypatch.setattr(BatchApi, "describe_job", describe_job)
+
+
+def links_would_die(run: runs.Run, *, in_seconds: int) -> runs.Run:
+    """The run's links as if signed by a session that ends in ``in_seconds``."""
+    expires = int(datetime.now(UTC).timestamp()) + in_seconds
+
+    def edit(r: runs.Run) -> runs.Run:
+        return replace(r, links_expire_at=expires)
+
+    changed = runs.update(wiring.run_store(), run.run_id, edit)
+    assert changed is not None
+    return changed
+
+
+def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_fresh_links(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
+    old_job = str(run.job_id)
+    batch_says(monkeypatch, {old_job: "RUNNABLE"})
+    now = datetime.now(UTC)
+    changed = flow.sweep_now(now=now)
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "queued")]
+    renewed = runs.load(wiring.run_store(), run.run_id)
+    assert renewed is not None and renewed.job_id not in (None, old_job)
+    assert renewed.job_renewals == 1 and renewed.failure is None
+    assert renewed.links_expire_at - int(now.timestamp()) >= SIGNING_SESSION_SECONDS - 120
+    old = client("batch").describe_jobs(jobs=[old_job])["jobs"][0]
+    assert "fresh links" in old.get("statusReason", "")  # the old job was ended
+    env = job_env(str(renewed.job_id))
+    assert "attempt-1-links-1.json" in env["TC300_ANSWERS_URL"]  # its own answers key
+    # The old job's end is not the run's; the successor's is, from its own key
+    assert flow.handle_batch_event(event(run, "FAILED", jobId=old_job), now=now) is None
+    key = submit.answers_key(replace(renewed, attempts=1), attempt=1)
+    client("s3").put_object(
+        Bucket=aws.names["ReportsBucket"],
+        Key=key,
+        Body=json.dumps({"answers": {c["id"]: c["expected"] for c in CASES}}).encode(),
+    )
+    ended = flow.handle_batch_event(event(renewed, "SUCCEEDED"), now=now)
+    assert ended is not None and ended.status == "scored", ended and ended.failure
+
+
+@pytest.mark.parametrize("status", ["STARTING", "RUNNING"])
+def test_a_started_job_keeps_its_links(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch, status: str
+) -> None:
+    run = links_would_die(submitted(call, aws), in_seconds=60)
+    batch_says(monkeypatch, {str(run.job_id): status})
+    assert flow.sweep_now(now=datetime.now(UTC)) == []
+    after = runs.load(wiring.run_store(), run.run_id)
+    assert after is not None and after.job_id == run.job_id and after.job_renewals == 0
+
+
+def test_a_job_renewed_twice_at_once_is_renewed_once(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two sweeps that both saw the old job: the second one's swap fails, and it ends the job
+    it submitted instead of leaving two jobs for one run."""
+    stale = links_would_die(submitted(call, aws), in_seconds=60)
+    batch_says(monkeypatch, {str(stale.job_id): "RUNNABLE"})
+    first = flow.renew_links(stale, now=datetime.now(UTC))
+    assert first is not None and first.job_renewals == 1
+    before = {
+        j["jobId"]
+        for j in client("batch").list_jobs(
+            jobQueue=batch_env["queue"], filters=[{"name": "JOB_NAME", "values": ["*"]}]
+        )["jobSummaryList"]
+    }
+    assert flow.renew_links(stale, now=datetime.now(UTC)) is None
+    after = runs.load(wiring.run_store(), stale.run_id)
+    assert after is not None and after.job_id == first.job_id and after.job_renewals == 1
+    jobs = client("batch").list_jobs(
+        jobQueue=batch_env["queue"], filters=[{"name": "JOB_NAME", "values": ["*"]}]
+    )["jobSummaryList"]
+    surplus = [j for j in jobs if j["jobId"] not in before]
+    assert len(surplus) == 1
+    ended = client("batch").describe_jobs(jobs=[surplus[0]["jobId"]])["jobs"][0]
+    assert "surplus" in ended.get("statusReason", "")

@@ -20,7 +20,13 @@ from support import runs as fakes
 
 from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness
-from toolcall300.jobs.failures import EXIT_INPUTS_UNREADABLE, EXIT_NO_COMMAND
+from toolcall300.jobs.failures import (
+    EXIT_ANSWERS_NOT_UPLOADED,
+    EXIT_INPUTS_UNREADABLE,
+    EXIT_LINK_EXPIRED,
+    EXIT_NO_COMMAND,
+    HARNESS_EXITS,
+)
 from toolcall300.service.hosted import events
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,15 +53,29 @@ class Links:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                if self.path == "/expired":  # S3, past the link's X-Amz-Expires
+                    return self.s3_error(403, "AccessDenied", "Request has expired")
                 self.send_response(200 if self.path == "/inputs" else 404)
                 self.end_headers()
                 if self.path == "/inputs":
                     self.wfile.write(links.inputs)
 
             def do_PUT(self) -> None:
-                links.answers = self.rfile.read(int(self.headers["Content-Length"]))
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/expired":  # S3, once the signing session has ended
+                    return self.s3_error(400, "ExpiredToken", "The provided token has expired.")
+                if self.path == "/refused":
+                    return self.s3_error(403, "AccessDenied", "Access Denied")
+                links.answers = body
                 self.send_response(200)
                 self.end_headers()
+
+            def s3_error(self, status: int, code: str, message: str) -> None:
+                xml = f"<Error><Code>{code}</Code><Message>{message}</Message></Error>".encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(xml)))
+                self.end_headers()
+                self.wfile.write(xml)
 
             def log_message(self, *_args: Any) -> None:
                 pass
@@ -126,6 +146,20 @@ def test_the_harness_itself_failing_exits_with_a_code_naming_what_failed(links: 
     expired = links.env(TC300_INPUTS_URL=f"{links.base}/missing")  # S3 answers 403 once expired
     assert entry.main(fakes.ECHO, expired) == EXIT_INPUTS_UNREADABLE
     assert entry.main(fakes.ECHO, {"PATH": "/usr/bin"}) == EXIT_INPUTS_UNREADABLE
+    refused = links.env(TC300_ANSWERS_URL=f"{links.base}/refused")
+    assert entry.main(fakes.ECHO, refused) == EXIT_ANSWERS_NOT_UPLOADED
+
+
+def test_an_expired_link_is_reported_as_expired_not_as_the_adapter_failing(links: Links) -> None:
+    """S3's two answers for an expired presigned link: past X-Amz-Expires (403 "Request has
+    expired") and signed by a session that ended (400 ExpiredToken)."""
+    entry = load_entrypoint()
+    inputs_gone = links.env(TC300_INPUTS_URL=f"{links.base}/expired")
+    assert entry.main(fakes.ECHO, inputs_gone) == EXIT_LINK_EXPIRED
+    answers_gone = links.env(TC300_ANSWERS_URL=f"{links.base}/expired")
+    assert entry.main(fakes.ECHO, answers_gone) == EXIT_LINK_EXPIRED
+    reason, detail = HARNESS_EXITS[EXIT_LINK_EXPIRED]
+    assert reason == "infra_error" and "expired" in detail
 
 
 def test_the_dockerfile_keeps_the_harness_as_entrypoint() -> None:

@@ -664,6 +664,41 @@ def test_a_queued_run_whose_links_would_die_before_it_could_finish_fails_now() -
     assert changed[0].failure is not None and "links" in changed[0].failure["detail"]
 
 
+def test_a_queued_run_whose_links_would_die_is_renewed_when_the_sweeper_can() -> None:
+    store = MemoryRunStore()
+    short, fine = submit(store), submit(store, commit="beef123")
+    stamp = int(T0.timestamp())
+    runs.set_job(store, short.run_id, "job-1", links_expire_at=stamp + 1000)
+    runs.set_job(store, fine.run_id, "job-2", links_expire_at=stamp + 5000)
+    asked: list[str] = []
+
+    def renew(run: runs.Run) -> runs.Run | None:
+        asked.append(run.run_id)
+        return runs.renew_job(
+            store, run.run_id, old_job_id="job-1", new_job_id="job-3", links_expire_at=stamp + 3540
+        )
+
+    changed = runs.sweep(store, now=T0, job_alive=lambda _r: True, link_need_s=2100, renew=renew)
+    assert asked == [short.run_id]  # the run whose links still last is not touched
+    assert [(r.run_id, r.status, r.job_id, r.job_renewals) for r in changed] == [
+        (short.run_id, "queued", "job-3", 1)
+    ]
+    # A renewal that changes nothing (the job started, or another sweep won) fails nothing
+    again = runs.sweep(
+        store, now=T0 + timedelta(seconds=3000), job_alive=lambda _r: True, link_need_s=2100,
+        renew=lambda _r: None,
+    )  # fmt: skip
+    assert again == []
+    assert all(r["status"] == "queued" for r in (store.get(short.run_id), store.get(fine.run_id)))
+    # the swap happens once: a stale renewal of the same old job is refused
+    assert (
+        runs.renew_job(
+            store, short.run_id, old_job_id="job-1", new_job_id="job-4", links_expire_at=stamp
+        )
+        is None
+    )
+
+
 def test_links_live_no_longer_than_the_credentials_that_signed_them() -> None:
     from toolcall300.service.hosted import submit as hosted_submit
 

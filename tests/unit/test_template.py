@@ -171,8 +171,45 @@ def test_the_internet_facing_runs_function_never_reads_the_labelled_corpus(
     assert s3 == {
         "ReadOnlyTheJobInputs": ("s3:GetObject", {"Fn::Sub": "${CorpusBucket.Arn}/job-inputs/*"}),
         "ReadStoredReports": ("s3:GetObject", {"Fn::Sub": "${ReportsBucket.Arn}/reports/*"}),
-        "SignAnswersUploads": ("s3:PutObject", {"Fn::Sub": "${ReportsBucket.Arn}/answers/*"}),
+    }  # the answers upload is signed as JobLinkSignerRole, which alone may write answers/
+
+
+def test_job_links_are_signed_as_a_role_with_a_known_session_and_two_rights(
+    template: dict[str, Any],
+) -> None:
+    """docs/runs-contract.md, "Links": the signer's session is the links' lifetime."""
+    from toolcall300.service.hosted import submit
+    from toolcall300.service.sdk.aws import SIGNING_SESSION_SECONDS
+
+    res = template["Resources"]
+    signer = res["JobLinkSignerRole"]["Properties"]
+    assert signer["MaxSessionDuration"] == SIGNING_SESSION_SECONDS == 3600  # role chaining's cap
+    (policy,) = signer["Policies"]
+    rights = {
+        (st["Action"], st["Resource"]["Fn::Sub"]) for st in policy["PolicyDocument"]["Statement"]
     }
+    assert rights == {
+        ("s3:GetObject", "${CorpusBucket.Arn}/job-inputs/*"),
+        ("s3:PutObject", "${ReportsBucket.Arn}/answers/*"),
+    }
+    for name in ("RunsFunction", "SweeperFunction"):  # the two that submit jobs
+        props = res[name]["Properties"]
+        assert props["Environment"]["Variables"]["JOB_LINK_ROLE_ARN"] == {
+            "Fn::GetAtt": ["JobLinkSignerRole", "Arn"]
+        }
+        grants = [
+            st
+            for p in props["Policies"]
+            if "Statement" in p
+            for st in p["Statement"]
+            if st["Action"] == "sts:AssumeRole"
+        ]
+        assert [g["Resource"] for g in grants] == [{"Fn::GetAtt": ["JobLinkSignerRole", "Arn"]}]
+    # the figures the sweeper's renewal rule is computed from are the template's own
+    timeout = res["HarnessJobDefinition"]["Properties"]["Timeout"]["AttemptDurationSeconds"]
+    assert timeout == submit.JOB_TIMEOUT_SECONDS == submit.LINK_NEED_SECONDS
+    schedule = res["SweeperFunction"]["Properties"]["Events"]["Every5Minutes"]["Properties"]
+    assert schedule["Schedule"] == "rate(5 minutes)" and submit.SWEEP_INTERVAL_SECONDS == 300
 
 
 def test_capacity_is_derived_from_the_expected_runs_per_day(template: dict[str, Any]) -> None:

@@ -24,7 +24,15 @@ FAILURE_REASONS = (
 #: failed, so Batch's bare "Essential container in task exited" can be told apart. 0 means the
 #: answers file was written (an adapter failure is reported inside it); 1 is a harness crash.
 EXIT_NO_COMMAND, EXIT_INPUTS_UNREADABLE, EXIT_ANSWERS_NOT_UPLOADED = 2, 3, 4
+#: S3 answered that a link had expired (its X-Amz-Expires passed, or the session that signed
+#: it ended): still ``infra_error`` (the links are ours), with its own detail.
+EXIT_LINK_EXPIRED = 5
 HARNESS_EXITS = {
+    EXIT_LINK_EXPIRED: (
+        "infra_error",
+        "the job's link had expired when the job used it (it waited longer than its links "
+        "lasted); submit it again",
+    ),
     EXIT_NO_COMMAND: ("adapter_start_failed", "the image has no CMD (the adapter command)"),
     EXIT_INPUTS_UNREADABLE: (
         "infra_error",
@@ -63,3 +71,19 @@ def failure(reason: str, detail: str, stderr_tail: str = "") -> dict[str, str]:
         "detail": detail[:DETAIL_CHARS],
         "stderr_tail": stderr_tail[-STDERR_TAIL_CHARS:],
     }
+
+
+#: What S3 says about an expired presigned link: past its ``X-Amz-Expires`` (403 AccessDenied,
+#: "Request has expired"), or signed by a session that has ended (400 ExpiredToken).
+_EXPIRED_ANSWERS = (b"Request has expired", b"<Code>ExpiredToken</Code>")
+
+
+def link_expired(status: int, body: bytes) -> bool:
+    """Whether S3's error answer to a presigned request says the link expired.
+
+    >>> link_expired(403, b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message>")
+    True
+    >>> link_expired(403, b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message>")
+    False
+    """
+    return status in (400, 403) and any(sign in body for sign in _EXPIRED_ANSWERS)

@@ -111,6 +111,9 @@ class RunsSettings(_Base):
     toolcall300_local_stack: bool = False
     batch_job_queue: str = ""
     batch_job_definition: str = ""  # the template's harness job definition (name or ARN)
+    #: The role the job's links are signed as (its session's expiry is known); empty: the
+    #: function's own credentials.
+    job_link_role_arn: str = ""
     #: The stack's region (Lambda sets AWS_REGION): adapter images must be in ECR here.
     aws_region: str = "us-east-1"
     #: True only when the template created the adapter network (no route out, endpoints only).

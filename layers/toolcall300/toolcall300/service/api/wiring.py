@@ -8,6 +8,7 @@ that decides which adapter backs which port.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from toolcall300.service.domain import ledger, usage
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
-from toolcall300.service.sdk.aws import reset_clients
+from toolcall300.service.sdk.aws import reset_clients, signing_client
 from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
 from toolcall300.service.sdk.ecr import EcrImages
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects, RunTable
@@ -162,6 +163,25 @@ def batch_api() -> BatchApi:
 def image_registry() -> EcrImages:
     """What ECR says about adapter images (the runs function checks one before submitting)."""
     return EcrImages()
+
+
+@dataclass(frozen=True)
+class JobLinkObjects:
+    """The two buckets as the job's link signer sees them, and when its session ends."""
+
+    corpus: CorpusObjects
+    reports: ReportObjects
+    session_expires: datetime | None
+
+
+def job_link_objects(*, session_name: str) -> JobLinkObjects:
+    """A fresh link-signing session (``JOB_LINK_ROLE_ARN``) for one job's two links; never
+    cached: each job's links get the session's whole hour."""
+    conf = runs_settings()
+    s3, expires = signing_client(conf.job_link_role_arn, session_name=session_name)
+    return JobLinkObjects(
+        CorpusObjects(conf.corpus_bucket, s3), ReportObjects(conf.reports_bucket, s3), expires
+    )
 
 
 @cache

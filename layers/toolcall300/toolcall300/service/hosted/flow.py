@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from toolcall300.service.api.wiring import (
     batch_api,
     callback_resolver,
     job_inputs_objects,
+    job_link_objects,
     report_store,
     run_store,
     runs_settings,
@@ -41,7 +42,6 @@ from toolcall300.service.errors import NotFound
 from toolcall300.service.hosted import events, submit
 from toolcall300.service.hosted.events import JobEvent
 from toolcall300.service.observability import logger
-from toolcall300.service.sdk.aws import credentials_expiry
 from toolcall300.spec import SPEC_VERSION
 
 # ----------------------------------------------------------------------------- scorer glue
@@ -166,25 +166,41 @@ def batch_sandbox(diagnostics: dict[str, Any], *, network_isolated: bool) -> dic
     }
 
 
+@dataclass(frozen=True)
+class _Sent:
+    job_id: str
+    corpus_sha256: str
+    links_expire_at: int
+
+
+def _sign_and_submit(run: Run, *, now: datetime, definition_arn: str | None = None) -> _Sent:
+    """Submit ``run``'s job with two fresh links, signed as the link-signing role (a session
+    whose end is known, so ``links_expire_at`` is true); reads only the job-inputs pointer."""
+    conf = runs_settings()
+    inputs = submit.read_inputs_pointer(job_inputs_objects().read(INPUTS_POINTER))
+    links = job_link_objects(session_name=f"tc300-{run.run_id}")
+    seconds = submit.link_lifetime(now, links.session_expires)
+    sent = submit.submit_run(
+        batch_api(),
+        links.reports,
+        run,
+        queue=conf.batch_job_queue,
+        base_definition=conf.batch_job_definition,
+        inputs_url=links.corpus.presign(inputs.key, seconds=seconds),
+        link_seconds=seconds,
+        definition_arn=definition_arn,
+    )
+    return _Sent(sent.job_id, inputs.corpus_sha256, int(now.timestamp()) + seconds)
+
+
 def dispatch(run: Run, *, now: datetime) -> Run:
     """Hand a new image run to AWS Batch; a submission that fails ends the run, never strands it.
 
     Reads only the job-inputs pointer (never the labelled corpus) and records on the run which
     corpus version its inputs came from.
     """
-    conf = runs_settings()
     try:
-        inputs = submit.read_inputs_pointer(job_inputs_objects().read(INPUTS_POINTER))
-        seconds = submit.link_lifetime(now, credentials_expiry())
-        sent = submit.submit_run(
-            batch_api(),
-            report_store(),
-            run,
-            queue=conf.batch_job_queue,
-            base_definition=conf.batch_job_definition,
-            inputs_url=job_inputs_objects().presign(inputs.key, seconds=seconds),
-            link_seconds=seconds,
-        )
+        sent = _sign_and_submit(run, now=now)
     except Exception as exc:
         logger.exception("batch submission failed", extra={"run_id": run.run_id})
         failed = runs.fail(
@@ -199,11 +215,45 @@ def dispatch(run: Run, *, now: datetime) -> Run:
             run_store(),
             run.run_id,
             sent.job_id,
-            corpus_sha256=inputs.corpus_sha256,
-            links_expire_at=int(now.timestamp()) + seconds,
+            corpus_sha256=sent.corpus_sha256,
+            links_expire_at=sent.links_expire_at,
         )
         or run
     )
+
+
+def renew_links(run: Run, *, now: datetime) -> Run | None:
+    """Replace a queued run's job that has not started with one holding fresh links (the old
+    links would die before the job could finish: docs/runs-contract.md, "Links").
+
+    Submit first, on the job definition the old job had; then swap the run's job once
+    (``runs.renew_job``, conditional); then end the old job. A job that started keeps its
+    links; a swap another sweep won ends the job submitted here. None when nothing changed.
+    """
+    if not run.job_id:
+        return None
+    job = batch_api().describe_job(run.job_id)
+    if job is None or job.get("status") not in submit.NOT_STARTED:
+        return None  # started (its links are in use) or gone (the sweeper's other rules)
+    successor = replace(run, job_renewals=run.job_renewals + 1)  # its own answers key
+    sent = _sign_and_submit(successor, now=now, definition_arn=str(job["jobDefinition"]))
+    swapped = runs.renew_job(
+        run_store(),
+        run.run_id,
+        old_job_id=run.job_id,
+        new_job_id=sent.job_id,
+        links_expire_at=sent.links_expire_at,
+        corpus_sha256=sent.corpus_sha256,
+    )
+    if swapped is None:
+        batch_api().terminate(sent.job_id, "surplus: the run's job was renewed or moved on")
+        return None
+    batch_api().terminate(run.job_id, "replaced by a job with fresh links (it queued too long)")
+    logger.info(
+        "job links renewed",
+        extra={"run_id": run.run_id, "job_id": sent.job_id, "renewals": swapped.job_renewals},
+    )
+    return swapped
 
 
 def handle_batch_event(event: dict[str, Any], *, now: datetime | None = None) -> Run | None:
@@ -291,7 +341,8 @@ def sweep_now(*, now: datetime | None = None) -> list[Run]:
         now=when,
         max_attempts=runs_settings().max_attempts,
         job_alive=events.job_alive(batch_api()),
-        link_need_s=submit.LINK_NEED_SECONDS,
+        link_need_s=submit.LINK_NEED_SECONDS + submit.SWEEP_INTERVAL_SECONDS,
+        renew=lambda run: renew_links(run, now=when),
     )
     for run in changed:
         if run.status in runs.FINAL:

@@ -19,10 +19,19 @@ from toolcall300.service.domain import runs
 from toolcall300.service.hosted.batch import BatchPort, Objects, ensure_definition
 
 JOB_PREFIX = "tc300-run-"
-PRESIGN_SECONDS = 4 * 3600  # covers queueing plus the job's own timeout
-#: How long a started job may still need its links: the harness's whole-run limit, then the
-#: upload (the sweeper fails a queued run whose links would not last that long).
-LINK_NEED_SECONDS = int(harness.Limits().total_timeout) + 300
+#: The longest a link is asked for; the signing session (one hour, ``sdk.aws.signing_client``)
+#: usually ends sooner, and a link dies with the session that signed it.
+PRESIGN_SECONDS = 4 * 3600
+#: The job definition's attemptDurationSeconds (template.yaml, HarnessJobDefinition): AWS stops
+#: a started job by then, image pull and upload included.
+JOB_TIMEOUT_SECONDS = 1800
+#: How long a started job may still need its links: its whole attempt.
+LINK_NEED_SECONDS = JOB_TIMEOUT_SECONDS
+#: The sweeper's period (template.yaml, SweeperFunction's schedule): a queued job whose links
+#: would not last ``LINK_NEED_SECONDS`` past the next sweep is given fresh ones at this one.
+SWEEP_INTERVAL_SECONDS = 300
+#: Batch statuses of a job that has not started (its links are not in use yet).
+NOT_STARTED = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
 
 def link_lifetime(now: datetime, credentials_expire: datetime | None) -> int:
@@ -146,8 +155,11 @@ def answers_key(run: runs.Run, *, attempt: int) -> str:
 
     A run is submitted before Batch starts it (``attempt = run.attempts + 1``) and read when the
     job ended (``attempt = run.attempts``, counted when it started), so both name the same key.
+    A job that replaced one whose links would expire (``run.job_renewals``) writes its own key,
+    so a replaced job that started after all cannot write the answers its successor's run reads.
     """
-    return f"answers/{run.team}/{run.run_id}/attempt-{attempt}.json"
+    renewed = f"-links-{run.job_renewals}" if run.job_renewals else ""
+    return f"answers/{run.team}/{run.run_id}/attempt-{attempt}{renewed}.json"
 
 
 @dataclass(frozen=True)
@@ -185,16 +197,18 @@ def submit_run(
     inputs_url: str,
     link_seconds: int = PRESIGN_SECONDS,
     limits: harness.Limits | None = None,
+    definition_arn: str | None = None,
 ) -> Submitted:
     """Submit one image run; its parameters carry links, never credentials or labels.
 
     ``inputs_url`` is the presigned GET of the label-free inputs (signed by the caller, on the
     corpus bucket); the answers link is signed here, on ``objects`` (the reports bucket).
+    ``definition_arn``: the job definition a replaced job had (none is looked up or registered).
     """
     limits = limits or harness.Limits()
     image = str(run.adapter["image"])
     platform = str(run.adapter.get("platform") or "linux/amd64")  # runs before platforms
-    arn = ensure_definition(api, image, base_definition, platform)
+    arn = definition_arn or ensure_definition(api, image, base_definition, platform)
     answers = answers_key(run, attempt=run.attempts + 1)
     env = {
         "TC300_RUN_ID": run.run_id,

@@ -56,6 +56,34 @@ def credentials_expiry() -> datetime | None:
     return expiry if isinstance(expiry, datetime) else None
 
 
+#: How long a link-signing session is asked for: AssumeRole from a Lambda function's own role
+#: session is role chaining, which AWS caps at one hour.
+SIGNING_SESSION_SECONDS = 3600
+
+
+def signing_client(role_arn: str, *, session_name: str) -> tuple[Any, datetime | None]:
+    """An S3 client that signs as ``role_arn`` (a fresh AssumeRole session) and when that
+    session ends. Without a role: the shared client and :func:`credentials_expiry` (None for
+    Lambda's own keys, whose lifetime AWS neither documents nor shows)."""
+    if not role_arn:
+        return client("s3"), credentials_expiry()
+    with translated("STS"):
+        session = client("sts").assume_role(
+            RoleArn=role_arn,
+            RoleSessionName=session_name[:64],
+            DurationSeconds=SIGNING_SESSION_SECONDS,
+        )["Credentials"]
+    s3 = boto3.client(
+        "s3",
+        aws_access_key_id=session["AccessKeyId"],
+        aws_secret_access_key=session["SecretAccessKey"],
+        aws_session_token=session["SessionToken"],
+        config=_S3_CONFIG,
+    )
+    expiry = session["Expiration"]
+    return s3, expiry if isinstance(expiry, datetime) else None
+
+
 @contextmanager
 def translated(what: str, *, code: str = "upstream_unavailable") -> Iterator[None]:
     """SDK errors become our own at the boundary: a failed condition is ``StoreConflict``, a

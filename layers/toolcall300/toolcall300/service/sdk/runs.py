@@ -183,6 +183,11 @@ class BatchApi:
         with _translated("AWS Batch"):
             return str(self.batch.submit_job(**kwargs)["jobId"])
 
+    def terminate(self, job_id: str, reason: str) -> None:
+        """End a job whatever its state (a job not yet STARTING is cancelled)."""
+        with _translated("AWS Batch"):
+            self.batch.terminate_job(jobId=job_id, reason=reason)
+
     def describe_job(self, job_id: str) -> dict[str, Any] | None:
         """The job as Batch describes it, or None when Batch no longer knows it."""
         with _translated("AWS Batch"):

@@ -176,6 +176,33 @@ def set_job(
     return update(store, run_id, edit)
 
 
+def renew_job(
+    store: RunStore,
+    run_id: str,
+    *,
+    old_job_id: str,
+    new_job_id: str,
+    links_expire_at: int,
+    corpus_sha256: str | None = None,
+) -> Run | None:
+    """Swap a queued run's job for the one submitted with fresh links, once: only while the run
+    is still queued on ``old_job_id`` (a concurrent renewal, or a start, makes this None and the
+    caller ends the job it submitted). Counts the renewal (``job_renewals``)."""
+
+    def edit(run: Run) -> Run | None:
+        if run.status != "queued" or run.job_id != old_job_id:
+            return None
+        return replace(
+            run,
+            job_id=new_job_id,
+            links_expire_at=links_expire_at,
+            corpus_sha256=corpus_sha256 or run.corpus_sha256,
+            job_renewals=run.job_renewals + 1,
+        )
+
+    return update(store, run_id, edit)
+
+
 def fail(
     store: RunStore,
     run_id: str,

@@ -133,6 +133,8 @@ class Run:
     job_id: str | None = None
     #: When the job's presigned links stop working (epoch seconds; 0: no job links).
     links_expire_at: int = 0
+    #: How many times a queued job was replaced by one with fresh links (the sweeper's renewal).
+    job_renewals: int = 0
     #: The corpus version the run was scored on; baselines compare only like with like.
     corpus_sha256: str | None = None
     version: int = 0

@@ -29,14 +29,16 @@ def sweep(
     queued_timeout_s: int = 3600,
     job_alive: JobAlive = lambda _run: None,
     link_need_s: int = 0,
+    renew: Callable[[Run], Run | None] | None = None,
 ) -> list[Run]:
     """Reconcile runs nobody is finishing: expired leases, vanished jobs, runs queued too long.
 
     An expired lease goes back to ``queued`` while attempts remain, else ``failed``
     (``infra_error``); a run whose Batch job is gone fails; nothing final is touched. Each
     run is reconciled on its own: a busy record or an unreachable Batch skips that run only.
-    A queued run whose job's links expire within ``link_need_s`` fails: its job could start
-    but not deliver.
+    A queued run whose job's links expire within ``link_need_s`` could start but not deliver:
+    ``renew`` replaces its job with one holding fresh links (None when the job has started or
+    another sweep renewed it: the run is left as it is); without ``renew`` the run fails.
     """
     stamp = int(now.timestamp())
     cutoff = iso(now - timedelta(seconds=queued_timeout_s))
@@ -45,6 +47,8 @@ def sweep(
         alive = job_alive(run)
         if run.status == "queued":
             if run.links_expire_at and stamp + link_need_s > run.links_expire_at:
+                if renew is not None:
+                    return renew(run)
                 # A job starting now could not finish before its links die: say so now,
                 # rather than let it start, fail to upload and be reported hours later.
                 late = failure(
