@@ -22,7 +22,6 @@ ECR's GetDownloadUrlForLayer: it authorises the call, then ``support.registry`` 
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import json
 import re
@@ -38,6 +37,7 @@ from botocore.exceptions import ClientError
 from moto.server import ThreadedMotoServer
 from support import registry
 from support import runs as fakes
+from support.sam import translated
 
 from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
@@ -50,7 +50,7 @@ from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 from toolcall300.service.sdk.runs import BatchApi
 
-samtranslator = pytest.importorskip("samtranslator.translator.transform")
+pytest.importorskip("samtranslator.translator.transform")  # support.sam translates with it
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -58,25 +58,6 @@ CASES = fakes.small_corpus(6)
 IMAGE = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@sha256:" + "d" * 64
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 FUNCTIONS = ("RunsFunction", "BatchEventsFunction", "SweeperFunction", "TripwiresFunction")
-
-
-def translated(template: dict[str, Any]) -> dict[str, Any]:
-    """The CloudFormation SAM makes of the template (code locations stubbed, as in a package)."""
-    sam = copy.deepcopy(template)
-    for resource in sam["Resources"].values():
-        props = resource.get("Properties", {})
-        for key in ("CodeUri", "ContentUri"):
-            if isinstance(props.get(key), str):
-                props[key] = "s3://toolcall300-code/package.zip"
-
-    class NoManagedPolicyNames:
-        def load(self) -> dict[str, str]:
-            return {}  # the template names managed policies by ARN or by Ref only
-
-    out: dict[str, Any] = samtranslator.transform(
-        sam, {"AWS::Region": REGION}, NoManagedPolicyNames()
-    )
-    return out
 
 
 class Resolver:

@@ -331,13 +331,29 @@ def test_the_dns_firewall_answers_only_the_aws_names_a_job_needs(template: dict[
     assert res["AdapterDnsFirewallAssociation"]["Properties"]["VpcId"] == {"Ref": "AdapterVpc"}
 
 
-def test_every_log_group_has_a_retention(template: dict[str, Any]) -> None:
+def test_every_function_logs_to_its_own_group_with_a_retention(template: dict[str, Any]) -> None:
+    """A group named /aws/lambda/<function> would clash with the one Lambda auto-created on a
+    stack deployed before the template made it: each function names a stack-scoped group of
+    its own in LoggingConfig instead (never under aws/, which Lambda refuses)."""
     res = template["Resources"]
     functions = {n for n, r in res.items() if r["Type"] == "AWS::Serverless::Function"}
-    groups = {n: r["Properties"] for n, r in res.items() if r["Type"] == "AWS::Logs::LogGroup"}
-    named = {p["LogGroupName"]["Fn::Sub"] for p in groups.values() if "LogGroupName" in p}
-    assert named == {f"/aws/lambda/${{{f}}}" for f in functions}
-    assert all(p["RetentionInDays"] == {"Ref": "LogRetentionDays"} for p in groups.values())
+    groups = {n: r for n, r in res.items() if r["Type"] == "AWS::Logs::LogGroup"}
+    assert all(
+        r["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"} for r in groups.values()
+    )
+    used = []
+    for name in functions:
+        logging = res[name]["Properties"]["LoggingConfig"]
+        group = logging["LogGroup"]["Ref"]
+        used.append(group)
+        assert res[group]["Type"] == "AWS::Logs::LogGroup"
+        assert res[group]["Properties"]["LogGroupName"] == {
+            "Fn::Sub": f"/toolcall300/${{AWS::StackName}}/{name}"
+        }
+        assert res[group]["UpdateReplacePolicy"] == "Retain"  # the renamed group's logs stay
+    assert len(set(used)) == len(functions)  # one group each
+    named = [str(r["Properties"].get("LogGroupName")) for r in groups.values()]
+    assert not [n for n in named if "/aws/" in n or n.startswith("aws/")]
     job_logs = res["HarnessJobDefinition"]["Properties"]["ContainerProperties"]["LogConfiguration"]
     assert job_logs["Options"]["awslogs-group"] == {"Ref": "AdapterJobLogs"}
 
@@ -389,3 +405,20 @@ def test_only_the_checker_role_may_derive_the_report_signing_keys(
     assert "ReportSigningSecret" not in res
     env = template["Globals"]["Function"]["Environment"]["Variables"]
     assert env["REPORT_SIGNING_KEY_ID"] == {"Ref": "ReportSigningKey"}
+
+
+def test_sam_passes_each_functions_log_group_to_lambda(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed samtranslator (what sam deploy runs) keeps LoggingConfig on the
+    AWS::Lambda::Function it generates."""
+    pytest.importorskip("samtranslator.translator.transform")
+    from support.sam import translated
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    out = translated(template)
+    lambdas = {n: r for n, r in out["Resources"].items() if r["Type"] == "AWS::Lambda::Function"}
+    assert lambdas and all(
+        r["Properties"]["LoggingConfig"] == {"LogGroup": {"Ref": f"{n}Logs"}}
+        for n, r in lambdas.items()
+    )
