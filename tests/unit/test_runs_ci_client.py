@@ -121,6 +121,14 @@ def test_the_submission_carries_the_key_in_a_header_and_the_inputs_in_the_body()
     }
 
 
+def test_an_image_may_name_the_platform_its_job_runs_on() -> None:
+    api = FakeApi([final()])
+    assert run([*BASE, "--platform", "linux/arm64", "--wait", "--poll", "0"], api)[0] == 0
+    assert json.loads(api.requests[0][3] or b"")["platform"] == "linux/arm64"
+    local = ["--api", "http://127.0.0.1:8300", "--adapter-cmd", "x", "--ref", "main"]
+    assert run([*local, "--commit", "abc1234", "--platform", "linux/arm64"], api)[0] == 1
+
+
 def test_adapter_cmd_is_split_like_a_shell() -> None:
     api = FakeApi([final()])
     argv = [

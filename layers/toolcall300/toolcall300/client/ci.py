@@ -77,6 +77,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help='adapter command (local stack only), e.g. "toolcall300 toolshim --stream"',
     )
     parser.add_argument(
+        "--platform",
+        default=None,
+        help="with --image: linux/amd64 (the service's default) or linux/arm64, the CPU its job runs on",
+    )
+    parser.add_argument(
         "--ref", default=None, help="branch or tag, e.g. main (default: from the CI's variables)"
     )
     parser.add_argument(
@@ -147,6 +152,10 @@ def submission(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"ref": args.ref, "commit": args.commit, "baseline": args.baseline}
     if args.image:
         body["image"] = args.image
+        if args.platform:
+            body["platform"] = args.platform
+    elif args.platform:
+        raise UsageError("toolcall300 ci: --platform goes with --image")
     else:
         command = shlex.split(args.adapter_cmd)
         if not command:
@@ -315,10 +324,10 @@ def run(
         return EXIT_ERROR
     try:
         resolve_commit_and_ref(args, environ)
+        body = submission(args)
     except UsageError as exc:
         stderr.write(f"{exc}\n")
         return EXIT_ERROR
-    body = submission(args)
     headers = {
         "Authorization": f"Bearer {key}",
         "Content-Type": "application/json",
