@@ -678,7 +678,9 @@ def test_a_queued_run_whose_links_would_die_is_renewed_when_the_sweeper_can() ->
             store, run.run_id, old_job_id="job-1", new_job_id="job-3", links_expire_at=stamp + 3540
         )
 
-    changed = runs.sweep(store, now=T0, job_alive=lambda _r: True, link_need_s=2100, renew=renew)
+    changed = runs.sweep(
+        store, now=T0, job_alive=lambda _r: True, link_need_s=2100, renew=renew, max_renewals=2
+    )
     assert asked == [short.run_id]  # the run whose links still last is not touched
     assert [(r.run_id, r.status, r.job_id, r.job_renewals) for r in changed] == [
         (short.run_id, "queued", "job-3", 1)
@@ -686,7 +688,7 @@ def test_a_queued_run_whose_links_would_die_is_renewed_when_the_sweeper_can() ->
     # A renewal that changes nothing (the job started, or another sweep won) fails nothing
     again = runs.sweep(
         store, now=T0 + timedelta(seconds=3000), job_alive=lambda _r: True, link_need_s=2100,
-        renew=lambda _r: None,
+        renew=lambda _r: None, max_renewals=2,
     )  # fmt: skip
     assert again == []
     assert all(r["status"] == "queued" for r in (store.get(short.run_id), store.get(fine.run_id)))
@@ -697,6 +699,13 @@ def test_a_queued_run_whose_links_would_die_is_renewed_when_the_sweeper_can() ->
         )
         is None
     )
+    # past its renewals a run that cannot start in time fails, as without a renewer
+    late = runs.sweep(
+        store, now=T0 + timedelta(seconds=3000), job_alive=lambda _r: True, link_need_s=2100,
+        renew=renew, max_renewals=1,
+    )  # fmt: skip
+    assert [(r.run_id, r.status) for r in late] == [(short.run_id, "failed")]  # renewed once
+    assert late[0].failure is not None and "did not start in time" in late[0].failure["detail"]
 
 
 def test_links_live_no_longer_than_the_credentials_that_signed_them() -> None:

@@ -343,6 +343,7 @@ def sweep_now(*, now: datetime | None = None) -> list[Run]:
         job_alive=events.job_alive(batch_api()),
         link_need_s=submit.LINK_NEED_SECONDS + submit.SWEEP_INTERVAL_SECONDS,
         renew=lambda run: renew_links(run, now=when),
+        max_renewals=submit.MAX_JOB_RENEWALS,
     )
     for run in changed:
         if run.status in runs.FINAL:

@@ -30,6 +30,10 @@ LINK_NEED_SECONDS = JOB_TIMEOUT_SECONDS
 #: The sweeper's period (template.yaml, SweeperFunction's schedule): a queued job whose links
 #: would not last ``LINK_NEED_SECONDS`` past the next sweep is given fresh ones at this one.
 SWEEP_INTERVAL_SECONDS = 300
+#: How many times one run's queued job is given fresh links: each lasts about 24 minutes of
+#: queueing (an hour's links less the 35 minutes a started job and the next sweep need), so a
+#: run waits at most about three hours for capacity before it fails (``infra_error``).
+MAX_JOB_RENEWALS = 8
 #: Batch statuses of a job that has not started (its links are not in use yet).
 NOT_STARTED = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 

@@ -30,6 +30,7 @@ def sweep(
     job_alive: JobAlive = lambda _run: None,
     link_need_s: int = 0,
     renew: Callable[[Run], Run | None] | None = None,
+    max_renewals: int = 0,
 ) -> list[Run]:
     """Reconcile runs nobody is finishing: expired leases, vanished jobs, runs queued too long.
 
@@ -38,7 +39,8 @@ def sweep(
     run is reconciled on its own: a busy record or an unreachable Batch skips that run only.
     A queued run whose job's links expire within ``link_need_s`` could start but not deliver:
     ``renew`` replaces its job with one holding fresh links (None when the job has started or
-    another sweep renewed it: the run is left as it is); without ``renew`` the run fails.
+    another sweep renewed it: the run is left as it is), at most ``max_renewals`` times; without
+    ``renew``, or past that, the run fails.
     """
     stamp = int(now.timestamp())
     cutoff = iso(now - timedelta(seconds=queued_timeout_s))
@@ -47,7 +49,7 @@ def sweep(
         alive = job_alive(run)
         if run.status == "queued":
             if run.links_expire_at and stamp + link_need_s > run.links_expire_at:
-                if renew is not None:
+                if renew is not None and run.job_renewals < max_renewals:
                     return renew(run)
                 # A job starting now could not finish before its links die: say so now,
                 # rather than let it start, fail to upload and be reported hours later.
