@@ -921,3 +921,23 @@ def test_a_job_renewed_twice_at_once_is_renewed_once(
     assert len(surplus) == 1
     ended = client("batch").describe_jobs(jobs=[surplus[0]["jobId"]])["jobs"][0]
     assert "surplus" in ended.get("statusReason", "")
+
+
+def test_one_runs_failing_renewal_does_not_stop_the_sweep(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stuck = links_would_die(submitted(call, aws, commit="aaa1111"), in_seconds=60)
+    other = links_would_die(submitted(call, aws, commit="bbb2222"), in_seconds=60)
+    batch_says(monkeypatch, {str(stuck.job_id): "RUNNABLE", str(other.job_id): "RUNNABLE"})
+    real = flow._sign_and_submit
+
+    def one_fails(run: runs.Run, **kwargs: Any) -> Any:
+        if run.run_id == stuck.run_id:  # what read_inputs_pointer raises on a bad pointer
+            raise ValueError("the job-inputs pointer is malformed")
+        return real(run, **kwargs)
+
+    monkeypatch.setattr(flow, "_sign_and_submit", one_fails)
+    changed = flow.sweep_now(now=datetime.now(UTC))
+    assert [(r.run_id, r.job_renewals) for r in changed] == [(other.run_id, 1)]
+    left = runs.load(wiring.run_store(), stuck.run_id)
+    assert left is not None and left.status == "queued" and left.job_id == stuck.job_id

@@ -248,7 +248,10 @@ def renew_links(run: Run, *, now: datetime) -> Run | None:
     if swapped is None:
         batch_api().terminate(sent.job_id, "surplus: the run's job was renewed or moved on")
         return None
-    batch_api().terminate(run.job_id, "replaced by a job with fresh links (it queued too long)")
+    try:  # the swap stands either way: the old job's events name another job and are ignored
+        batch_api().terminate(run.job_id, "replaced by a job with fresh links (it queued too long)")
+    except Exception:
+        logger.exception("ending a replaced job failed", extra={"run_id": run.run_id})
     logger.info(
         "job links renewed",
         extra={"run_id": run.run_id, "job_id": sent.job_id, "renewals": swapped.job_renewals},
@@ -317,6 +320,16 @@ def notify(run: Run) -> None:
     )
 
 
+def _renew_isolated(run: Run, *, now: datetime) -> Run | None:
+    """:func:`renew_links` for one run; a failure (STS, Batch, the inputs pointer) is logged and
+    leaves the run for the next sweep instead of stopping the others."""
+    try:
+        return renew_links(run, now=now)
+    except Exception:
+        logger.exception("renewing a job's links failed", extra={"run_id": run.run_id})
+        return None
+
+
 def sweep_now(*, now: datetime | None = None) -> list[Run]:
     """The scheduled sweeper: replay lost job ends, then reconcile runs whose job has gone.
 
@@ -342,7 +355,7 @@ def sweep_now(*, now: datetime | None = None) -> list[Run]:
         max_attempts=runs_settings().max_attempts,
         job_alive=events.job_alive(batch_api()),
         link_need_s=submit.LINK_NEED_SECONDS + submit.SWEEP_INTERVAL_SECONDS,
-        renew=lambda run: renew_links(run, now=when),
+        renew=lambda run: _renew_isolated(run, now=when),
         max_renewals=submit.MAX_JOB_RENEWALS,
     )
     for run in changed:
