@@ -276,3 +276,54 @@ def test_any_manifest_gives_a_descriptor_or_a_reason(doc: Any) -> None:
         assert str(exc)
     else:
         assert digest.startswith("sha256:") and 0 <= size <= submit.MAX_CONFIG_BYTES
+
+
+def raw_manifest(raw: str, blobs: BlobServer, *, link: str | None = None) -> EcrImages:
+    """ECR describing the image with no media type, and answering ``raw`` as its manifest."""
+    ecr = boto3.client(
+        "ecr", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    stub = Stubber(ecr)
+    stub.add_response("describe_images", {"imageDetails": [{"imageSizeInBytes": 5}]})
+    stub.add_response("batch_get_image", {"images": [{"imageManifest": raw}]})
+    if link:
+        stub.add_response("get_download_url_for_layer", {"downloadUrl": blobs.url(link)})
+    stub.activate()
+    return EcrImages(ecr, fetch=over_http)
+
+
+@pytest.mark.parametrize(
+    "raw", ["not json", "[1, 2]", '"a string"', "null", '{"mediaType": 7}', "{}"]
+)
+def test_a_manifest_ecr_cannot_explain_is_refused_not_a_crash(blobs: BlobServer, raw: str) -> None:
+    facts = raw_manifest(raw, blobs).describe(IMAGE)
+    refused = image_problem(facts, "linux/amd64")
+    assert refused is not None and refused[0] == "image_config_unreadable"
+
+
+def test_an_oci_manifest_without_a_media_type_is_read_by_its_shape(blobs: BlobServer) -> None:
+    """OCI image-spec 1.0 makes ``mediaType`` optional in a manifest and an index."""
+    digest = blobs.add(GOOD)
+    single = dict(single_manifest(GOOD))
+    del single["mediaType"]
+    facts = raw_manifest(json.dumps(single), blobs, link=digest).describe(IMAGE)
+    assert facts == ImageFacts(5, frozenset({"linux/amd64"}))
+    index = {
+        "schemaVersion": 2,
+        "manifests": [{"platform": {"os": "linux", "architecture": "arm64"}}],
+    }
+    facts = raw_manifest(json.dumps(index), blobs).describe(IMAGE)
+    assert facts == ImageFacts(5, frozenset({"linux/arm64"}), index=True)
+
+
+def test_ecr_describing_nothing_is_an_image_not_found() -> None:
+    ecr = boto3.client(
+        "ecr", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    stub = Stubber(ecr)
+    stub.add_response("describe_images", {"imageDetails": []})
+    stub.add_response("describe_images", {"imageDetails": [{"imageSizeInBytes": 1}]})
+    stub.add_response("batch_get_image", {"images": [], "failures": []})
+    stub.activate()
+    assert EcrImages(ecr).describe(IMAGE) is None
+    assert EcrImages(ecr).describe(IMAGE) is None

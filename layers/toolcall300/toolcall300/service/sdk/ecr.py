@@ -107,22 +107,27 @@ class EcrImages:
         ref = {"registryId": found.group("account"), "repositoryName": repository}
         ids = [{"imageDigest": digest}]
         try:
-            detail = self.ecr.describe_images(**ref, imageIds=ids)["imageDetails"][0]
+            details = self.ecr.describe_images(**ref, imageIds=ids).get("imageDetails") or []
+            if not details:
+                return None
+            detail = details[0]
             size = int(detail.get("imageSizeInBytes") or 0)
             media = detail.get("imageManifestMediaType")
             accepted = {"acceptedMediaTypes": [media]} if media else {}
-            images = self.ecr.batch_get_image(**ref, imageIds=ids, **accepted)["images"]
+            images = self.ecr.batch_get_image(**ref, imageIds=ids, **accepted).get("images")
             if not images:
                 return None
-            manifest = json.loads(images[0]["imageManifest"])
-            media = media or manifest.get("mediaType")
-            if media in INDEX_TYPES:
+            manifest = _json_object(images[0].get("imageManifest"))
+            if manifest is None:
+                return ImageFacts(size, frozenset(), unreadable="its manifest is not a JSON object")
+            kind = media or manifest.get("mediaType") or _shape(manifest)
+            if kind in INDEX_TYPES:
                 return ImageFacts(size, _index_platforms(manifest), index=True)
-            if media not in IMAGE_MANIFEST_TYPES:
+            if kind not in IMAGE_MANIFEST_TYPES:
                 return ImageFacts(
                     size,
                     frozenset(),
-                    unreadable=f"the manifest is {media or 'of no media type'}; "
+                    unreadable=f"the manifest is {kind or 'of no known kind'}; "
                     "push a Docker schema 2 or OCI image",
                 )
             return self._single(ref, size, manifest)
@@ -154,6 +159,23 @@ class EcrImages:
         except (BlobUnreadable, ValueError) as exc:
             return ImageFacts(size, frozenset(), unreadable=str(exc))
         return ImageFacts(size, frozenset({platform}))
+
+
+def _json_object(raw: Any) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(raw) if isinstance(raw, str | bytes) else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _shape(manifest: dict[str, Any]) -> str | None:
+    """An OCI manifest may leave out ``mediaType`` (image-spec 1.0): its fields say its kind."""
+    if isinstance(manifest.get("manifests"), list):
+        return INDEX_TYPES[0]
+    if isinstance(manifest.get("config"), dict):
+        return IMAGE_MANIFEST_TYPES[0]
+    return None
 
 
 def _index_platforms(index: Any) -> frozenset[str]:
