@@ -230,3 +230,41 @@ def test_the_image_archive_runs_the_harness_as_the_dockerfile_says() -> None:
     assert config["config"]["Cmd"] == cmd
     assert "PYTHONPATH=/opt/toolcall300" in config["config"]["Env"]
     assert config["os"] == "linux" and config["architecture"] in ("amd64", "arm64")
+
+
+def test_post_runs_would_read_the_built_images_platform_from_its_config() -> None:
+    """The check POST /runs makes on a single image (docs/runs-contract.md), on the real
+    manifest and config blob umoci wrote: the descriptor, the digest, ``os/architecture``."""
+    import tarfile
+
+    from toolcall300.service.hosted.submit import (
+        ImageFacts,
+        config_descriptor,
+        config_platform,
+        image_problem,
+    )
+
+    archive = ROOT / "build" / "harness-image.tar"
+    if not archive.exists():
+        pytest.skip("no build/harness-image.tar: run `make harness-image`")
+    with tarfile.open(archive) as tar:
+
+        def raw(digest: str) -> bytes:
+            member = tar.extractfile(f"./blobs/sha256/{digest.split(':', 1)[1]}")
+            assert member is not None
+            return member.read()
+
+        index_file = tar.extractfile("./index.json")
+        assert index_file is not None
+        manifest = json.loads(raw(json.load(index_file)["manifests"][0]["digest"]))
+        digest, size = config_descriptor(manifest)
+        platform = config_platform(raw(digest), digest, size)
+    built = subprocess.run(
+        ["dpkg", "--print-architecture"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert platform == f"linux/{built}"
+    facts = ImageFacts(size, frozenset({platform}))
+    other = "linux/arm64" if built == "amd64" else "linux/amd64"
+    assert image_problem(facts, platform) is None
+    refused = image_problem(facts, other)
+    assert refused is not None and refused[0] == "image_platform_mismatch"
