@@ -96,6 +96,7 @@ class Links:
 
     def __init__(self, inputs: bytes) -> None:
         self.inputs, self.answers = inputs, None
+        self.session_ended = False  # answer the upload as S3 does once the signer's session ended
         links = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -105,7 +106,15 @@ class Links:
                 self.wfile.write(links.inputs)
 
             def do_PUT(self) -> None:
-                links.answers = self.rfile.read(int(self.headers["Content-Length"]))
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if links.session_ended:
+                    xml = b"<Error><Code>ExpiredToken</Code><Message>The provided token has expired.</Message></Error>"
+                    self.send_response(400)
+                    self.send_header("Content-Length", str(len(xml)))
+                    self.end_headers()
+                    self.wfile.write(xml)
+                    return
+                links.answers = body
                 self.send_response(200)
                 self.end_headers()
 
@@ -183,6 +192,17 @@ def test_inside_a_fargate_like_container_the_harness_cannot_isolate_and_the_reco
     assert record["network_isolated"] is False
     assert record["harness"]["network_isolated"] is False
     assert any("shares the harness's network" in note for note in record["notes"])
+
+
+def test_in_that_container_an_expired_link_is_reported_as_expired(
+    tmp_path: Path, links: Links
+) -> None:
+    from toolcall300.jobs.failures import EXIT_LINK_EXPIRED
+
+    links.session_ended = True
+    done = run_in_container(tmp_path, links)
+    assert done.returncode == EXIT_LINK_EXPIRED, done.stderr
+    assert links.answers is None
 
 
 def test_the_filter_really_refuses_namespaces_in_that_container(tmp_path: Path) -> None:
