@@ -15,6 +15,7 @@ from toolcall300.schema import (
     ENFORCED,
     KEYWORDS,
     NOT_COVERED,
+    compile_node_validator,
     compile_validator,
     declared_types,
     format_path,
@@ -84,6 +85,31 @@ def test_several_defects_at_one_node_follow_the_keyword_table() -> None:
 def test_node_errors_exclude_children() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "minProperties": 2}
     assert [e.code for e in node_errors({"a": 1}, schema)] == ["too_few_properties"]
+
+
+def test_node_errors_come_in_report_order() -> None:
+    schema = {"type": "object", "maxProperties": 0, "required": ["b"]}
+    assert [e.keyword for e in node_errors({"a": 1}, schema)] == ["required", "maxProperties"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(RICH_SCHEMAS, RICH_VALUES)
+def test_a_nodes_own_errors_then_its_childrens_are_all_its_errors(
+    schema: dict[str, Any], value: Any
+) -> None:
+    """The decomposition the argument checker's one-pass repair walk relies on."""
+    children: list[Any] = []
+    properties, items = schema.get("properties"), schema.get("items")
+    if isinstance(value, dict) and isinstance(properties, dict):
+        for key, child in value.items():
+            if key in properties:
+                children += iter_errors(child, properties[key], (key,), ("properties", key))
+    if isinstance(value, list) and isinstance(items, dict):
+        for i, item in enumerate(value):
+            children += iter_errors(item, items, (i,), ("items",))
+    own = node_errors(value, schema)
+    assert own + children == list(iter_errors(value, schema))
+    assert compile_node_validator(schema)(value) is (own == [])
 
 
 #: A constraining value for each keyword of a family, failing for that family's instance below.

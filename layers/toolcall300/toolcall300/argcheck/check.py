@@ -15,25 +15,21 @@ argument value, key or schema anywhere but into the response returned to the cal
 
 from __future__ import annotations
 
-import copy
+import marshal
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from toolcall300.argcheck import text as text_reader
-from toolcall300.argcheck.repairs import Repairer, Withdrawn
+from toolcall300.argcheck.repairs import Repairer, SchemaNode, Withdrawn
 from toolcall300.canonical import loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
-    Path,
+    SchemaError,
     SchemaProblem,
-    Validator,
-    compile_validator,
     format_path,
-    is_valid,
-    iter_errors,
     schema_problems,
 )
 
@@ -155,61 +151,57 @@ _EXACT = frozenset({dict, list, str, int, float, bool, type(None)})
 
 @dataclass
 class _SchemaFacts:
-    """What a schema's content decides once: its refusal, and from the schema's second use a
-    private copy of it with the compiled ``is_valid`` of each subschema the checker asks about.
+    """What a schema's content decides once: its refusal, and from the schema's second use the
+    repair pass's compiled nodes of a private copy of it (read back from its cache key).
 
-    Compiling costs more than one interpreted validation, so a schema seen once is checked
-    with the caller's own object, interpreted, and nothing of it is kept but its text.
+    Compiling costs more than one interpreted walk, so a schema seen once is walked as the
+    caller sent it, interpreted, and nothing of it is kept but its key.
     """
 
     refusal: tuple[str, str] | None
+    key: bytes | None = None
     uses: int = 0
-    private: dict[str, Any] | None = None
-    compiled: dict[int, Validator] = field(default_factory=dict)
+    root: SchemaNode | None = None
 
-    def schema_for(self, caller: dict[str, Any]) -> dict[str, Any]:
-        """The schema to walk in this check: the caller's on first use, else the private copy
-        (a copy of this check's equal schema, so no later edit of a caller's object reaches it)."""
-        if self.uses < 2:
-            return caller
-        if self.private is None:
-            self.private = copy.deepcopy(caller)
-        return self.private
-
-    def valid_for(self, sub: dict[str, Any]) -> Validator:
-        """``is_valid`` of ``sub``, a node of the schema :meth:`schema_for` gave (the private
-        copy is kept alive here, so ``id`` is stable)."""
-        if self.private is None:
-            return lambda value: is_valid(value, sub)
-        check = self.compiled.get(id(sub))
-        if check is None:
-            check = self.compiled[id(sub)] = compile_validator(sub)
-        return check
+    def root_for(self, caller: dict[str, Any]) -> SchemaNode:
+        """The schema's root node for this check: over the caller's object on first use, else
+        over the private copy (so no later edit of a caller's object reaches it)."""
+        if self.uses < 2 or self.key is None:
+            return SchemaNode(caller, compiled=False)
+        if self.root is None:
+            self.root = SchemaNode(marshal.loads(self.key), compiled=True)
+        return self.root
 
 
-#: Schema -> facts, keyed by ``repr``: on values whose every node has an exact built-in JSON
-#: type, equal ``repr`` is equal content in the same key order (so the same problem is named
-#: first). Tools send the same schema again and again. Other values are judged afresh.
-_SCHEMA_FACTS: dict[str, _SchemaFacts] = {}
+#: Schema -> facts, keyed by the schema's ``marshal`` text (format 2: no sharing references,
+#: no interning marks, so equal content gives equal text). ``marshal`` writes only values whose
+#: every node has an exact built-in type, tagged by type and in key order, and reads its text
+#: back into that value: equal text is equal content in the same key order (so the same
+#: problem is named first), and a key found here is a value already proven a JSON value.
+#: Tools send the same schema again and again. Other values are judged afresh.
+_SCHEMA_FACTS: dict[bytes, _SchemaFacts] = {}
 _SCHEMA_FACTS_MAX = 512
+_MARSHAL_FORMAT = 2
 
 
-def _schema_facts(schema: Any, exact: bool) -> _SchemaFacts:
-    if not exact:
-        return _judge_schema(schema)
-    key = repr(schema)
-    facts = _SCHEMA_FACTS.get(key)
-    if facts is None:
-        facts = _judge_schema(schema)
-        if len(_SCHEMA_FACTS) >= _SCHEMA_FACTS_MAX:
-            _SCHEMA_FACTS.clear()  # bounded memory, no per-hit bookkeeping
-        _SCHEMA_FACTS[key] = facts
-    facts.uses += 1
-    return facts
+def _cache_key(schema: Any) -> bytes | None:
+    try:
+        return marshal.dumps(schema, _MARSHAL_FORMAT)
+    except ValueError:  # a subclass or other type, or nesting past marshal's own limit
+        return None
+
+
+def _remember(key: bytes, facts: _SchemaFacts) -> None:
+    if len(_SCHEMA_FACTS) >= _SCHEMA_FACTS_MAX:
+        _SCHEMA_FACTS.clear()  # bounded memory, no per-hit bookkeeping
+    facts.key = key
+    _SCHEMA_FACTS[key] = facts
 
 
 def _judge_schema(schema: Any) -> _SchemaFacts:
     problems = schema_problems(schema)
+    if not problems:
+        return _SchemaFacts(None)
     # A malformed keyword is named before a not-covered one: the schema is unusable either way.
     for kind, code in (("invalid", "schema_invalid"), ("not_covered", "schema_not_covered")):
         found = [p for p in problems if p.kind == kind]
@@ -224,18 +216,27 @@ def _checked_schema(
     if "schema" not in request:
         raise Refusal("schema_missing", "the request has no schema")
     schema = request["schema"]
-    ok, depth, exact = (True, 0, True) if shallow_json else _is_json_value(schema, MAX_SCHEMA_DEPTH)
-    if not ok:
-        raise Refusal("invalid_request_body", "the schema is not a JSON value")
-    if depth > MAX_SCHEMA_DEPTH:
-        raise Refusal(
-            "schema_not_covered", f"schema nesting beyond {MAX_SCHEMA_DEPTH} levels is not covered"
+    key = _cache_key(schema)
+    facts = _SCHEMA_FACTS.get(key) if key is not None else None
+    if facts is None:
+        ok, depth, exact = (
+            (True, 0, True) if shallow_json else _is_json_value(schema, MAX_SCHEMA_DEPTH)
         )
-    facts = _schema_facts(schema, exact)
+        if not ok:
+            raise Refusal("invalid_request_body", "the schema is not a JSON value")
+        if depth > MAX_SCHEMA_DEPTH:
+            raise Refusal(
+                "schema_not_covered",
+                f"schema nesting beyond {MAX_SCHEMA_DEPTH} levels is not covered",
+            )
+        facts = _judge_schema(schema)
+        if exact and key is not None:
+            _remember(key, facts)
+    facts.uses += 1
     if facts.refusal is not None:
         raise Refusal(*facts.refusal)
     assert isinstance(schema, dict)  # schema_problems refuses every non-object schema
-    return facts.schema_for(schema), facts
+    return schema, facts
 
 
 def _problem_message(problem: SchemaProblem, count: int) -> str:
@@ -258,8 +259,7 @@ def _problem_message(problem: SchemaProblem, count: int) -> str:
     return f"{what} ({count} problem(s) in all)"
 
 
-@dataclass(frozen=True)
-class _Submission:
+class _Submission(NamedTuple):
     """The arguments as the check will see them, and the text repairs already made."""
 
     arguments: dict[str, Any] | None  # None: the text is invalid_json_text
@@ -319,11 +319,9 @@ def _read_text(text: str) -> tuple[Any, list[dict[str, Any]]] | None:
 # ------------------------------------------------------------------------- the check
 
 
-def _defects(
-    arguments: Any, schema: dict[str, Any], path: Path = (), after_repair: str | None = None
-) -> list[dict[str, Any]]:
-    """The defects of one value: missing_required first, then the rest in traversal order."""
-    errors = list(iter_errors(arguments, schema, path))
+def _defects(errors: list[SchemaError], after_repair: str | None = None) -> list[dict[str, Any]]:
+    """The defects of one value from its errors in :func:`toolcall300.schema.iter_errors`
+    order: missing_required first, then the rest in traversal order."""
     ordered = [e for e in errors if e.code == "missing_required"]
     ordered += [e for e in errors if e.code != "missing_required"]
     out = []
@@ -341,26 +339,14 @@ def _defects(
 
 
 def _blocking_defects(
-    arguments: dict[str, Any], schema: dict[str, Any], withdrawn: list[Withdrawn]
+    errors: list[SchemaError], withdrawn: list[Withdrawn]
 ) -> list[dict[str, Any]]:
     """Every blocking defect (D22): those of the blob as left by the repair pass, then, for each
     withdrawn repair in traversal order, the defects its repaired value would still have."""
-    defects = _defects(arguments, schema)
-    if defects:
-        for w in withdrawn:
-            defects += _defects(w.value, w.schema, w.path, w.rule)
+    defects = _defects(errors)
+    for w in withdrawn:
+        defects += _defects(w.errors, w.rule)
     return defects
-
-
-def _valid_or_text_repaired(submission: _Submission) -> dict[str, Any]:
-    if submission.text_diff:
-        return {
-            "criteria_id": CRITERIA_ID,
-            "verdict": "REPAIRED",
-            "arguments": submission.arguments,
-            "diff": submission.text_diff,
-        }
-    return _valid(submission.arguments)
 
 
 def _valid(arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -385,19 +371,16 @@ def _verdict(
             "message": "arguments_text is not JSON and R1/R2 do not make it JSON",
         }
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": [defect]}
-    if facts.valid_for(schema)(submission.arguments):
-        # Fast path, same answer: where no node fails, no repair is ever attempted.
-        return _valid_or_text_repaired(submission)
-    repairer = Repairer(MAX_DEPTH, facts.valid_for)
+    repairer = Repairer(MAX_DEPTH)
     try:
-        repaired = repairer.node(submission.arguments, schema, ())
+        # One pass repairs and gathers the errors left; where no node fails it changes nothing.
+        repaired, errors = repairer.node(submission.arguments, facts.root_for(schema), ())
     except text_reader.TooDeep as exc:
         raise Refusal(
             "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
         ) from exc
-    conforms = facts.valid_for(schema)(repaired)
-    defects = [] if conforms else _blocking_defects(repaired, schema, repairer.withdrawn)
-    if defects:
+    if errors:
+        defects = _blocking_defects(errors, repairer.withdrawn)
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
     diff = submission.text_diff + repairer.diff
     if not diff:
@@ -424,8 +407,8 @@ def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
     try:
         if not isinstance(request, dict):
             raise Refusal("invalid_request_body", "the request must be a JSON object")
-        unknown = set(request) - _REQUEST_FIELDS
-        if unknown:
+        if not _REQUEST_FIELDS.issuperset(request):
+            unknown = set(request) - _REQUEST_FIELDS
             raise Refusal("invalid_request_body", f"{len(unknown)} unknown request field(s)")
         schema, facts = _checked_schema(request, shallow_json)
         submission = _checked_arguments(request, shallow_json)

@@ -14,24 +14,28 @@ import decimal
 import math
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.canonical import canonical, raw_decode_strict
 from toolcall300.schema import (
+    KEYWORDS,
+    NodeErrors,
     Path,
+    SchemaError,
     Validator,
+    compile_node_errors,
+    compile_node_validator,
+    compile_validator,
     declared_types,
     format_path,
     is_integer,
-    is_valid,
     json_type_matches,
-    node_errors,
 )
 
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: The JSON number grammar; a fraction or an exponent (a group matched) makes it a float.
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 Repair = tuple[str, Any]  # (rule id, replacement value)
 
@@ -40,10 +44,11 @@ def _r3_string_to_number(value: Any, types: tuple[str, ...]) -> Repair | None:
     """R3: a string matching the JSON number grammar exactly becomes that number."""
     if not (isinstance(value, str) and {"number", "integer"} & set(types)):
         return None
-    if not _NUMBER.fullmatch(value):
+    grammar = _NUMBER.fullmatch(value)
+    if grammar is None:
         return None
     try:
-        number: int | float = float(value) if any(c in value for c in ".eE") else int(value)
+        number: int | float = float(value) if grammar.lastindex else int(value)
     except ValueError:  # more digits than int() reads
         return None
     # Never rounding (never-a-repair): the value must be the caller's digits exactly, so a
@@ -64,31 +69,33 @@ def _r4_string_to_boolean(value: Any, types: tuple[str, ...]) -> Repair | None:
     return None
 
 
-def _unwrapped(value: str, depth: int, max_depth: int) -> Any:
-    """The JSON a string holds, or a private sentinel when it does not parse.
+def held_container(value: str, depth: int, max_depth: int) -> Any:
+    """The object or array a string holds as JSON text, or a private sentinel (the text holds
+    a scalar or is not JSON), for R5 and R7, which only ever ask for those.
 
-    :class:`text_reader.TooDeep` propagates: the blob with the string unwrapped would nest
-    deeper than ``max_depth``.
+    A JSON text whose first character after JSON whitespace opens no container holds no
+    object or array, so only such a text is parsed. :class:`text_reader.TooDeep` propagates:
+    the blob with the string unwrapped would nest deeper than ``max_depth``.
     """
+    if not value.lstrip(" \t\n\r").startswith(("{", "[")):
+        return NOT_HELD
     try:
         return text_reader.loads(value, max_depth - depth)
     except text_reader.TextError:
-        return _NOT_JSON
+        return NOT_HELD
 
 
-_NOT_JSON = object()
+NOT_HELD = object()
 
 
-def _r5_string_json_unwrap(
-    value: Any, types: tuple[str, ...], depth: int, max_depth: int
-) -> Repair | None:
-    """R5: a string that parses as JSON of exactly the schema's type (object or array)."""
-    wanted = [t for t in ("object", "array") if t in types]
-    if not (isinstance(value, str) and wanted):
+def _r5_string_json_unwrap(value: Any, types: tuple[str, ...], held: Any) -> Repair | None:
+    """R5: a string that parses as JSON of exactly the schema's type (object or array);
+    ``held`` is :func:`held_container` of it."""
+    if not isinstance(value, str):
         return None
-    parsed = _unwrapped(value, depth, max_depth)
-    if parsed is not _NOT_JSON and any(json_type_matches(parsed, t) for t in wanted):
-        return "R5", parsed
+    for wanted in ("object", "array"):
+        if wanted in types and held is not NOT_HELD and json_type_matches(held, wanted):
+            return "R5", held
     return None
 
 
@@ -99,17 +106,15 @@ def _r6_scalar_to_string(value: Any, types: tuple[str, ...]) -> Repair | None:
     return None
 
 
-def _r7_wrap_single(
-    value: Any, types: tuple[str, ...], depth: int, max_depth: int
-) -> Repair | None:
-    """R7: a non-array value becomes ``[value]``.
+def _r7_wrap_single(value: Any, types: tuple[str, ...], held: Any) -> Repair | None:
+    """R7: a non-array value becomes ``[value]``; ``held`` is :func:`held_container` of a string.
 
     Decisions: a string holding a JSON array is R5's, never wrapped (two readings would be a
     pick); null is the absence marker (R8's reading), so it is never wrapped into ``[null]``.
     """
     if "array" not in types or isinstance(value, list) or value is None:
         return None
-    if isinstance(value, str) and isinstance(_unwrapped(value, depth, max_depth), list):
+    if isinstance(value, str) and isinstance(held, list):
         return None
     return "R7", [value]
 
@@ -129,110 +134,250 @@ def _r9_enum_case_match(value: Any, schema: dict[str, Any]) -> Repair | None:
     return None
 
 
-def _own_repair(value: Any, schema: dict[str, Any], path: Path, max_depth: int) -> Repair | None:
+def _own_repair(
+    value: Any, node: SchemaNode, own: list[SchemaError] | None, depth: int, max_depth: int
+) -> Repair | None:
     """The node's one candidate repair: the first applicable rule in whitelist order.
 
-    Only a failing node is repaired. R3..R7 need the node to fail ``type``; R9 needs it to
-    fail ``enum``. At most one own repair per node, and no fallback to a later rule when the
-    first applicable one does not bring the node into conformance (that would be a pick).
+    Only a failing node is repaired: R3..R7 need it to fail ``type``, R9 needs it to fail
+    ``enum``, as its own errors ``own`` say or, when they are not at hand, the compiled tests
+    of those keywords (the same answer: the engine's compiled and interpreted forms agree).
+    At most one own repair per node, and no fallback to a later rule when the first
+    applicable one does not bring the node into conformance (that would be a pick). ``depth``
+    is the number of containers around the node; unwrapped content nests below them.
     """
-    depth = len(path)  # containers around this node; unwrapped content nests below them
-    types = declared_types(schema) if "type" in schema else ()
-    # The type keyword's own test (what its type_mismatch defect means), without the others.
-    if types and not any(json_type_matches(value, t) for t in types):
-        candidates: tuple[Callable[[], Repair | None], ...] = (
-            lambda: _r3_string_to_number(value, types),
-            lambda: _r4_string_to_boolean(value, types),
-            lambda: _r5_string_json_unwrap(value, types, depth, max_depth),
-            lambda: _r6_scalar_to_string(value, types),
-            lambda: _r7_wrap_single(value, types, depth, max_depth),
+    if own is not None:
+        codes = [e.code for e in own]
+        fails_type, fails_enum = "type_mismatch" in codes, "enum_mismatch" in codes
+    else:
+        type_ok, enum_ok = node.repair_tests()
+        fails_type = type_ok is not None and not type_ok(value)
+        fails_enum = not fails_type and enum_ok is not None and not enum_ok(value)
+    if fails_type:
+        types = declared_types(node.schema)
+        # What a string holds is read once for R5 and R7 (R3 and R4 never take such a string).
+        held = (
+            held_container(value, depth, max_depth)
+            if isinstance(value, str) and ("object" in types or "array" in types)
+            else NOT_HELD
         )
-        for attempt in candidates:
-            found = attempt()
-            if found is not None:
-                return found
-        return None
-    if "enum" in schema and any(
-        e.code == "enum_mismatch" for e in node_errors(value, schema, path)
-    ):
-        return _r9_enum_case_match(value, schema)
+        return (
+            _r3_string_to_number(value, types)
+            or _r4_string_to_boolean(value, types)
+            or _r5_string_json_unwrap(value, types, held)
+            or _r6_scalar_to_string(value, types)
+            or _r7_wrap_single(value, types, held)
+        )
+    if fails_enum:
+        return _r9_enum_case_match(value, node.schema)
     return None
 
 
-def _interpreted(schema: dict[str, Any]) -> Validator:
-    return lambda value: is_valid(value, schema)
+class SchemaNode:
+    """One (sub)schema as the repair pass reads it, each part read once: its own keywords'
+    errors (:func:`toolcall300.schema.compile_node_errors`), the nodes of its declared
+    properties and items (made when first reached) and, when ``compiled``, the compiled
+    ``is_valid`` of its whole subtree and of its own keywords.
+
+    The compiled tests only let the pass skip what conforms without walking it: a conforming
+    subtree has no error, so no rule applies anywhere in it and the walk would return it as it
+    is (D8); the answer is the same either way. Compiling costs more than one walk, so the
+    checker compiles only schemas it has seen before. The schema must not change while a node
+    of it is in use.
+    """
+
+    __slots__ = (
+        "_accepts_null",
+        "_items",
+        "_repair_tests",
+        "compiled",
+        "errors",
+        "items_schema",
+        "nodes",
+        "properties",
+        "schema",
+        "valid",
+    )
+
+    def __init__(self, schema: dict[str, Any], *, compiled: bool) -> None:
+        self.schema = schema
+        self.compiled = compiled
+        errors = compile_node_errors(schema)
+        self.valid: Validator | None = None
+        if compiled:
+            self.valid = compile_validator(schema)
+            errors = _unless(compile_node_validator(schema), errors)
+        #: The errors of a value's own keywords (:func:`toolcall300.schema.node_errors`).
+        self.errors: NodeErrors = errors
+        properties, items = schema.get("properties"), schema.get("items")
+        self.properties: dict[str, Any] | None = (
+            properties if isinstance(properties, dict) else None
+        )
+        #: The nodes of the declared properties reached so far (see :meth:`property`).
+        self.nodes: dict[str, SchemaNode] = {}
+        self.items_schema: dict[str, Any] | None = items if isinstance(items, dict) else None
+        self._items: SchemaNode | None = None
+        self._accepts_null: bool | None = None
+        self._repair_tests: tuple[Validator | None, Validator | None] | None = None
+
+    def property(self, key: str) -> SchemaNode | None:
+        """The node of declared property ``key`` (``properties`` must be declared), else None."""
+        node = self.nodes.get(key)
+        if node is None:
+            assert self.properties is not None
+            sub = self.properties.get(key)
+            if sub is None:
+                return None  # undeclared keys are not remembered: a blob chooses them
+            node = self.nodes[key] = SchemaNode(sub, compiled=self.compiled)
+        return node
+
+    def items(self) -> SchemaNode:
+        """The node of ``items`` (which must be declared)."""
+        if self._items is None:
+            assert self.items_schema is not None
+            self._items = SchemaNode(self.items_schema, compiled=self.compiled)
+        return self._items
+
+    def repair_tests(self) -> tuple[Validator | None, Validator | None]:
+        """The compiled tests of ``type`` and ``enum`` alone (None where not declared): what
+        their defects mean, which is what the rules answer."""
+        if self._repair_tests is None:
+            self._repair_tests = (
+                _keyword_test("type", self.schema),
+                _keyword_test("enum", self.schema),
+            )
+        return self._repair_tests
+
+    def accepts_null(self) -> bool:
+        """``is_valid(None, schema)``: null has no children, so its own errors are all of them."""
+        if self._accepts_null is None:
+            self._accepts_null = not self.errors(None, ())
+        return self._accepts_null
+
+
+def _keyword_test(name: str, schema: dict[str, Any]) -> Validator | None:
+    """The compiled test of one keyword that constrains every instance, or None if absent."""
+    return KEYWORDS[name].compiled(schema[name], schema, False) if name in schema else None
+
+
+def _unless(own_valid: Validator, errors: NodeErrors) -> NodeErrors:
+    """``errors``, skipped (no error) where the compiled test of the same keywords passes."""
+    return lambda value, path: [] if own_valid(value) else errors(value, path)
 
 
 @dataclass(frozen=True)
 class Withdrawn:
-    """A node's own repair that was withdrawn because its repaired subtree still failed: the
-    repaired ``value`` and its ``schema`` give the defects the repair would leave (D22)."""
+    """A node's own repair that was withdrawn because its repaired subtree still failed, with
+    the ``errors`` that repaired value would still have (D22), in :func:`iter_errors` order."""
 
     path: Path
     rule: str
-    value: Any
-    schema: dict[str, Any]
+    errors: list[SchemaError]
+
+
+#: A repaired value and every error it still has, in :func:`toolcall300.schema.iter_errors` order.
+Repaired = tuple[Any, list[SchemaError]]
 
 
 class Repairer:
     """One tentative repair pass over a blob, collecting the diff in application order and the
     repairs withdrawn (outermost only: one beneath a withdrawn repair goes with it).
 
+    Each step returns the repaired value with the errors it still has, gathered on the way
+    (a node's own, then its children's, which is :func:`toolcall300.schema.iter_errors`'
+    order), so the pass is also the defect walk: a result with no error conforms.
     ``max_depth`` bounds the blob's nesting with R5-unwrapped content included.
     """
 
-    def __init__(
-        self, max_depth: int, valid_for: Callable[[dict[str, Any]], Validator] | None = None
-    ) -> None:
+    def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
-        #: ``is_valid`` of a (sub)schema; a caller may hand compiled validators it keeps.
-        self.valid_for = valid_for or _interpreted
         self.diff: list[dict[str, Any]] = []
         self.withdrawn: list[Withdrawn] = []
 
-    def node(self, value: Any, schema: dict[str, Any], path: Path) -> Any:
+    def node(self, value: Any, node: SchemaNode, path: Path) -> Repaired:
         """Repair one node: its own repair first, then its children.
 
         The own repair is tentative: it is kept only when the node's whole subtree then
         conforms; otherwise it and every repair beneath it are withdrawn and the node is
         left as submitted ("the wrap never launders a bad value into a pass").
         """
-        if self.valid_for(schema)(value):
-            return value  # nothing beneath fails, so no rule applies anywhere in it (D8)
+        valid = node.valid
+        own: list[SchemaError] | None = None
+        if valid is None:
+            own = node.errors(value, path)  # interpreted: none means nothing here to repair
+        elif valid(value):
+            return value, []  # nothing beneath fails, so no rule applies anywhere in it (D8)
         # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
-        found = _own_repair(value, schema, path, self.max_depth) if path else None
+        found = (
+            _own_repair(value, node, own, len(path), self.max_depth)
+            if path and (own is None or own)
+            else None
+        )
         if found is not None:
             rule, replacement = found
             mark, withdrawn_mark = len(self.diff), len(self.withdrawn)
             self.diff.append(_entry(path, rule, "replace", value, replacement))
-            repaired = self.children(replacement, schema, path)  # children() never mutates
-            if self.valid_for(schema)(repaired):
-                return repaired
+            if valid is not None and valid(replacement):
+                return replacement, []  # conforms: nothing beneath it is repaired
+            repaired, errors = self.children(replacement, node, path, None)
+            if not errors:
+                return repaired, errors
             del self.diff[mark:]
             del self.withdrawn[withdrawn_mark:]
-            self.withdrawn.append(Withdrawn(path, rule, repaired, schema))
-        return self.children(value, schema, path)
+            self.withdrawn.append(Withdrawn(path, rule, errors))
+        if own is None or isinstance(value, (dict, list)):
+            return self.children(value, node, path, own)
+        return value, own  # a scalar has no children
 
-    def children(self, value: Any, schema: dict[str, Any], path: Path) -> Any:
-        """Repair an object's declared properties (in submitted key order) or an array's items."""
-        if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
-            props: dict[str, Any] = schema["properties"]
-            required = schema.get("required", [])
-            out: dict[str, Any] = {}
+    def children(
+        self, value: Any, node: SchemaNode, path: Path, own: list[SchemaError] | None
+    ) -> Repaired:
+        """Repair an object's declared properties (in submitted key order) or an array's items.
+
+        When no child changes, ``value`` itself is returned (children() never mutates) and
+        ``own``, its own errors when given, still hold.
+        """
+        errors: list[SchemaError] = []
+        out = value
+        if isinstance(value, dict) and node.properties is not None:
+            rebuilt: dict[str, Any] = {}
+            changed = False
+            nodes = node.nodes
             for key, child in value.items():
-                sub = props.get(key)
+                sub = nodes.get(key) or node.property(key)
                 if sub is None:
-                    out[key] = child
-                elif child is None and key not in required and not self.valid_for(sub)(None):
+                    rebuilt[key] = child
+                elif (
+                    child is None
+                    and key not in node.schema.get("required", ())
+                    and not sub.accepts_null()
+                ):
                     # R8: null on an optional declared property is the absence marker.
                     self.diff.append(_entry(path + (key,), "R8", "remove", None, None))
+                    changed = True
                 else:
-                    out[key] = self.node(child, sub, path + (key,))
-            return out
-        if isinstance(value, list) and isinstance(schema.get("items"), dict):
-            items: dict[str, Any] = schema["items"]
-            return [self.node(item, items, path + (i,)) for i, item in enumerate(value)]
-        return value
+                    repaired, child_errors = self.node(child, sub, path + (key,))
+                    rebuilt[key] = repaired
+                    if child_errors:
+                        errors += child_errors
+                    changed = changed or repaired is not child
+            if changed:
+                out = rebuilt
+        elif isinstance(value, list) and node.items_schema is not None:
+            items = node.items()
+            repaired_items = []
+            changed = False
+            for i, item in enumerate(value):
+                repaired, item_errors = self.node(item, items, path + (i,))
+                repaired_items.append(repaired)
+                if item_errors:
+                    errors += item_errors
+                changed = changed or repaired is not item
+            if changed:
+                out = repaired_items
+        if own is None or out is not value:
+            own = node.errors(out, path)
+        return out, own + errors if own else errors
 
 
 def _entry(path: Path, rule: str, op: str, before: Any, after: Any) -> dict[str, Any]:

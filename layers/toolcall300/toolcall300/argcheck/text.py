@@ -126,11 +126,18 @@ def loads(text: str, max_depth: int) -> Any:
         raise TooDeep("nesting exceeds the parser's limit") from exc
     except ValueError as exc:  # JSONDecodeError, TextError, int digit limit
         raise TextError(str(exc)) from exc
-    if json_depth(value, max_depth) > max_depth:
+    # Each walk runs only when a scan of the text cannot rule its finding out: no more opening
+    # brackets than the limit means no deeper nesting, and a string of the value can hold a
+    # surrogate only from a raw one in the text or from a \u escape of one.
+    if text.count("{") + text.count("[") > max_depth and json_depth(value, max_depth) > max_depth:
         raise TooDeep(f"nesting exceeds {max_depth} levels")
-    if not _strings_ok(value):
+    if (_SURROGATE_ESCAPE.search(text) or has_lone_surrogate(text)) and not _strings_ok(value):
         raise TextError("string holds a lone surrogate")
     return value
+
+
+#: A ``\u`` escape of a surrogate code point (one of a valid pair matches too).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _ends_at_token_boundary(text: str, tokens: list[Token]) -> bool:

@@ -15,7 +15,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolcall300.canonical import json_equal
 from toolcall300.schema.paths import Path
@@ -29,7 +29,6 @@ from toolcall300.schema.types import (
     is_int,
     is_integer,
     is_number,
-    json_type_matches,
     type_of,
 )
 
@@ -76,9 +75,11 @@ NOT_COVERED = (
 )
 
 
-@dataclass(frozen=True)
-class SchemaError:
-    """One failed keyword at one node. ``code`` is a tool-argument/v1 defect code."""
+class SchemaError(NamedTuple):
+    """One failed keyword at one node. ``code`` is a tool-argument/v1 defect code.
+
+    A named tuple, not a frozen dataclass: the argument checker makes one per defect, and a
+    tuple is made at C speed."""
 
     code: str
     keyword: str
@@ -98,8 +99,9 @@ class SchemaProblem:
 
 #: ``check(value, instance, schema, instance_path, schema_path)``: the keyword's errors.
 Checker = Callable[[Any, Any, dict[str, Any], Path, Path], Iterator[SchemaError]]
-#: ``problems(value, path)``: why this value of the keyword (at ``path``) cannot be used.
-WellFormed = Callable[[Any, Path], Iterator[SchemaProblem]]
+#: ``problems(value, path)``: why this value of the keyword (at ``path``) cannot be used (a
+#: list, empty when it can: the schema walk calls one per keyword, so no generator each).
+WellFormed = Callable[[Any, Path], list[SchemaProblem]]
 #: ``compiled(value, schema, closed)``: the keyword as a test of an instance of its family (of
 #: any instance when it has none), or ``None`` when it constrains nothing.
 Compiler = Callable[[Any, dict[str, Any], bool], Validator | None]
@@ -123,13 +125,13 @@ def _err(code: str, kw: str, ipath: Path, spath: Path, msg: str) -> SchemaError:
     return SchemaError(code, kw, ipath, spath + (kw,), msg)
 
 
-def _invalid(path: Path, msg: str) -> Iterator[SchemaProblem]:
-    yield SchemaProblem("invalid", path, msg)
+def _invalid(path: Path, msg: str) -> list[SchemaProblem]:
+    return [SchemaProblem("invalid", path, msg)]
 
 
-def _any_value(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _any_value(v: Any, path: Path) -> list[SchemaProblem]:
     """Every JSON value is a well-formed ``const``."""
-    return iter(())
+    return []
 
 
 def _all_of(checks: tuple[Validator, ...]) -> Validator:
@@ -165,14 +167,19 @@ def _type_names(v: Any) -> tuple[str, ...]:
 def _type_check(
     v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
 ) -> Iterator[SchemaError]:
-    names = _type_names(v)
-    if not any(json_type_matches(inst, n) for n in names):
-        yield _err(
-            "type_mismatch", "type", ip, sp, f"expected {' or '.join(names)}, got {type_of(inst)}"
-        )
+    names = (v,) if isinstance(v, str) else v
+    for name in names:
+        test = TYPE_TESTS.get(name)  # json_type_matches, inline: the most frequent check
+        if test is not None and test(inst):
+            return
+    yield _err(
+        "type_mismatch", "type", ip, sp, f"expected {' or '.join(names)}, got {type_of(inst)}"
+    )
 
 
-def _type_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _type_problems(v: Any, path: Path) -> list[SchemaProblem]:
+    if isinstance(v, str) and v in TYPE_TESTS:
+        return []  # the usual form, one type name
     names = [v] if isinstance(v, str) else v
     if (
         not isinstance(names, list)
@@ -180,9 +187,8 @@ def _type_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
         or any(n not in JSON_TYPES for n in names)
         or len(set(names)) != len(names)
     ):
-        yield from _invalid(
-            path, "type must be a type name or a non-empty list of distinct type names"
-        )
+        return _invalid(path, "type must be a type name or a non-empty list of distinct type names")
+    return []
 
 
 def _type_tests(schema: dict[str, Any], closed: bool) -> tuple[Validator, ...]:
@@ -206,9 +212,8 @@ def _enum_check(
         yield _err("enum_mismatch", "enum", ip, sp, f"not one of the {len(v)} enum members")
 
 
-def _enum_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
-    if not isinstance(v, list):
-        yield from _invalid(path, "enum must be an array")
+def _enum_problems(v: Any, path: Path) -> list[SchemaProblem]:
+    return [] if isinstance(v, list) else _invalid(path, "enum must be an array")
 
 
 def _enum_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator | None:
@@ -237,9 +242,10 @@ def _const_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator |
 # ---------------------------------------------------------------------------- counts and bounds
 
 
-def _count_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _count_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if not (is_integer(v) and v >= 0):
-        yield from _invalid(path, f"{path[-1]} must be a non-negative integer")
+        return _invalid(path, f"{path[-1]} must be a non-negative integer")
+    return []
 
 
 def _count(name: str, family: str, code: str, at_least: bool, message: str) -> Keyword:
@@ -262,12 +268,13 @@ def _count(name: str, family: str, code: str, at_least: bool, message: str) -> K
     return Keyword(name, check, _count_problems, compiled, family)
 
 
-def _bound_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _bound_problems(v: Any, path: Path) -> list[SchemaProblem]:
     kw = path[-1]
     if isinstance(v, bool) and str(kw).startswith("exclusive"):
-        yield SchemaProblem("not_covered", path, f"boolean-form {kw} is not covered")
-    elif not is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
-        yield from _invalid(path, f"{kw} must be a number")
+        return [SchemaProblem("not_covered", path, f"boolean-form {kw} is not covered")]
+    if not is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+        return _invalid(path, f"{kw} must be a number")
+    return []
 
 
 def _bound(name: str, code: str, holds: Callable[[Any, Any], bool], message: str) -> Keyword:
@@ -306,22 +313,21 @@ def _pattern_check(
         yield _err("pattern_mismatch", "pattern", ip, sp, "does not match pattern")
 
 
-def _pattern_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _pattern_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if not isinstance(v, str):
-        yield from _invalid(path, "pattern must be a string")
-    elif ECMA_ONLY.search(v):
+        return _invalid(path, "pattern must be a string")
+    if ECMA_ONLY.search(v):
         # ECMA-262 syntax Python's re cannot evaluate faithfully: refuse, never approximate.
         msg = "Unicode property escapes (\\p{...}) in pattern are not covered"
-        yield SchemaProblem("not_covered", path, msg)
-    else:
-        try:
-            compile_pattern(v)
-        except re.error as exc:
-            yield from _invalid(path, f"pattern does not compile: {exc}")
-        else:
-            hazard = backtracking_hazard(v)
-            if hazard:
-                yield SchemaProblem("not_covered", path, f"pattern is not covered: {hazard}")
+        return [SchemaProblem("not_covered", path, msg)]
+    try:
+        compile_pattern(v)
+    except re.error as exc:
+        return _invalid(path, f"pattern does not compile: {exc}")
+    hazard = backtracking_hazard(v)
+    if hazard:
+        return [SchemaProblem("not_covered", path, f"pattern is not covered: {hazard}")]
+    return []
 
 
 def _pattern_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator:
@@ -370,9 +376,8 @@ def _unique_items_check(
             yield _err("items_not_unique", "uniqueItems", ip, sp, f"items {i} and {j} are equal")
 
 
-def _unique_items_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
-    if not isinstance(v, bool):
-        yield from _invalid(path, "uniqueItems must be a boolean")
+def _unique_items_problems(v: Any, path: Path) -> list[SchemaProblem]:
+    return [] if isinstance(v, bool) else _invalid(path, "uniqueItems must be a boolean")
 
 
 def _unique_items_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator | None:
@@ -397,9 +402,10 @@ def _required_check(
                 )
 
 
-def _required_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _required_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if not isinstance(v, list) or any(not isinstance(n, str) for n in v) or len(set(v)) != len(v):
-        yield from _invalid(path, "required must be an array of distinct strings")
+        return _invalid(path, "required must be an array of distinct strings")
+    return []
 
 
 def _required_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator | None:
@@ -423,13 +429,14 @@ def _additional_properties_check(
                 )
 
 
-def _additional_properties_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _additional_properties_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if isinstance(v, dict):
-        yield SchemaProblem(
-            "not_covered", path, "schema-valued additionalProperties is not covered"
-        )
-    elif not isinstance(v, bool):
-        yield from _invalid(path, "additionalProperties must be a boolean")
+        return [
+            SchemaProblem("not_covered", path, "schema-valued additionalProperties is not covered")
+        ]
+    if not isinstance(v, bool):
+        return _invalid(path, "additionalProperties must be a boolean")
+    return []
 
 
 def _additional_properties_compiled(
@@ -449,12 +456,13 @@ def _properties_check(
                 yield from iter_errors(value, v[key], ip + (key,), sp + ("properties", key))
 
 
-def _properties_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _properties_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if not isinstance(v, dict):
-        yield from _invalid(path, "properties must be an object")
-    else:
-        for name, sub in v.items():
-            yield from schema_problems(sub, path + (name,))
+        return _invalid(path, "properties must be an object")
+    out: list[SchemaProblem] = []
+    for name, sub in v.items():
+        out += schema_problems(sub, path + (name,))
+    return out
 
 
 def _properties_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator | None:
@@ -489,11 +497,10 @@ def _items_check(
             yield from iter_errors(item, v, ip + (i,), sp + ("items",))
 
 
-def _items_problems(v: Any, path: Path) -> Iterator[SchemaProblem]:
+def _items_problems(v: Any, path: Path) -> list[SchemaProblem]:
     if isinstance(v, list):
-        yield SchemaProblem("not_covered", path, "array-form items is not covered")
-    else:
-        yield from schema_problems(v, path)
+        return [SchemaProblem("not_covered", path, "array-form items is not covered")]
+    return schema_problems(v, path)
 
 
 def _items_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator:
@@ -569,10 +576,16 @@ KEYWORDS: dict[str, Keyword] = {
 #: The keywords the engine enforces, in the order their defects are reported at one node.
 ENFORCED = tuple(KEYWORDS)
 
-#: The table without ``required`` (reported first at each node) and without the keywords that
-#: walk subschemas (a node's own errors).
+#: The table without ``required`` (reported first at each node).
 _AFTER_REQUIRED = tuple(kw for kw in KEYWORDS.values() if kw.name != "required")
-_LOCAL = tuple(kw for kw in KEYWORDS.values() if not kw.subschemas)
+#: A node's own keywords (not those that walk subschemas) in the order they are reported.
+_OWN = (KEYWORDS["required"],) + tuple(kw for kw in _AFTER_REQUIRED if not kw.subschemas)
+
+#: Each of a node's own keywords: its place in report order and its check.
+_OWN_RANK = {kw.name: (rank, kw.check) for rank, kw in enumerate(_OWN)}
+
+#: ``errors(instance, instance_path)``: the errors of one node alone (see :func:`node_errors`).
+NodeErrors = Callable[[Any, Path], list[SchemaError]]
 
 
 # ---------------------------------------------------------------------------- the walks
@@ -596,12 +609,31 @@ def iter_errors(
 def node_errors(
     instance: Any, schema: dict[str, Any], instance_path: Path = ()
 ) -> list[SchemaError]:
-    """Errors of this node alone: its own keywords, not its properties' or items' subschemas."""
-    out: list[SchemaError] = []
-    for kw in _LOCAL:
-        if kw.name in schema:
-            out.extend(kw.check(schema[kw.name], instance, schema, instance_path, ()))
-    return out
+    """Errors of this node alone: its own keywords, not its properties' or items' subschemas,
+    in the order :func:`iter_errors` reports them (so a node's errors followed by its
+    children's, in the instance's order, are :func:`iter_errors`'s). Schema paths are relative
+    to the node."""
+    return compile_node_errors(schema)(instance, instance_path)
+
+
+def compile_node_errors(schema: dict[str, Any]) -> NodeErrors:
+    """:func:`node_errors` for one schema with the keyword table read once, for a walk that
+    asks about the same node again and again (the argument checker's repair pass)."""
+    # The schema's few keywords put in report order (cheaper than asking for each of the table's).
+    checks = sorted((_OWN_RANK[name], value) for name, value in schema.items() if name in _OWN_RANK)
+    if len(checks) == 1:
+        ((_, check), only) = checks[0]
+        return lambda instance, instance_path: list(
+            check(only, instance, schema, instance_path, ())
+        )
+
+    def errors(instance: Any, instance_path: Path) -> list[SchemaError]:
+        out: list[SchemaError] = []
+        for (_, check), value in checks:
+            out.extend(check(value, instance, schema, instance_path, ()))
+        return out
+
+    return errors
 
 
 def is_valid(instance: Any, schema: dict[str, Any]) -> bool:
@@ -630,14 +662,15 @@ def schema_problems(schema: Any, path: Path = ()) -> list[SchemaProblem]:
         ]
     out: list[SchemaProblem] = []
     for name, v in schema.items():
-        p = path + (name,)
-        if name in ANNOTATIONS:
-            continue
         kw = KEYWORDS.get(name)
-        if kw is None:
-            out.append(SchemaProblem("not_covered", p, f"keyword {name!r} is not covered"))
-        else:
-            out.extend(kw.problems(v, p))
+        if kw is not None:
+            found = kw.problems(v, path + (name,))
+            if found:
+                out += found
+        elif name not in ANNOTATIONS:
+            out.append(
+                SchemaProblem("not_covered", path + (name,), f"keyword {name!r} is not covered")
+            )
     return out
 
 
@@ -694,6 +727,19 @@ def compile_validator(schema: dict[str, Any], *, closed: bool = False) -> Valida
         checks.insert(0, type_check or _always)
     checks.extend(families)
     return _always if not checks else checks[0] if len(checks) == 1 else _all_of(tuple(checks))
+
+
+def compile_node_validator(schema: dict[str, Any]) -> Validator:
+    """Whether an instance has no :func:`node_errors`: the node's own keywords alone, compiled.
+
+    It is :func:`compile_validator` of the schema with each subschema emptied (``{}`` accepts
+    every instance, so no child can fail): ``items`` is dropped (no other keyword reads it),
+    and ``properties`` keeps its names only where ``additionalProperties: false`` needs them.
+    """
+    own = {name: value for name, value in schema.items() if name not in ("items", "properties")}
+    if "properties" in schema and schema.get("additionalProperties") is False:
+        own["properties"] = {key: {} for key in schema["properties"]}
+    return compile_validator(own)
 
 
 def _always(value: Any) -> bool:

@@ -109,8 +109,10 @@ def _repeat_hazard(items: Any, inside_repeat: bool) -> str | None:
     return None
 
 
+@lru_cache(maxsize=512)
 def backtracking_hazard(pattern: str) -> str | None:
-    r"""Why ``pattern`` could make a match run for exponential time, or ``None``.
+    r"""Why ``pattern`` could make a match run for exponential time, or ``None`` (cached, as
+    :func:`compile_pattern` is: parsing a pattern costs more than a whole check).
 
     Python's ``re`` has no time limit, and a schema is caller-supplied (``POST /check``), so
     patterns whose backtracking can explode are refused as not covered rather than run:
