@@ -61,16 +61,18 @@ def timed_together(fns: dict[str, Callable[[], None]], repeats: int) -> dict[str
     """Median seconds of ``repeats`` runs of each of ``fns`` (after one warm-up run each).
 
     The samples are taken round-robin, one of each per round, so a change in the machine's
-    load (it is shared) falls on every variant alike instead of on whichever ran then.
+    load (it is shared) falls on every variant alike instead of on whichever ran then; each is
+    this process's CPU time (``time.process_time``), so time spent waiting for the CPU while
+    another process runs is not counted against whichever variant was running.
     """
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():
         fn()
     for _ in range(repeats):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            start = time.process_time()
             fn()
-            samples[name].append(time.perf_counter() - start)
+            samples[name].append(time.process_time() - start)
     return {name: statistics.median(times) for name, times in samples.items()}
 
 

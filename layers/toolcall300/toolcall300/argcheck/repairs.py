@@ -345,8 +345,8 @@ class Repairer:
             nodes = node.nodes
             for key, child in value.items():
                 sub = nodes.get(key) or node.property(key)
-                if sub is None:
-                    rebuilt[key] = child
+                if sub is None or (sub.valid is not None and sub.valid(child)):
+                    rebuilt[key] = child  # undeclared, or conforms (what node() would answer)
                 elif (
                     child is None
                     and key not in node.schema.get("required", ())
@@ -367,7 +367,11 @@ class Repairer:
             items = node.items()
             repaired_items = []
             changed = False
+            valid = items.valid
             for i, item in enumerate(value):
+                if valid is not None and valid(item):
+                    repaired_items.append(item)  # conforms (what node() would answer)
+                    continue
                 repaired, item_errors = self.node(item, items, path + (i,))
                 repaired_items.append(repaired)
                 if item_errors:
