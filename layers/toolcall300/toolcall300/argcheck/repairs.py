@@ -42,7 +42,7 @@ Repair = tuple[str, Any]  # (rule id, replacement value)
 
 def _r3_string_to_number(value: Any, types: tuple[str, ...]) -> Repair | None:
     """R3: a string matching the JSON number grammar exactly becomes that number."""
-    if not (isinstance(value, str) and {"number", "integer"} & set(types)):
+    if not (isinstance(value, str) and ("number" in types or "integer" in types)):
         return None
     grammar = _NUMBER.fullmatch(value)
     if grammar is None:
@@ -192,6 +192,7 @@ class SchemaNode:
         "_repair_tests",
         "compiled",
         "errors",
+        "failing_errors",
         "items_schema",
         "nodes",
         "properties",
@@ -203,6 +204,9 @@ class SchemaNode:
         self.schema = schema
         self.compiled = compiled
         errors = compile_node_errors(schema)
+        #: :attr:`errors` without the compiled pre-test, for a value known to fail its own
+        #: keywords (a scalar that fails the whole subtree's test).
+        self.failing_errors: NodeErrors = errors
         self.valid: Validator | None = None
         if compiled:
             self.valid = compile_validator(schema)
@@ -302,11 +306,16 @@ class Repairer:
         left as submitted ("the wrap never launders a bad value into a pass").
         """
         valid = node.valid
+        if valid is not None and valid(value):
+            return value, []  # nothing beneath fails, so no rule applies anywhere in it (D8)
+        return self._unless_valid(value, node, path)
+
+    def _unless_valid(self, value: Any, node: SchemaNode, path: Path) -> Repaired:
+        """:meth:`node` past its compiled test (which failed, or the node has none)."""
+        valid = node.valid
         own: list[SchemaError] | None = None
         if valid is None:
             own = node.errors(value, path)  # interpreted: none means nothing here to repair
-        elif valid(value):
-            return value, []  # nothing beneath fails, so no rule applies anywhere in it (D8)
         # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
         found = (
             _own_repair(value, node, own, len(path), self.max_depth)
@@ -325,9 +334,10 @@ class Repairer:
             del self.diff[mark:]
             del self.withdrawn[withdrawn_mark:]
             self.withdrawn.append(Withdrawn(path, rule, errors))
-        if own is None or isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list)):
             return self.children(value, node, path, own)
-        return value, own  # a scalar has no children
+        # A scalar has no children: its own errors are all of them, and it fails (some exist).
+        return value, own if own is not None else node.failing_errors(value, path)
 
     def children(
         self, value: Any, node: SchemaNode, path: Path, own: list[SchemaError] | None
@@ -356,7 +366,7 @@ class Repairer:
                     self.diff.append(_entry(path + (key,), "R8", "remove", None, None))
                     changed = True
                 else:
-                    repaired, child_errors = self.node(child, sub, path + (key,))
+                    repaired, child_errors = self._unless_valid(child, sub, path + (key,))
                     rebuilt[key] = repaired
                     if child_errors:
                         errors += child_errors
@@ -372,7 +382,7 @@ class Repairer:
                 if valid is not None and valid(item):
                     repaired_items.append(item)  # conforms (what node() would answer)
                     continue
-                repaired, item_errors = self.node(item, items, path + (i,))
+                repaired, item_errors = self._unless_valid(item, items, path + (i,))
                 repaired_items.append(repaired)
                 if item_errors:
                     errors += item_errors
