@@ -14,8 +14,7 @@ import decimal
 import math
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.canonical import canonical, raw_decode_strict
@@ -150,7 +149,7 @@ def _own_repair(
         codes = [e.code for e in own]
         fails_type, fails_enum = "type_mismatch" in codes, "enum_mismatch" in codes
     else:
-        type_ok, enum_ok = node.repair_tests()
+        type_ok, enum_ok = node.type_ok, node.enum_ok
         fails_type = type_ok is not None and not type_ok(value)
         fails_enum = not fails_type and enum_ok is not None and not enum_ok(value)
     if fails_type:
@@ -189,14 +188,15 @@ class SchemaNode:
     __slots__ = (
         "_accepts_null",
         "_items",
-        "_repair_tests",
         "compiled",
+        "enum_ok",
         "errors",
         "failing_errors",
         "items_schema",
         "nodes",
         "properties",
         "schema",
+        "type_ok",
         "valid",
     )
 
@@ -208,9 +208,15 @@ class SchemaNode:
         #: keywords (a scalar that fails the whole subtree's test).
         self.failing_errors: NodeErrors = errors
         self.valid: Validator | None = None
+        #: Compiled, the tests of ``type`` and ``enum`` alone (None where not declared): what
+        #: their defects mean, which is what the rules answer.
+        self.type_ok: Validator | None = None
+        self.enum_ok: Validator | None = None
         if compiled:
             self.valid = compile_validator(schema)
             errors = _unless(compile_node_validator(schema), errors)
+            self.type_ok = _keyword_test("type", schema)
+            self.enum_ok = _keyword_test("enum", schema)
         #: The errors of a value's own keywords (:func:`toolcall300.schema.node_errors`).
         self.errors: NodeErrors = errors
         properties, items = schema.get("properties"), schema.get("items")
@@ -222,7 +228,6 @@ class SchemaNode:
         self.items_schema: dict[str, Any] | None = items if isinstance(items, dict) else None
         self._items: SchemaNode | None = None
         self._accepts_null: bool | None = None
-        self._repair_tests: tuple[Validator | None, Validator | None] | None = None
 
     def property(self, key: str) -> SchemaNode | None:
         """The node of declared property ``key`` (``properties`` must be declared), else None."""
@@ -242,16 +247,6 @@ class SchemaNode:
             self._items = SchemaNode(self.items_schema, compiled=self.compiled)
         return self._items
 
-    def repair_tests(self) -> tuple[Validator | None, Validator | None]:
-        """The compiled tests of ``type`` and ``enum`` alone (None where not declared): what
-        their defects mean, which is what the rules answer."""
-        if self._repair_tests is None:
-            self._repair_tests = (
-                _keyword_test("type", self.schema),
-                _keyword_test("enum", self.schema),
-            )
-        return self._repair_tests
-
     def accepts_null(self) -> bool:
         """``is_valid(None, schema)``: null has no children, so its own errors are all of them."""
         if self._accepts_null is None:
@@ -269,8 +264,7 @@ def _unless(own_valid: Validator, errors: NodeErrors) -> NodeErrors:
     return lambda value, path: [] if own_valid(value) else errors(value, path)
 
 
-@dataclass(frozen=True)
-class Withdrawn:
+class Withdrawn(NamedTuple):
     """A node's own repair that was withdrawn because its repaired subtree still failed, with
     the ``errors`` that repaired value would still have (D22), in :func:`iter_errors` order."""
 

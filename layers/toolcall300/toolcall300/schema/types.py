@@ -83,6 +83,9 @@ def declared_types(schema: dict[str, Any]) -> tuple[str, ...]:
 
 def type_of(value: Any) -> str:
     """The JSON type name of a value (``integer`` for integral ints, else ``number``)."""
+    name = _EXACT_TYPE_NAMES.get(type(value))
+    if name is not None:  # the exact types a JSON reader makes, at one lookup
+        return name
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -98,3 +101,14 @@ def type_of(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+_EXACT_TYPE_NAMES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
