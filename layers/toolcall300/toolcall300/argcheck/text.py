@@ -13,8 +13,7 @@ never inserts a comma, a colon, a key or a value, and never guesses what a cut t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolcall300.canonical import loads_strict
 
@@ -43,8 +42,7 @@ class TooDeep(ValueError):
     """The text nests deeper than the caller's limit allows."""
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """One lexical token: ``kind`` is the punctuation character itself, ``string``,
     ``number`` or ``literal``; ``start``/``end`` index the text."""
 
