@@ -620,7 +620,9 @@ def compile_node_errors(schema: dict[str, Any]) -> NodeErrors:
     """:func:`node_errors` for one schema with the keyword table read once, for a walk that
     asks about the same node again and again (the argument checker's repair pass)."""
     # The schema's few keywords put in report order (cheaper than asking for each of the table's).
-    checks = sorted((_OWN_RANK[name], value) for name, value in schema.items() if name in _OWN_RANK)
+    checks = [(_OWN_RANK[name], value) for name, value in schema.items() if name in _OWN_RANK]
+    if len(checks) > 1:
+        checks.sort()  # ranks are distinct, so only they are compared
     if len(checks) == 1:
         ((_, check), only) = checks[0]
         return lambda instance, instance_path: list(
