@@ -29,7 +29,7 @@ from toolcall300.argcheck.criteria import (
     PRICE_PER_CHECK,
 )
 from toolcall300.service.domain.licences import Effect, Licence
-from toolcall300.service.domain.records import retry_on_conflict
+from toolcall300.service.domain.records import day_of, retry_on_conflict
 from toolcall300.service.errors import PaymentRequired, StoreConflict
 
 WINDOW_DAYS = 30
@@ -107,7 +107,7 @@ def ledger_record(
     record = {
         "payer": payer,
         "timestamp": now.isoformat(timespec="seconds"),
-        "day": now.strftime("%Y-%m-%d"),
+        "day": day_of(now),
         "price": PRICE_PER_CHECK,
         "currency": CURRENCY,
         "payment_id": payment_id,
@@ -145,7 +145,7 @@ def charge_check(
 
 def count_free(ledger: CheckLedger, now: datetime) -> None:
     """One free-tier check with a verdict, for the free-to-paid tripwire."""
-    ledger.count(now.astimezone(UTC).strftime("%Y-%m-%d"), {"free": 1})
+    ledger.count(day_of(now), {"free": 1})
 
 
 def checks_paid_by(amount: int) -> int:
@@ -172,7 +172,7 @@ def _settle(
     A pack remembers the highest ``amount_refunded`` it applied, so the same event twice, or
     an earlier partial refund arriving after a later one, takes nothing more.
     """
-    day = now.astimezone(UTC).strftime("%Y-%m-%d")
+    day = day_of(now)
 
     def attempt() -> int | None:
         pack = ledger.pack(payer)

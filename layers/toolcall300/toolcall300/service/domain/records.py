@@ -28,6 +28,15 @@ def iso(ts: datetime) -> str:
     return ts.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def day_of(now: datetime) -> str:
+    """The UTC day ``now`` falls on, as the daily counters and the ledger key it.
+
+    >>> day_of(datetime(2026, 11, 30, 23, 30, tzinfo=UTC))
+    '2026-11-30'
+    """
+    return now.astimezone(UTC).strftime("%Y-%m-%d")
+
+
 def retry_on_conflict(attempt: Callable[[], T], *, what: str) -> T:
     """Run ``attempt`` (read, edit, conditional write) until no ``StoreConflict``; 409 after a few.
 

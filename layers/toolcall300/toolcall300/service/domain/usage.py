@@ -16,6 +16,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from toolcall300.service.domain.records import day_of
 from toolcall300.service.errors import BackendError, PaymentRequired, StoreConflict, TooManyRequests
 
 METRICS_COUNTER = "metrics#argcheck"
@@ -27,10 +28,6 @@ class UsageStore(Protocol):
         self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
     ) -> None: ...
     def add(self, counter_id: str, names: list[str]) -> None: ...
-
-
-def day_of(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%d")
 
 
 def seconds_to_midnight(now: datetime) -> int:
