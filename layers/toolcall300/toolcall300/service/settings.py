@@ -137,3 +137,17 @@ class LocalWorkerSettings(BaseSettings):
     #: limit every run is stopped at.
     team_runs: int = Field(default=1, ge=1)
     run_timeout_s: int = Field(default=900, ge=1)
+
+
+class LocalEditionSettings(BaseSettings):
+    """Set only by the local stack (``toolcall300 serve``): its state folder and its own URL.
+
+    A state folder selects the one-machine edition's adapters (SQLite and files,
+    ``sdk.state_folder``) in ``api.wiring``; without one, the AWS adapters.
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True, env_prefix="TOOLCALL300_")
+
+    state_dir: str = ""
+    #: Where the stack serves its signed object links (its one listening address).
+    public_url: str = ""

@@ -2,7 +2,11 @@
 
 Routes call these to get the stores they pass to domain functions. Tests and the local stack
 reset them with :func:`clear_ports` after changing the environment. This is the only place
-that decides which adapter backs which port.
+that decides which adapter backs which port: the AWS adapters (``sdk.dynamo``, ``sdk.runs``,
+``sdk.s3``, Secrets Manager, KMS) on a deployment, the one-machine edition's (SQLite and files
+under the state folder, ``sdk.state_folder``) when the local stack has set
+``TOOLCALL300_STATE_DIR``. The two sets keep the same port contracts
+(tests/unit/test_store_contract.py runs one suite against both).
 """
 
 from __future__ import annotations
@@ -11,9 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcall300.service.domain import ledger, usage
+from toolcall300.service.domain.ledger import CheckLedger
+from toolcall300.service.domain.licences import LicenceStore
+from toolcall300.service.domain.runs import RunStore
+from toolcall300.service.domain.usage import UsageStore
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk import secrets as secrets_adapter
@@ -27,6 +36,7 @@ from toolcall300.service.settings import (
     CheckLedgerSettings,
     CorpusSettings,
     LicenceSettings,
+    LocalEditionSettings,
     RunsSettings,
     WebhookSettings,
     clear_settings,
@@ -36,34 +46,75 @@ from toolcall300.service.settings import (
 if TYPE_CHECKING:
     from toolcall300.service.hosted.flow import Corpus
     from toolcall300.service.sdk.signing import ReportKeys
+    from toolcall300.service.sdk.state_folder import LocalEdition
 
 
 @cache
-def licence_store() -> LicenceTable:
+def local_edition() -> LocalEdition | None:
+    """The one-machine edition's adapters over the state folder, or None on AWS."""
+    conf = get_settings(LocalEditionSettings)
+    if not conf.state_dir:
+        return None
+    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+
+    return LocalEdition(
+        StateFolder(Path(conf.state_dir)),
+        public_url=lambda: get_settings(LocalEditionSettings).public_url,
+    )
+
+
+def close_local_edition() -> None:
+    """Close the state folder's database (the local stack's stop) and forget it."""
+    edition = local_edition() if local_edition.cache_info().currsize else None
+    if edition is not None:
+        edition.close()
+    local_edition.cache_clear()
+
+
+@cache
+def licence_store() -> LicenceStore:
+    edition = local_edition()
+    if edition is not None:
+        return edition.licences
     return LicenceTable(get_settings(LicenceSettings).licences_table)
 
 
 @cache
-def usage_store(kind: type[CorpusSettings] | type[ArgcheckSettings]) -> UsageTable:
-    return UsageTable(get_settings(kind).usage_table)
+def usage_store(kind: type[CorpusSettings] | type[ArgcheckSettings] | None = None) -> UsageStore:
+    edition = local_edition()
+    if edition is not None:
+        return edition.usage
+    return UsageTable(get_settings(kind).usage_table if kind else runs_settings().usage_table)
 
 
 @cache
-def corpus_objects() -> CorpusObjects:
-    return CorpusObjects(get_settings(CorpusSettings).corpus_bucket)
+def corpus_objects() -> Any:
+    """The corpus bucket (``corpus.ObjectStore``: read, presign)."""
+    bucket = get_settings(CorpusSettings).corpus_bucket
+    edition = local_edition()
+    return edition.corpus(bucket) if edition is not None else CorpusObjects(bucket)
+
+
+def secret_json(name: str, *, max_age: int) -> dict[str, Any]:
+    """The JSON object stored as secret ``name``: Secrets Manager through Powertools, or the
+    state folder's file of that name (mode 600) on the one-machine edition."""
+    edition = local_edition()
+    if edition is not None:
+        return edition.folder.secret(name)
+    return secrets_adapter.get_json_secret(name, max_age=max_age)
 
 
 def webhook_secrets() -> list[str]:
     """Current and previous Stripe signing secrets (both valid during a rotation)."""
     s = get_settings(WebhookSettings)
-    doc = secrets_adapter.get_json_secret(s.stripe_webhook_secret_name, max_age=s.secrets_max_age_s)
+    doc = secret_json(s.stripe_webhook_secret_name, max_age=s.secrets_max_age_s)
     return [str(doc.get(k) or "") for k in ("current", "previous") if doc.get(k)]
 
 
 def client_id_salt() -> bytes:
     """The HMAC key that pseudonymises free-tier callers (generated at deploy, cached)."""
     s = get_settings(ArgcheckSettings)
-    doc = secrets_adapter.get_json_secret(s.client_id_salt_secret_name, max_age=s.secrets_max_age_s)
+    doc = secret_json(s.client_id_salt_secret_name, max_age=s.secrets_max_age_s)
     salt = str(doc.get("salt") or "")
     if not salt:
         raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
@@ -71,21 +122,29 @@ def client_id_salt() -> bytes:
 
 
 @cache
-def check_ledger() -> CheckLedgerTable:
+def check_ledger() -> CheckLedger:
+    edition = local_edition()
+    if edition is not None:
+        return edition.ledger
     return CheckLedgerTable(get_settings(CheckLedgerSettings).check_ledger_table)
 
 
 def report_keys() -> ReportKeys:
     """The keys that sign paid argument-check reports, derived once per process from the
-    stack's KMS HMAC key (``sdk.signing``; a failure is not cached, so the next call retries)."""
+    stack's KMS HMAC key, or on the one-machine edition from the state folder's seed, the same
+    way (``sdk.signing``; a failure is not cached, so the next call retries)."""
     s = get_settings(ArgcheckSettings)
     return _derived_keys(s.report_signing_key_id, s.report_key_generations)
 
 
 @lru_cache(maxsize=4)
 def _derived_keys(key_id: str, generations: tuple[int, ...]) -> ReportKeys:
-    from toolcall300.service.sdk.kms import generate_mac
     from toolcall300.service.sdk.signing import ReportKeys  # cryptography: argcheck only
+
+    edition = local_edition()
+    if edition is not None:
+        return ReportKeys.derived(edition.folder.report_mac, generations)
+    from toolcall300.service.sdk.kms import generate_mac
 
     return ReportKeys.derived(lambda message: generate_mac(key_id, message), generations)
 
@@ -95,7 +154,7 @@ def stripe_api_key() -> str:
     s = get_settings(LicenceSettings)
     if not s.stripe_api_key_secret_name:
         return ""
-    doc = secrets_adapter.get_json_secret(s.stripe_api_key_secret_name, max_age=s.secrets_max_age_s)
+    doc = secret_json(s.stripe_api_key_secret_name, max_age=s.secrets_max_age_s)
     return str(doc.get("api_key") or "")
 
 
@@ -121,6 +180,7 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 
     s = get_settings(WebhookSettings)
     lookup, by_session = payment_lookup(), session_lookup()
+    edition = local_edition()
     return once_per_event_id(
         lambda event: process_event(
             event,
@@ -134,6 +194,7 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
             ),
         ),
         table=s.idempotency_table,
+        persistence=edition.idempotency() if edition is not None else None,
         expires_after_s=s.idempotency_expiry_s,
     )
 
@@ -145,12 +206,19 @@ def runs_settings() -> RunsSettings:
 
 
 @cache
-def run_store() -> RunTable:
+def run_store() -> RunStore:
+    edition = local_edition()
+    if edition is not None:
+        return edition.runs
     return RunTable(runs_settings().runs_table)
 
 
 @cache
-def report_store() -> ReportObjects:
+def report_store() -> Any:
+    """The reports bucket (``runs.ReportStore`` plus ``presign``)."""
+    edition = local_edition()
+    if edition is not None:
+        return edition.reports(runs_settings().reports_bucket)
     return ReportObjects(runs_settings().reports_bucket)
 
 
@@ -195,12 +263,15 @@ def scoring_corpus() -> Corpus:
     """The private corpus the trusted side scores against, from the corpus bucket (once per process)."""
     from toolcall300.service.hosted.flow import load_corpus
 
-    return load_corpus(CorpusObjects(runs_settings().corpus_bucket).read)
+    bucket = runs_settings().corpus_bucket
+    edition = local_edition()
+    objects = edition.corpus(bucket) if edition is not None else CorpusObjects(bucket)
+    return load_corpus(objects.read)
 
 
 def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
     """Count one run against a licence's daily cap (429 + Retry-After when it is spent)."""
-    table = UsageTable(runs_settings().usage_table)
+    table = usage_store()
     limit = runs_settings().runs_per_day
 
     def take(licence_id: str) -> None:
@@ -224,7 +295,9 @@ def callback_resolver() -> Callable[..., Any]:
 
 
 def clear_ports() -> None:
-    """Forget every cached collaborator, setting, client and secret."""
+    """Forget every cached collaborator, setting, client and secret (closing the state
+    folder's database, if one was open)."""
+    close_local_edition()
     for fn in (
         licence_store,
         usage_store,

@@ -370,14 +370,13 @@ def local_deps(context: Any) -> WorkerDeps:
     (``LocalWorkerSettings``: workers, runs per team at once, seconds per run, memory)."""
     from toolcall300.service.api import wiring
     from toolcall300.service.hosted import flow
-    from toolcall300.service.sdk.s3 import CorpusObjects
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
     conf, local = wiring.runs_settings(), get_settings(LocalWorkerSettings)
     return WorkerDeps(
         store=wiring.run_store(),
         reports=wiring.report_store(),
-        corpus=cached_corpus(CorpusObjects(conf.corpus_bucket).read),
+        corpus=cached_corpus(wiring.corpus_objects().read),
         notify=flow.notify,
         lease_s=local.lease_s,
         job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),

@@ -1,4 +1,5 @@
-"""Powertools idempotency on a DynamoDB table (key ``id``, TTL ``expiration``).
+"""Powertools idempotency on a DynamoDB table (key ``id``, TTL ``expiration``), or on any other
+persistence layer given (the one-machine edition's ``sdk.sqlite_idempotency``).
 
 Wraps a function of one ``event`` dict so that a second call with the same ``event["id"]``
 returns the first call's stored result without running it again (Stripe redelivers). One
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import (
+    BasePersistenceLayer,
     DynamoDBPersistenceLayer,
     IdempotencyConfig,
     idempotent_function,
@@ -24,9 +26,17 @@ EventFn = Callable[[dict[str, Any]], dict[str, Any]]
 OnceFn = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def once_per_event_id(fn: EventFn, *, table: str, expires_after_s: int) -> OnceFn:
-    """``fn`` made idempotent on ``event["id"]``; an in-flight duplicate answers 409 (retry)."""
-    persistence = DynamoDBPersistenceLayer(table_name=table)
+def once_per_event_id(
+    fn: EventFn,
+    *,
+    table: str,
+    expires_after_s: int,
+    persistence: BasePersistenceLayer | None = None,
+) -> OnceFn:
+    """``fn`` made idempotent on ``event["id"]``; an in-flight duplicate answers 409 (retry).
+    The records go to ``persistence`` when given, else to the DynamoDB table ``table``."""
+    if persistence is None:
+        persistence = DynamoDBPersistenceLayer(table_name=table)
     config = IdempotencyConfig(
         event_key_jmespath="id",
         raise_on_no_idempotency_key=True,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -17,6 +17,7 @@ from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import manifest_entries
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
+from toolcall300.service.sdk.files import content_type
 
 
 class CorpusObjects(LazyBucket):
@@ -37,6 +38,9 @@ class CorpusObjects(LazyBucket):
             ) from exc
         return body
 
+    def put(self, key: str, body: bytes, content_type: str) -> None:
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType=content_type)
+
     def presign(self, key: str, *, seconds: int) -> str:
         url: str = self.s3.generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=seconds
@@ -44,7 +48,13 @@ class CorpusObjects(LazyBucket):
         return url
 
 
-def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
+class Writable(Protocol):
+    """A bucket :func:`upload_corpus` writes to (``CorpusObjects``, or ``sdk.files.FileCorpus``)."""
+
+    def put(self, key: str, body: bytes, content_type: str) -> None: ...
+
+
+def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
     """Upload every file ``manifest.json`` lists, then the manifest itself (last, so a reader
     never sees a manifest whose files are not there yet). Refuses a file whose sha256 does not
     match its pin. The private corpus's label-free job inputs are derived and stored beside it
@@ -58,24 +68,9 @@ def upload_corpus(directory: Path, objects: CorpusObjects) -> dict[str, Any]:
         data = (directory / name).read_bytes()
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ValueError(f"{name}: sha256 does not match the manifest pin")
-        objects.s3.put_object(
-            Bucket=objects.bucket, Key=name, Body=data, ContentType=_content_type(name)
-        )
+        objects.put(name, data, content_type(name))
         if name == CORPUS_FILE:  # the jobs' label-free inputs, derived here once per version
             for key, body in derive_inputs(data).items():
-                objects.s3.put_object(
-                    Bucket=objects.bucket, Key=key, Body=body, ContentType=_content_type(key)
-                )
-    objects.s3.put_object(
-        Bucket=objects.bucket,
-        Key="manifest.json",
-        Body=manifest_bytes,
-        ContentType="application/json",
-    )
+                objects.put(key, body, content_type(key))
+    objects.put("manifest.json", manifest_bytes, "application/json")
     return dict(manifest)
-
-
-def _content_type(name: str) -> str:
-    if name.endswith(".jsonl"):
-        return "application/x-ndjson"
-    return "application/json" if name.endswith(".json") else "application/octet-stream"

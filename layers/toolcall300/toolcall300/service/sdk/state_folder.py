@@ -1,0 +1,183 @@
+"""The one-machine edition's state folder: its database, objects, secrets and keys, as files.
+
+Layout (the folder is mode 700, every file in ``secrets/`` and ``keys/`` mode 600)::
+
+    state.db            SQLite (WAL): licences, usage, ledger, runs, idempotency (sdk.sqlite)
+    objects/<bucket>/   the corpus, job inputs, reports (sdk.files)
+    secrets/<name>.json what Secrets Manager holds on AWS: the Stripe webhook secrets, the
+                        Stripe key, the free tier's client-id salt (one JSON object each)
+    keys/report-signing.seed  32 random bytes; the report-signing keys are derived from it
+                        exactly as from the KMS HMAC key on AWS (``sdk.signing``), so the JWKS
+                        and each ``kid`` are the same after every restart
+    keys/links.key      the HMAC key of the links the stack signs (``sdk.files``)
+    keys/seal.key       the AES-GCM key that seals each run's callback secret in the database
+
+Keys are generated on first open and never rewritten. :class:`LocalEdition` is every local
+adapter over one folder; ``api.wiring`` builds it when ``TOOLCALL300_STATE_DIR`` is set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from toolcall300.service.errors import UpstreamUnavailable
+from toolcall300.service.sdk.files import FileBucket, FileCorpus, FileReports, LinkSigner
+from toolcall300.service.sdk.sqlite import (
+    Database,
+    SqliteLedger,
+    SqliteLicences,
+    SqliteRuns,
+    SqliteUsage,
+)
+
+DATABASE = "state.db"
+OBJECTS = "objects"
+SECRETS = "secrets"
+KEYS = "keys"
+REPORT_SEED = "report-signing.seed"
+LINK_KEY = "links.key"
+SEAL_KEY = "seal.key"
+_SEALED = "sealed:v1:"
+
+
+def private_file(path: Path, data: bytes) -> None:
+    """Write ``path`` (mode 600, created so: never readable by others, even for an instant)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".tmp-{path.name}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _key_file(path: Path, size: int = 32) -> bytes:
+    """The key in ``path``, made of ``size`` random bytes the first time."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            pass  # another opener made it first: read theirs
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(size))
+    raw = path.read_bytes()
+    if len(raw) != size:
+        raise UpstreamUnavailable(
+            f"{path} is damaged (not {size} bytes)", code="secret_unavailable"
+        )
+    return raw
+
+
+@dataclass
+class StateFolder:
+    """Paths and secret files of one state folder (no database or buckets: see LocalEdition)."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)
+
+    @property
+    def database(self) -> Path:
+        return self.root / DATABASE
+
+    def secret_path(self, name: str) -> Path:
+        if not name or "/" in name or name.startswith("."):
+            raise UpstreamUnavailable("a secret is unavailable", code="secret_unavailable")
+        return self.root / SECRETS / f"{name}.json"
+
+    def put_secret(self, name: str, value: dict[str, Any], *, replace: bool = True) -> None:
+        path = self.secret_path(name)
+        if replace or not path.exists():
+            private_file(path, json.dumps(value, sort_keys=True).encode())
+
+    def secret(self, name: str) -> dict[str, Any]:
+        """The JSON object stored as secret ``name`` (503 ``secret_unavailable`` if absent)."""
+        try:
+            value = json.loads(self.secret_path(name).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise UpstreamUnavailable("a secret is unavailable", code="secret_unavailable") from exc
+        if not isinstance(value, dict):
+            raise UpstreamUnavailable("a secret is malformed", code="secret_unavailable")
+        return value
+
+    def report_mac(self, message: bytes) -> bytes:
+        """HMAC-SHA-256 of ``message`` under the folder's report-signing seed: what KMS's
+        ``GenerateMac`` gives on AWS, so ``ReportKeys.derived`` makes the keys the same way."""
+        seed = _key_file(self.root / KEYS / REPORT_SEED)
+        return hmac.new(seed, message, hashlib.sha256).digest()
+
+    @cached_property
+    def link_key(self) -> bytes:
+        return _key_file(self.root / KEYS / LINK_KEY)
+
+    @cached_property
+    def _seal_key(self) -> bytes:
+        return _key_file(self.root / KEYS / SEAL_KEY)
+
+    def seal(self, value: str, context: str) -> str:
+        """``value`` encrypted (AES-GCM, bound to ``context``: a run's id) for the database."""
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        nonce = secrets.token_bytes(12)
+        sealed = AESGCM(self._seal_key).encrypt(nonce, value.encode(), context.encode())
+        return _SEALED + base64.urlsafe_b64encode(nonce + sealed).decode()
+
+    def unseal(self, stored: str, context: str) -> str:
+        if not stored.startswith(_SEALED):
+            return stored
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        raw = base64.urlsafe_b64decode(stored[len(_SEALED) :])
+        return AESGCM(self._seal_key).decrypt(raw[:12], raw[12:], context.encode()).decode()
+
+
+@dataclass
+class LocalEdition:
+    """Every local adapter over one state folder (one database connection for all)."""
+
+    folder: StateFolder
+    public_url: Callable[[], str]
+    db: Database = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.db = Database(self.folder.database)
+        self.folder.database.chmod(0o600)
+        self.signer = LinkSigner(self.folder.link_key, self.public_url)
+        self.licences = SqliteLicences(self.db)
+        self.usage = SqliteUsage(self.db)
+        self.ledger = SqliteLedger(self.db)
+        self.runs = SqliteRuns(self.db, sealer=(self.folder.seal, self.folder.unseal))
+
+    def corpus(self, bucket: str) -> FileCorpus:
+        return FileCorpus(self.folder.root / OBJECTS, bucket, self.signer)
+
+    def reports(self, bucket: str) -> FileReports:
+        return FileReports(self.folder.root / OBJECTS, bucket, self.signer)
+
+    def buckets(self, names: list[str]) -> dict[str, FileBucket]:
+        return {name: FileBucket(self.folder.root / OBJECTS, name) for name in names if name}
+
+    def idempotency(self) -> Any:
+        from toolcall300.service.sdk.sqlite_idempotency import SqlitePersistenceLayer
+
+        return SqlitePersistenceLayer(self.db)
+
+    def close(self) -> None:
+        self.db.close()

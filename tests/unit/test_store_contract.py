@@ -1,0 +1,292 @@
+"""One contract per port, run against both adapter sets: SQLite and files (the one-machine
+edition, ``sdk.sqlite``, ``sdk.files``) and the moto-backed DynamoDB and S3 ones (AWS), so
+the two editions cannot drift apart (issue 21).
+
+Each test states a guarantee the domain relies on (a versioned put refuses a stale version,
+a paid check is charged once and only from a pack with checks left, a refund settles only
+against the pack as read, the listing is the newest N, a report is written once) and runs it
+on ``edition.sqlite`` and ``edition.aws``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall300.service.errors import NotFound, StoreConflict
+
+EDITIONS = ("sqlite", "aws")
+
+
+@dataclass
+class Ports:
+    licences: Any
+    usage: Any
+    ledger: Any
+    runs: Any
+    reports: Any
+    corpus: Any
+    idempotency: Any
+    name: str
+
+
+@pytest.fixture(params=EDITIONS)
+def ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
+    if request.param == "sqlite":
+        from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+
+        edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
+        try:
+            yield Ports(
+                edition.licences,
+                edition.usage,
+                edition.ledger,
+                edition.runs,
+                edition.reports("tc300-reports"),
+                edition.corpus("tc300-corpus"),
+                edition.idempotency(),
+                "sqlite",
+            )
+        finally:
+            edition.close()
+        return
+    made = request.getfixturevalue("aws")
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
+    from toolcall300.service.sdk.runs import ReportObjects, RunTable
+    from toolcall300.service.sdk.s3 import CorpusObjects
+
+    n = made.names
+    yield Ports(
+        LicenceTable(n["LicencesTable"]),
+        UsageTable(n["UsageTable"]),
+        CheckLedgerTable(n["CheckLedgerTable"]),
+        RunTable(n["RunsTable"]),
+        ReportObjects(n["ReportsBucket"]),
+        CorpusObjects(n["CorpusBucket"]),
+        DynamoDBPersistenceLayer(table_name=n["IdempotencyTable"]),
+        "aws",
+    )
+
+
+# ----------------------------------------------------------------------------- licences
+
+
+def licence(licence_id: str, version: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "licence_id": licence_id,
+        "source": "manual",
+        "transitions": [],
+        "version": version,
+        **extra,
+    }
+
+
+def test_a_licence_put_is_conditional_on_its_version(ports: Ports) -> None:
+    ports.licences.put(licence("lic_a", 1, key_hash="h1", team="team-1"), expected_version=None)
+    with pytest.raises(StoreConflict):  # must not exist yet
+        ports.licences.put(licence("lic_a", 1), expected_version=None)
+    with pytest.raises(StoreConflict):  # a stale version
+        ports.licences.put(licence("lic_a", 2), expected_version=7)
+    ports.licences.put(licence("lic_a", 2, key_hash="h2", team="team-1"), expected_version=1)
+    assert ports.licences.get("lic_a") == licence("lic_a", 2, key_hash="h2", team="team-1")
+    assert ports.licences.get("lic_missing") is None
+    with pytest.raises(StoreConflict):  # a versioned put of a licence that does not exist
+        ports.licences.put(licence("lic_b", 2), expected_version=1)
+
+
+def test_licence_lookups_answer_only_a_unique_match(ports: Ports) -> None:
+    ports.licences.put(
+        licence("lic_a", 1, key_hash="h", session_id="cs_1", team="team-1"), expected_version=None
+    )
+    ports.licences.put(licence("lic_b", 1, key_hash="shared", team="team-1"), expected_version=None)
+    ports.licences.put(licence("lic_c", 1, key_hash="shared", team="team-2"), expected_version=None)
+    assert ports.licences.find_by_key_hash("h")["licence_id"] == "lic_a"
+    assert ports.licences.find_by_session("cs_1")["licence_id"] == "lic_a"
+    assert ports.licences.find_by_key_hash("shared") is None  # two: neither
+    assert ports.licences.find_by_key_hash("nothing") is None
+    assert sorted(i["licence_id"] for i in ports.licences.by_team("team-1")) == ["lic_a", "lic_b"]
+    assert sorted(i["licence_id"] for i in ports.licences.scan()) == ["lic_a", "lic_b", "lic_c"]
+
+
+# ----------------------------------------------------------------------------- usage
+
+
+def test_a_counter_is_taken_under_its_limit_and_gap(ports: Ports) -> None:
+    take = ports.usage.take
+    take("free#c#2026-12-01", limit=2, now_ms=10_000, min_gap_ms=5_000, expires_at=99)
+    with pytest.raises(StoreConflict):  # too soon
+        take("free#c#2026-12-01", limit=2, now_ms=12_000, min_gap_ms=5_000, expires_at=99)
+    take("free#c#2026-12-01", limit=2, now_ms=15_000, min_gap_ms=5_000, expires_at=99)
+    with pytest.raises(StoreConflict):  # spent
+        take("free#c#2026-12-01", limit=2, now_ms=99_000, min_gap_ms=5_000, expires_at=99)
+    item = ports.usage.get("free#c#2026-12-01")
+    assert (item["used"], item["last_ms"], item["expires_at"]) == (2, 15_000, 99)
+    ports.usage.add("metrics#x", ["verdict:VALID", "defect:a"])
+    ports.usage.add("metrics#x", ["verdict:VALID"])
+    got = ports.usage.get("metrics#x")
+    assert (got["verdict:VALID"], got["defect:a"]) == (2, 1)
+    assert ports.usage.get("nothing") is None
+
+
+# ----------------------------------------------------------------------------- the ledger
+
+
+RECORD = {"payer": "lic_p", "day": "2026-12-01", "op": "check"}
+
+
+def test_a_paid_check_is_charged_once_and_only_from_a_pack_with_checks(ports: Ports) -> None:
+    ledger = ports.ledger
+    with pytest.raises(StoreConflict):  # no pack
+        ledger.charge("lic_p", "c0", RECORD)
+    ledger.grant("lic_p", checks=2, payment_id="pi_1", granted_at="2026-12-01T00:00:00+00:00")
+    with pytest.raises(StoreConflict):  # the same payment again
+        ledger.grant("lic_p", checks=2, payment_id="pi_1", granted_at="2026-12-01T00:00:00+00:00")
+    ledger.charge("lic_p", "c1", RECORD)
+    with pytest.raises(StoreConflict):  # the same check again
+        ledger.charge("lic_p", "c1", RECORD)
+    ledger.charge("lic_p", "c2", RECORD)
+    with pytest.raises(StoreConflict):  # empty
+        ledger.charge("lic_p", "c3", RECORD)
+    pack = ledger.pack("lic_p")
+    assert (pack["remaining"], pack["granted"], pack["payments"]) == (0, 2, {"pi_1"})
+    assert ledger.record("c1") == {"id": "check#c1", **RECORD, "payment_id": "pi_1"}
+    assert ledger.record("c3") is None
+    ledger.grant("lic_p", checks=3, payment_id="pi_2", granted_at="2026-12-02T00:00:00+00:00")
+    assert ledger.pack("lic_p")["remaining"] == 3
+
+
+def test_a_refund_settles_only_against_the_pack_as_read(ports: Ports) -> None:
+    ledger = ports.ledger
+    ledger.grant("lic_p", checks=5, payment_id="pi_1", granted_at="t")
+    before = ledger.pack("lic_p")
+    ledger.charge("lic_p", "c1", RECORD)  # the pack moved after it was read
+    after = {"remaining": 0, "withdrawn": 5, "refunded_spent": 0, "refunded_amount": 10}
+    with pytest.raises(StoreConflict):
+        ledger.settle("lic_p", before=before, after=after, day="2026-12-01", refunded=1)
+    before = ledger.pack("lic_p")
+    ledger.settle(
+        "lic_p", before=before, after={**after, "withdrawn": 4}, day="2026-12-01", refunded=1
+    )
+    with pytest.raises(StoreConflict):  # refunded_amount changed since
+        ledger.settle("lic_p", before=before, after=after, day="2026-12-01", refunded=1)
+    again = ledger.pack("lic_p")
+    ledger.settle(
+        "lic_p", before=again, after={"remaining": 0, "ended": True}, day="2026-12-01", refunded=0
+    )
+    with pytest.raises(StoreConflict):  # ended
+        ledger.settle(
+            "lic_p", before=ledger.pack("lic_p"), after=after, day="2026-12-01", refunded=0
+        )
+    ledger.count("2026-12-01", {"paid": 2, "free": 1})
+    days = ledger.days(["2026-12-01", "2026-11-30"])
+    assert len(days) == 1 and (days[0]["refunded"], days[0]["paid"], days[0]["free"]) == (1, 2, 1)
+
+
+@pytest.mark.parametrize("ports", ["sqlite"], indirect=True)
+def test_racing_charges_never_spend_more_than_the_pack(ports: Ports) -> None:
+    """SQLite only: moto's TransactWriteItems is not atomic under threads (it copies the
+    tables and writes the copy back: issue 21), so the moto edition cannot be raced; real
+    DynamoDB serialises transactions itself."""
+    ports.ledger.grant("lic_p", checks=10, payment_id="pi_1", granted_at="t")
+    charged: list[str] = []
+
+    def charge(i: int) -> None:
+        try:
+            ports.ledger.charge("lic_p", f"c{i % 14}", RECORD)
+            charged.append(f"c{i % 14}")
+        except StoreConflict:
+            pass
+
+    threads = [threading.Thread(target=charge, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(charged) == len(set(charged)) == 10
+    assert ports.ledger.pack("lic_p")["remaining"] == 0
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def run(run_id: str, team: str, created_at: str, version: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"run_id": run_id, "team": team, "created_at": created_at, "version": version, **extra}
+
+
+def test_a_run_put_is_conditional_and_the_queries_read_their_indexes(ports: Ports) -> None:
+    store = ports.runs
+    for i in range(7):
+        store.put(
+            run(f"run_{i}", "team-a", f"2026-12-01T00:00:0{i}Z", active_status="queued"),
+            expected_version=None,
+        )
+    store.put(run("run_x", "team-b", "2026-12-01T00:00:09Z"), expected_version=None)
+    with pytest.raises(StoreConflict):
+        store.put(run("run_0", "team-a", "2026-12-01T00:00:00Z"), expected_version=None)
+    with pytest.raises(StoreConflict):
+        store.put(run("run_0", "team-a", "2026-12-01T00:00:00Z", 3), expected_version=2)
+    store.put(
+        run("run_0", "team-a", "2026-12-01T00:00:00Z", 2, baseline_set_at="2026-12-01T01:00:00Z"),
+        expected_version=1,
+    )
+    assert store.get("run_0")["version"] == 2 and store.get("run_nope") is None
+    assert [i["run_id"] for i in store.by_team("team-a", limit=3)] == ["run_6", "run_5", "run_4"]
+    assert [i["run_id"] for i in store.by_team("team-b", limit=50)] == ["run_x"]
+    assert sorted(i["run_id"] for i in store.by_status("queued")) == [
+        f"run_{i}" for i in range(1, 7)
+    ]
+    assert [i["run_id"] for i in store.baselines("team-a")] == ["run_0"]
+    assert store.baselines("team-b") == []
+    with pytest.raises(ValueError):
+        store.by_status("scored")
+
+
+def test_a_run_keeps_its_callback_secret(ports: Ports) -> None:
+    ports.runs.put(run("run_s", "team-a", "t", callback_secret="s3cret"), expected_version=None)
+    assert ports.runs.get("run_s")["callback_secret"] == "s3cret"
+
+
+# ----------------------------------------------------------------------------- objects
+
+
+def test_a_report_is_written_once(ports: Ports) -> None:
+    ports.reports.put_once("reports/team-a/run_1/attempt-1.json", b"{}")
+    with pytest.raises(StoreConflict):
+        ports.reports.put_once("reports/team-a/run_1/attempt-1.json", b'{"other":1}')
+    assert ports.reports.get("reports/team-a/run_1/attempt-1.json") == b"{}"
+    with pytest.raises(NotFound):
+        ports.reports.get("reports/team-a/run_1/attempt-2.json")
+
+
+def test_a_missing_corpus_object_is_not_found(ports: Ports) -> None:
+    with pytest.raises(NotFound) as caught:
+        ports.corpus.read("manifest.json")
+    assert ports.name == "aws" or caught.value.code == "corpus_missing"
+    assert ports.corpus.presign("manifest.json", seconds=60).startswith("http")
+
+
+# ----------------------------------------------------------------------------- idempotency
+
+
+@pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
+def test_an_event_is_processed_once(ports: Ports) -> None:
+    from toolcall300.service.sdk.idempotency import once_per_event_id
+
+    calls: list[str] = []
+
+    def process(event: dict[str, Any]) -> dict[str, Any]:
+        calls.append(event["id"])
+        return {"done": event["id"]}
+
+    once = once_per_event_id(process, table="", expires_after_s=600, persistence=ports.idempotency)
+    assert once({"id": "evt_1"}) == {"done": "evt_1"}
+    assert once({"id": "evt_1"}) == {"done": "evt_1"}
+    assert once({"id": "evt_2"}) == {"done": "evt_2"}
+    assert calls == ["evt_1", "evt_2"]
