@@ -311,13 +311,22 @@ def test_unrecoverable_cases_are_a_mix() -> None:
     assert any(not t.lstrip().startswith(("{", "[")) for t in texts)  # prose with no call
 
 
-def test_a_catalog_lacking_what_a_rule_needs_is_refused_with_the_need(tmp_path: Path) -> None:
+def test_a_catalog_lacking_what_a_rule_needs_builds_the_rest_and_names_the_gap(
+    tmp_path: Path,
+) -> None:
     flat = [t for t in FOREIGN if t["function"]["name"] != "water_plants"]
     (tmp_path / "flat.json").write_text(json.dumps(flat))
-    code, _, err = cli("--out", str(tmp_path / "out"), "--tools", str(tmp_path / "flat.json"))
-    assert code == 1
-    assert "nested_flattened: no tool in the catalog offers a nested object" in err
-    assert not (tmp_path / "out").exists()
+    out = tmp_path / "out"
+    code, stdout, err = cli("--out", str(out), "--tools", str(tmp_path / "flat.json"))
+    assert code == 0, err
+    need = "nested_flattened: no tool in the catalog offers a nested object"
+    assert f"not built: {need}" in stdout
+    shape = json.loads((out / MANIFEST).read_text())["shape"]
+    assert shape["categories"]["nested_flattened"] == 0
+    assert shape["absent"]["nested_flattened"].startswith(need.partition(": ")[2])
+    cases = [json.loads(line) for line in (out / FILES[0]).read_text().splitlines()]
+    assert len(cases) == 275 and "nested_flattened" not in {c["category"] for c in cases}
+    assert cli("--check-only", "--out", str(out))[0] == 0
 
 
 def test_every_multiple_calls_copy_alone_fails_the_integrator_control() -> None:

@@ -158,6 +158,14 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 '`{"type": "object", "properties": {}}`, so every written argument is '
                 "undeclared (D7.2).",
             ),
+            (
+                "D6.4",
+                "A catalog in which no required property declares a default feeds the "
+                "`missing_required_arg` category with rule 6's other half: a required property "
+                "with no default is left out, so the case expects a refusal and counts among the "
+                "corpus's refusal cases (the manifest's `shape` says so). A catalog with such a "
+                "default never takes this reading.",
+            ),
         ),
     ),
     (

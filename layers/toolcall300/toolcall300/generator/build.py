@@ -24,13 +24,11 @@ from toolcall300.canonical import (
     pretty_bytes,
     sha256_hex,
 )
-from toolcall300.catalog import CatalogError, generation_problems, load_catalog
+from toolcall300.catalog import CatalogError, generation_problems, load_catalog, tool_name
 from toolcall300.cliutil import UsageError
 from toolcall300.controls import integrator, naive
 from toolcall300.generator.checks import (
     CHECKS,
-    PER_CATEGORY,
-    SAMPLE_SIZE,
     Corpus,
     Report,
     run_checks,
@@ -40,7 +38,11 @@ from toolcall300.generator.oracles import Runner, decisions_rested_on, pass_coun
 from toolcall300.generator.rules import Ctx, Draft, Maker
 from toolcall300.generator.rules.arrays import array_vs_scalar
 from toolcall300.generator.rules.coercion import type_coercion
-from toolcall300.generator.rules.defaults import missing_required_arg
+from toolcall300.generator.rules.defaults import (
+    missing_required_arg,
+    missing_required_refused,
+    offers_required_default,
+)
 from toolcall300.generator.rules.enums import enum_violation
 from toolcall300.generator.rules.hallucinated import hallucinated_tool
 from toolcall300.generator.rules.multiple import multiple_calls
@@ -50,7 +52,8 @@ from toolcall300.generator.rules.strings import args_as_string
 from toolcall300.generator.rules.truncated import truncated
 from toolcall300.generator.rules.undeclared import extra_undeclared_arg
 from toolcall300.generator.rules.unrecoverable import unrecoverable
-from toolcall300.generator.values import GenerationError, Pools
+from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
+from toolcall300.generator.values import GenerationError, Pools, PoolsError, pools_problems
 from toolcall300.spec import CATEGORIES, CORPUS_VERSION, SPEC_VERSION
 
 DEFAULT_SEED = 20261130
@@ -92,6 +95,7 @@ NEEDS: dict[str, str] = {
     "hallucinated_tool": "room for a name that matches no declared tool",
     "truncated": "calls with at least two properties to cut between (optional ones help)",
     "unrecoverable": "any of the refusal mix's needs (required without default, enums, typed scalars)",
+    "missing_required_arg_refused": "a required property, with or without a default (D6.4)",
 }
 
 
@@ -102,7 +106,8 @@ class Inputs:
     catalog_name: str
     catalog_bytes: bytes
     pools_name: str
-    pools_bytes: bytes
+    #: ``None``: no pools; every value comes from its schema (docs/pools.md).
+    pools_bytes: bytes | None
     seed: int
     #: ``(name, bytes)`` of the licence that governs the corpus, written beside it and pinned
     #: like its other files (the recipe's ``licence``), so ``download`` delivers it with them.
@@ -110,6 +115,10 @@ class Inputs:
     #: ``module:callable`` of a reference normaliser whose per-category passes the manifest
     #: records beside the controls' (in-sample: it was written against these labels).
     reference: str | None = None
+    #: The categories and counts asked for (``generate --categories``); the seed's by default.
+    asked: Shape = DEFAULT_SHAPE
+    #: Refuse rather than build a smaller shape (a recorded recipe: the paid corpus).
+    full_shape_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,28 +127,62 @@ class Build:
 
     files: dict[str, bytes]
     report: Report
+    shape: Shape = DEFAULT_SHAPE
 
 
 # --------------------------------------------------------------------------- the pure core
 
 
-def make_category(ctx: Ctx, category: str) -> list[Draft]:
-    """25 drafts of one category with unique texts; tools rotate in a seeded order."""
-    maker = MAKERS[category]
+class CategoryUnfed(GenerationError):
+    """The catalog cannot feed one category; the message is the reason the manifest states."""
+
+
+def maker_for(ctx: Ctx, category: str) -> tuple[Maker, bool]:
+    """The rule that makes ``category`` for this catalog, and whether it is D6.4's reading."""
+    if category == "missing_required_arg" and not offers_required_default(ctx.catalog):
+        return missing_required_refused, True
+    return MAKERS[category], False
+
+
+def make_category(
+    ctx: Ctx, category: str, count: int = PER_CATEGORY, seen: set[str] | None = None
+) -> list[Draft]:
+    """``count`` drafts of one category with texts unique in the corpus (``seen``: the texts
+    of the categories made before); tools rotate in a seeded order.
+
+    Raises :class:`CategoryUnfed` naming what the catalog lacks when fewer than ``count``
+    distinct cases can be made; a tool whose values cannot be built is skipped, and named in
+    the reason if no tool fed the category.
+    """
+    maker, _ = maker_for(ctx, category)
     order = list(ctx.catalog)
     ctx.rng.shuffle(order)
     out: list[Draft] = []
-    seen: set[str] = set()
-    for i in range(PER_CATEGORY):
+    seen = set() if seen is None else seen
+    tool_errors: dict[str, str] = {}
+    for i in range(count):
         for attempt in range(len(order) * 12):
             tool = order[(i + attempt) % len(order)]
-            made = maker(ctx, tool, i + attempt // len(order))
+            try:
+                made = maker(ctx, tool, i + attempt // len(order))
+            except GenerationError as exc:
+                tool_errors.setdefault(tool_name(tool), str(exc))
+                continue
             if made is not None and made.text not in seen:
                 seen.add(made.text)
                 out.append(made)
                 break
         else:
-            raise GenerationError(f"{category}: no tool in the catalog offers {NEEDS[category]}")
+            need = NEEDS[
+                "missing_required_arg_refused" if maker is missing_required_refused else category
+            ]
+            reason = f"no tool in the catalog offers {need}"
+            if out:
+                reason = f"only {len(out)} distinct cases of {count}: {reason} in more ways"
+            if tool_errors:
+                first = next(iter(tool_errors.items()))
+                reason += f" (tool {first[0]}: {first[1]})"
+            raise CategoryUnfed(reason)
     return out
 
 
@@ -161,11 +204,35 @@ def decision_notes(case: dict[str, Any], rationale: str) -> str:
 
 
 def make_cases(
-    catalog: list[dict[str, Any]], pools: Pools, seed: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The 300 cases and their rationale rows, ids assigned after a seeded shuffle."""
+    catalog: list[dict[str, Any]], pools: Pools, seed: int, asked: Shape = DEFAULT_SHAPE
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Shape]:
+    """The cases and their rationale rows, ids assigned after a seeded shuffle, and the shape
+    built: each category ``asked`` for that the catalog can feed, the rest named with why."""
     ctx = Ctx(random.Random(seed), catalog, pools)
-    drafts = [d for category in CATEGORIES for d in make_category(ctx, category)]
+    drafts: list[Draft] = []
+    counts: dict[str, int] = {}
+    absent = dict(asked.absent)
+    refused = False
+    seen: set[str] = set()
+    for category in CATEGORIES:
+        count = asked.counts.get(category, 0)
+        if not count:
+            absent.setdefault(category, "not asked for (generate --categories)")
+            continue
+        try:
+            made = make_category(ctx, category, count, set(seen))
+        except CategoryUnfed as exc:
+            absent[category] = str(exc)
+            continue
+        drafts += made
+        seen |= {d.text for d in made}
+        counts[category] = count
+        refused = refused or maker_for(ctx, category)[1]
+    if not drafts:
+        raise GenerationError(
+            "the catalog feeds no category: "
+            + "; ".join(f"{cat}: {why}" for cat, why in absent.items())
+        )
     ctx.rng.shuffle(drafts)  # ids must not reveal the category
     cases, rationale = [], []
     for n, d in enumerate(drafts, 1):
@@ -182,17 +249,29 @@ def make_cases(
         )
         why = decision_notes(cases[-1], envelope_note(d.text, d.rationale))
         rationale.append({"id": cid, "rule": d.rule, "rationale": why})
-    return cases, rationale
+    built = (
+        DEFAULT_SHAPE
+        if counts == DEFAULT_SHAPE.counts and not refused
+        else Shape(counts, absent, refused)
+    )
+    return cases, rationale, built
 
 
-def make_sample(cases: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
-    """The stratified public slice: 2 cases of each category, 3 of six seeded ones, id order."""
+def make_sample(
+    cases: list[dict[str, Any]], seed: int, shape: Shape = DEFAULT_SHAPE
+) -> list[dict[str, Any]]:
+    """The stratified public slice, id order: 2 cases of each category and 3 of six seeded
+    ones for the default shape; the same split of 30 (or of every case, when fewer) over the
+    categories a smaller shape holds."""
     rng = random.Random(f"sample30:{seed}")
-    extra = set(rng.sample(list(CATEGORIES), SAMPLE_SIZE - 2 * len(CATEGORIES)))
+    built = [c for c in CATEGORIES if shape.counts.get(c)]
+    base, extras = shape.sample_quota()
+    spare = shape.sample_extras_from()
+    extra = set(rng.sample(spare, min(extras, len(spare))))
     picked: list[dict[str, Any]] = []
-    for cat in CATEGORIES:
+    for cat in built:
         pool = [c for c in cases if c["category"] == cat]
-        picked += rng.sample(pool, 3 if cat in extra else 2)
+        picked += rng.sample(pool, min(len(pool), base + 1 if cat in extra else base))
     return sorted(picked, key=lambda c: str(c["id"]))
 
 
@@ -241,6 +320,7 @@ def manifest_for(
     files: dict[str, bytes],
     report: Report | None,
     table: dict[str, Any] | None = None,
+    shape: Shape = DEFAULT_SHAPE,
 ) -> dict[str, Any]:
     """Version, seed, input pins, file pins, the discrimination table and how many
     assertions the build ran."""
@@ -250,7 +330,11 @@ def manifest_for(
         "spec_version": SPEC_VERSION,
         "seed": inputs.seed,
         "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
-        "pools": {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)},
+        "pools": (
+            {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)}
+            if inputs.pools_bytes is not None
+            else None
+        ),
         "files": {
             f: {
                 "sha256": sha256_hex(files[f]),
@@ -263,7 +347,19 @@ def manifest_for(
         "assertions": report.assertions if report else None,
         "checks": list(CHECKS),
         "discrimination": table,
-    }
+    } | ({"shape": entry} if (entry := shape.manifest_entry()) else {})
+
+
+def read_pools(inputs: Inputs) -> Pools:
+    """The pools a build uses: none unless given (values then come from each schema), and
+    a given pools file must follow docs/pools.md (:class:`PoolsError` names each break)."""
+    if inputs.pools_bytes is None:
+        return {}
+    raw = loads_strict_file(inputs.pools_bytes)
+    problems = pools_problems(raw)
+    if problems:
+        raise PoolsError(problems)
+    return cast(Pools, raw)
 
 
 def build(inputs: Inputs) -> Build:
@@ -273,11 +369,14 @@ def build(inputs: Inputs) -> Build:
     problems = generation_problems(catalog)
     if problems:
         raise CatalogError(problems)
-    pools = loads_strict_file(inputs.pools_bytes)
-    if not isinstance(pools, dict):
-        raise GenerationError("pools: the root must be a JSON object")
-    cases, rationale = make_cases(catalog, pools, inputs.seed)
-    sample = make_sample(cases, inputs.seed)
+    pools = read_pools(inputs)
+    cases, rationale, shape = make_cases(catalog, pools, inputs.seed, inputs.asked)
+    if inputs.full_shape_only and not shape.is_default:
+        raise GenerationError(
+            "the recipe asks for the default shape, but the catalog does not feed "
+            + "; ".join(f"{cat} ({why})" for cat, why in shape.absent.items())
+        )
+    sample = make_sample(cases, inputs.seed, shape)
     files = {
         "toolcall300.jsonl": jsonl_bytes(cases),
         "rationale.jsonl": jsonl_bytes(rationale),
@@ -286,10 +385,11 @@ def build(inputs: Inputs) -> Build:
     if inputs.licence is not None:
         files[inputs.licence[0]] = inputs.licence[1]
     table = discrimination(cases, inputs.reference)
-    corpus = Corpus(cases, rationale, sample, manifest_for(inputs, files, None, table), dict(files))
+    manifest = manifest_for(inputs, files, None, table, shape)
+    corpus = Corpus(cases, rationale, sample, manifest, dict(files))
     report = run_checks(corpus)
-    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report, table))
-    return Build(files, report)
+    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report, table, shape))
+    return Build(files, report, shape)
 
 
 def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
@@ -322,11 +422,13 @@ def corpus_from_files(files: dict[str, bytes]) -> Corpus:
     )
 
 
-def input_pin_failures(manifest: dict[str, Any] | None, recorded: dict[str, bytes]) -> list[str]:
+def input_pin_failures(
+    manifest: dict[str, Any] | None, recorded: dict[str, bytes | None]
+) -> list[str]:
     """The recorded inputs beside a corpus must be the ones its manifest pins."""
     out = []
     for key in ("catalog", "pools"):
-        pin = (manifest or {}).get(key, {})
+        pin = (manifest or {}).get(key) or {}
         data = recorded.get(key)
         if data is not None and sha256_hex(data) != pin.get("sha256"):
             out.append(f"manifest_pins: recorded {key} does not match the manifest's sha256")

@@ -39,6 +39,7 @@ from toolcall300.generator.oracles import (
     tool_of,
     undeclared_keys,
 )
+from toolcall300.generator.shape import shape_of
 from toolcall300.rules import (
     NotLossless,
     coerce_lossless,
@@ -47,10 +48,8 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import format_path, is_valid
-from toolcall300.spec import CATEGORIES, REFUSAL_CATEGORIES, decision_ids
+from toolcall300.spec import CATEGORIES, decision_ids
 
-PER_CATEGORY = 25
-SAMPLE_SIZE = 30
 CASE_KEYS = ("category", "expected", "expected_kind", "id", "text", "tools")
 
 Result = str | None
@@ -141,24 +140,36 @@ def check(name: str, description: str) -> Callable[[Check], Check]:
     return register
 
 
-@check("categories", "exactly 25 cases in each of the 12 categories and no other category")
+@check(
+    "categories",
+    "exactly 25 cases in each of the 12 categories and no other category (or, in a corpus "
+    "whose manifest records a smaller shape, its counts, each absent category named with why)",
+)
 def _categories(corpus: Corpus) -> Iterator[Result]:
+    shape = shape_of(corpus.manifest)
     counts = Counter(c.get("category") for c in corpus.cases)
     for cat in CATEGORIES:
-        yield _ok(
-            counts[cat] == PER_CATEGORY,
-            None,
-            f"category {cat} has {counts[cat]} cases, not {PER_CATEGORY}",
-        )
+        want = shape.counts.get(cat, 0)
+        if want or shape.is_default:
+            yield _ok(
+                counts[cat] == want, None, f"category {cat} has {counts[cat]} cases, not {want}"
+            )
+        else:
+            yield _ok(
+                counts[cat] == 0 and bool(shape.absent.get(cat)),
+                None,
+                f"category {cat} is absent from the shape but has {counts[cat]} cases or no reason",
+            )
     extra = sorted(str(k) for k in counts if k not in CATEGORIES)
     yield _ok(not extra, None, f"unknown categories {extra}")
 
 
-@check("ids_sequential", "ids are tc300-0001 .. tc300-0300 in file order")
+@check("ids_sequential", "ids are tc300-0001 .. tc300-0300 (the shape's total) in file order")
 def _ids_sequential(corpus: Corpus) -> Iterator[Result]:
-    want = [f"tc300-{i:04d}" for i in range(1, len(CATEGORIES) * PER_CATEGORY + 1)]
+    total = shape_of(corpus.manifest).total
+    want = [f"tc300-{i:04d}" for i in range(1, total + 1)]
     got = [c.get("id") for c in corpus.cases]
-    yield _ok(got == want, None, "ids are not tc300-0001..tc300-0300 in order")
+    yield _ok(got == want, None, f"ids are not tc300-0001..tc300-{total:04d} in order")
 
 
 @check("ids_unique", "all 300 ids are unique")
@@ -206,18 +217,21 @@ def _case_shape(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "refusals",
-    "the 50 hallucinated_tool and unrecoverable cases, and only they, expect a refusal (D2.1)",
+    "the 50 hallucinated_tool and unrecoverable cases, and only they, expect a refusal (D2.1; "
+    "with D6.4's reading, missing_required_arg's too)",
 )
 def _refusals(corpus: Corpus) -> Iterator[Result]:
+    shape = shape_of(corpus.manifest)
     for c in corpus.cases:
-        refuse = c.get("category") in REFUSAL_CATEGORIES
+        refuse = shape.expects_refusal(c.get("category"))
         yield _ok(
             (c.get("expected_kind") == "unrecoverable") == refuse,
             c,
             "expected_kind disagrees with its category",
         )
     count = sum(1 for c in corpus.cases if c.get("expected_kind") == "unrecoverable")
-    yield _ok(count == 2 * PER_CATEGORY, None, f"{count} refusal cases, not 50")
+    want = shape.refusal_cases
+    yield _ok(count == want, None, f"{count} refusal cases, not {want}")
 
 
 def _named(entry: Any) -> bool:
@@ -390,8 +404,12 @@ def _names_untouched(corpus: Corpus) -> Iterator[Result]:
     ]
     for c in of(corpus.cases, *cats):
         calls = calls_of(c) or []
+        if isinstance(c.get("expected"), dict):
+            want = c["expected"]["name"]
+        else:  # D6.4: a refusal names its tool as declared, like any other
+            want = calls[0]["name"] if calls and calls[0]["name"] in names_of(c) else None
         yield _ok(
-            bool(calls) and all(x["name"] == c["expected"]["name"] for x in calls),
+            bool(calls) and all(x["name"] == want for x in calls),
             c,
             "a call names another tool",
         )
@@ -615,6 +633,20 @@ def _array_scalar(corpus: Corpus) -> Iterator[Result]:
 def _missing_required(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "missing_required_arg"):
         call = one_call(c)
+        if c.get("expected") is None:  # D6.4: a required property with no default is missing
+            tool = tool_of(c, call["name"]) if call else None
+            args = call["arguments"] if call else None
+            lost = (
+                required_defaults(tool_schema(tool), args)[1]
+                if tool and isinstance(args, dict)
+                else []
+            )
+            yield _ok(
+                bool(lost),
+                c,
+                "no required property without a default is missing (D6.4)",
+            )
+            continue
         tool = tool_of(c, c["expected"]["name"])
         if not call or not tool:
             yield _ok(False, c, "no single call")
@@ -644,6 +676,8 @@ _SAME_SHAPE = (
 )
 def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, *_SAME_SHAPE, "multiple_calls", "args_as_string"):
+        if c.get("expected") is None:
+            continue  # D6.4: a refusal adds nothing
         calls = calls_of(c) or []
         args, _ = decode_strings(calls[0]["arguments"] if calls else None)
         tool = tool_of(c, c["expected"]["name"])
@@ -682,11 +716,13 @@ def _integrator_fails(corpus: Corpus) -> Iterator[Result]:
 
 
 @check(
-    "unrecoverable_has_defect", "every unrecoverable text has a named reason no correct call exists"
+    "unrecoverable_has_defect",
+    "every unrecoverable text (and every D6.4 refusal) has a named reason no correct call exists",
 )
 def _unrecoverable_defect(corpus: Corpus) -> Iterator[Result]:
-    for c in of(corpus.cases, "unrecoverable"):
-        yield _ok(bool(refusal_reasons(c)), c, "no refusal reason found in the text")
+    for c in of(corpus.cases, "unrecoverable", "missing_required_arg"):
+        if c.get("category") == "unrecoverable" or c.get("expected") is None:
+            yield _ok(bool(refusal_reasons(c)), c, "no refusal reason found in the text")
 
 
 @check(
@@ -753,20 +789,28 @@ def _rationale_cites(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "sample30",
-    "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order",
+    "sample30.jsonl is 30 corpus cases, byte-identical rows, 2 or 3 per category, in id order "
+    "(a smaller shape: the same split of 30, or of all its cases, over its categories)",
 )
 def _sample(corpus: Corpus) -> Iterator[Result]:
+    shape = shape_of(corpus.manifest)
     rows = {c.get("id"): canonical(c) for c in corpus.cases}
+    size = shape.sample_size()
     yield _ok(
-        len(corpus.sample) == SAMPLE_SIZE,
+        len(corpus.sample) == size,
         None,
-        f"sample has {len(corpus.sample)} cases, not {SAMPLE_SIZE}",
+        f"sample has {len(corpus.sample)} cases, not {size}",
     )
     for s in corpus.sample:
         yield _ok(rows.get(s.get("id")) == canonical(s), s, "sample row is not the corpus row")
     counts = Counter(s.get("category") for s in corpus.sample)
     for cat in CATEGORIES:
-        yield _ok(counts[cat] in (2, 3), None, f"sample has {counts[cat]} {cat} cases, not 2 or 3")
+        allowed = shape.sample_allowed(cat)
+        yield _ok(
+            counts[cat] in allowed,
+            None,
+            f"sample has {counts[cat]} {cat} cases, not {sorted(allowed)}",
+        )
     ids = [s.get("id") for s in corpus.sample]
     yield _ok(ids == sorted(set(ids), key=str), None, "sample ids repeat or are out of order")
 

@@ -25,8 +25,9 @@ from toolcall300.generator.build import (
     corpus_from_files,
     input_pin_failures,
 )
-from toolcall300.generator.checks import CHECKS, PER_CATEGORY, Report, run_checks
-from toolcall300.generator.values import GenerationError
+from toolcall300.generator.checks import CHECKS, Report, run_checks
+from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
+from toolcall300.generator.values import GenerationError, PoolsError
 from toolcall300.spec import CATEGORIES
 
 
@@ -39,7 +40,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
     )
     parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
-    parser.add_argument("--pools", help="value pools JSON (default: the public demo pools)")
+    parser.add_argument(
+        "--pools",
+        help="value pools JSON (docs/pools.md), or 'demo' for the demo's pools; default: none, "
+        "values come from each schema (the demo catalog alone uses the demo pools)",
+    )
+    parser.add_argument(
+        "--categories",
+        metavar="LIST",
+        help="comma-separated categories to build, each optionally NAME=COUNT "
+        "(default: all twelve; a category the catalog cannot feed is named, not built)",
+    )
+    parser.add_argument(
+        "--per-category",
+        type=int,
+        metavar="N",
+        help=f"cases per category (default {PER_CATEGORY})",
+    )
     parser.add_argument(
         "--check-only", action="store_true", help="re-run every integrity check on --out"
     )
@@ -52,7 +69,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.list_checks and not args.out:
         raise UsageError("toolcall300 generate: --out DIR is required")
+    args.asked = asked_shape(args.categories, args.per_category)
     return args
+
+
+def asked_shape(categories: str | None, per_category: int | None) -> Shape:
+    """The shape ``--categories`` and ``--per-category`` ask for (the seed's without them)."""
+    if categories is None and per_category is None:
+        return DEFAULT_SHAPE
+    default = PER_CATEGORY if per_category is None else per_category
+    if default < 1:
+        raise UsageError("toolcall300 generate: --per-category must be at least 1")
+    counts: dict[str, int] = {}
+    for item in categories.split(",") if categories else list(CATEGORIES):
+        name, _, count = item.strip().partition("=")
+        if name not in CATEGORIES:
+            raise UsageError(
+                f"toolcall300 generate: unknown category {name!r} (one of {', '.join(CATEGORIES)})"
+            )
+        if count and (not count.isdigit() or int(count) < 1):
+            raise UsageError(
+                f"toolcall300 generate: {item.strip()!r}: COUNT must be a positive integer"
+            )
+        counts[name] = int(count) if count else default
+    return Shape({c: counts[c] for c in CATEGORIES if c in counts})
 
 
 def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
@@ -71,6 +111,7 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
             int(recipe["seed"]),
             (licence.name, licence.read_bytes()) if licence else None,
             str(reference) if reference is not None else None,
+            full_shape_only=True,
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
@@ -78,13 +119,30 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
         ) from exc
 
 
+DEMO_TOOLS = DATA / "demo_tools.json"
+DEMO_POOLS = DATA / "demo_pools.json"
+
+
 def _cli_inputs(args: argparse.Namespace) -> Inputs:
+    """The inputs the flags name. Without ``--pools`` values come from each schema; the
+    demo's pools apply to the demo catalog alone (its bytes), or when asked (docs/pools.md)."""
     if args.rebuild:
         return _recorded_inputs(Path(args.rebuild))
-    tools = Path(args.tools) if args.tools else DATA / "demo_tools.json"
-    pools = Path(args.pools) if args.pools else DATA / "demo_pools.json"
+    tools = Path(args.tools) if args.tools else DEMO_TOOLS
     try:
-        return Inputs(tools.name, tools.read_bytes(), pools.name, pools.read_bytes(), args.seed)
+        catalog = tools.read_bytes()
+        if args.pools == "demo" or (args.pools is None and catalog == DEMO_TOOLS.read_bytes()):
+            pools: Path | None = DEMO_POOLS
+        else:
+            pools = Path(args.pools) if args.pools else None
+        return Inputs(
+            tools.name,
+            catalog,
+            pools.name if pools else "",
+            pools.read_bytes() if pools else None,
+            args.seed,
+            asked=args.asked,
+        )
     except OSError as exc:
         raise UsageError(f"toolcall300 generate: {exc}") from exc
 
@@ -158,6 +216,10 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for problem in exc.problems:
             stderr.write(f"catalog: {problem}\n")
         return EXIT_ERROR
+    except PoolsError as exc:
+        for problem in exc.problems:
+            stderr.write(f"{problem}\n")
+        return EXIT_ERROR
     except (GenerationError, ValueError) as exc:
         stderr.write(f"toolcall300 generate: {exc}\n")
         return EXIT_ERROR
@@ -168,5 +230,17 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, data in result.files.items():
         (out / name).write_bytes(data)
-    stdout.write(f"wrote {len(CATEGORIES) * PER_CATEGORY} cases to {out}\n")
+    shape = result.shape
+    built = sum(1 for c in CATEGORIES if shape.counts.get(c))
+    stdout.write(
+        f"wrote {shape.total} cases ({built} of {len(CATEGORIES)} categories, "
+        f"{shape.refusal_cases} expecting a refusal) to {out}\n"
+    )
+    for category, why in shape.absent.items():
+        stdout.write(f"not built: {category}: {why}\n")
+    if shape.missing_refused:
+        stdout.write(
+            "missing_required_arg: no required property has a default, so its cases "
+            "leave out one without and expect a refusal (D6.4)\n"
+        )
     return _report(result.report, stdout, stderr, [])

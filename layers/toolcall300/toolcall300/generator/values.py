@@ -1,8 +1,9 @@
 """Correct calls, built from a tool's schema and the value pools: step one of every case.
 
-A correct call is constructed, never searched for: each property's value comes from the
-pools (by property name), from its ``enum``, or from its bounds, and required properties
-are always written. The one ``random.Random`` the generator owns is passed in; nothing
+A correct call is constructed, never searched for: each property's value comes from its
+``enum`` or ``const``, from the pools (by property name, only when pools were given:
+docs/pools.md), or from the schema itself (type, bounds, lengths, ``pattern``, ``format`` as a
+hint), and required properties are always written. The one ``random.Random`` the generator owns is passed in; nothing
 here reads the clock or iterates a set. It deliberately does not mutate calls (see
 ``generator_mutations``) and never asks a validator what a value should be; the integrity
 checks verify afterwards that every built call validates.
@@ -10,12 +11,16 @@ checks verify afterwards that every built call validates.
 
 from __future__ import annotations
 
+import copy
+import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
+from toolcall300.generator.pattern_strings import string_matching
+from toolcall300.schema import is_valid
 
 Pools = dict[str, Any]
 
@@ -60,6 +65,73 @@ POOL_DEFAULTS: dict[str, tuple[Any, ...]] = {
 }
 
 
+class PoolsError(GenerationError):
+    """A pools file broke docs/pools.md; ``problems`` holds one line per broken rule."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+#: docs/pools.md: each list a pools file may hold, and what each of its members must be.
+POOL_LISTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "hallucinated_tools": ("non-empty strings", _is_text),
+    "undeclared_keys": ("non-empty strings", _is_text),
+    "undeclared_values": ("JSON values", lambda v: True),
+    "prose": ("non-empty strings", _is_text),
+}
+#: docs/pools.md: the two tables of values by property, and what each value must be.
+POOL_TABLES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "properties": ("JSON values", lambda v: True),
+    "numbers": ("numbers", _is_number),
+}
+
+
+def pools_problems(raw: Any) -> list[str]:
+    """Every rule of docs/pools.md that ``raw`` breaks, one line each naming where.
+
+    >>> pools_problems({"numbers": {"amount": ["12"]}, "colour": []})
+    ["pools.colour: unknown key (known: hallucinated_tools, numbers, properties, prose, undeclared_keys, undeclared_values)", "pools.numbers.amount[0]: must be one of numbers, got '12'"]
+    """
+    if not isinstance(raw, dict):
+        return ["pools: the root must be a JSON object"]
+    known = sorted({*POOL_LISTS, *POOL_TABLES})
+    out = [
+        f"pools.{key}: unknown key (known: {', '.join(known)})" for key in raw if key not in known
+    ]
+    for key, (what, fits) in POOL_LISTS.items():
+        if key in raw:
+            out += _list_problems(f"pools.{key}", raw[key], what, fits)
+    for key, (what, fits) in POOL_TABLES.items():
+        if key not in raw:
+            continue
+        table = raw[key]
+        if not isinstance(table, dict):
+            out.append(f"pools.{key}: must be an object of property name -> list of {what}")
+            continue
+        for prop, values in table.items():
+            out += _list_problems(f"pools.{key}.{prop}", values, what, fits)
+    return out
+
+
+def _list_problems(where: str, values: Any, what: str, fits: Callable[[Any], bool]) -> list[str]:
+    if not isinstance(values, list) or not values:
+        return [f"{where}: must be a non-empty array of {what}"]
+    return [
+        f"{where}[{i}]: must be one of {what}, got {v!r}"
+        for i, v in enumerate(values)
+        if not fits(v)
+    ]
+
+
 def pool_list(pools: Pools, key: str) -> list[Any]:
     """A named list from the pools, or the generic default when the pools leave it out."""
     value = pools.get(key)
@@ -93,6 +165,8 @@ def _number_in_bounds(rng: random.Random, schema: dict[str, Any], integral: bool
     lo_i, hi_i = int(lo) + 1, int(hi) - 1
     if hi_i < lo_i:
         lo_i, hi_i = int(lo), int(hi)
+    if hi_i < lo_i:  # only an upper bound below the default floor: count down from it
+        return _number_from_bounds(rng, schema, integral)
     if integral:
         return rng.randint(lo_i, hi_i)
     # a fraction that prints exactly, so "12.5" round-trips (rule 5)
@@ -100,15 +174,82 @@ def _number_in_bounds(rng: random.Random, schema: dict[str, Any], integral: bool
     return rng.randint(lo_i, max(lo_i, hi_i - 1)) + fraction
 
 
+def _number_from_bounds(rng: random.Random, schema: dict[str, Any], integral: bool) -> int | float:
+    """A number inside every bound the schema declares (the schema's own reading, used when
+    the quick guess of :func:`_number_in_bounds` does not fit): the tightest lower and upper
+    bound, either one missing taken 100 away from the other."""
+    lows = [
+        (schema[k], k == "exclusiveMinimum") for k in ("minimum", "exclusiveMinimum") if k in schema
+    ]
+    highs = [
+        (schema[k], k == "exclusiveMaximum") for k in ("maximum", "exclusiveMaximum") if k in schema
+    ]
+    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
+    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
+    lo = low[0] if low else (high[0] - 100 if high else 0)
+    hi = high[0] if high else lo + 100
+    if integral:
+        first = math.floor(lo) + 1 if low and low[1] else math.ceil(lo)
+        last = math.ceil(hi) - 1 if high and high[1] else math.floor(hi)
+        if last < first:
+            raise GenerationError(f"no integer lies between {lo} and {hi}")
+        return rng.randint(first, min(last, first + 100))
+    span = hi - lo
+    # quarters inside the range print exactly (rule 5); the ends only when they are inclusive
+    for fraction in (0.5, 0.25, 0.75):
+        value = lo + span * fraction
+        if float(value).is_integer() and lo < value < hi:
+            return float(value) + 0.0
+        if lo < value < hi:
+            return value
+    if not (low and low[1]):
+        return lo
+    raise GenerationError(f"no number lies between {lo} and {hi}")
+
+
 def _string(rng: random.Random, schema: dict[str, Any], leaf: str) -> str:
     fmt = schema.get("format")
     if fmt == "date":
-        return f"2026-12-{rng.randint(1, 28):02d}"
-    if fmt == "date-time":
-        return f"2026-12-{rng.randint(1, 28):02d}T{rng.randint(7, 19):02d}:30:00Z"
-    if fmt == "email":
-        return f"user{rng.randint(10, 99)}@example.com"
-    return f"{leaf}-{rng.randint(100, 999)}"
+        text = f"2026-12-{rng.randint(1, 28):02d}"
+    elif fmt == "date-time":
+        text = f"2026-12-{rng.randint(1, 28):02d}T{rng.randint(7, 19):02d}:30:00Z"
+    elif fmt == "email":
+        text = f"user{rng.randint(10, 99)}@example.com"
+    else:
+        text = f"{leaf}-{rng.randint(100, 999)}"
+    return text if is_valid(text, schema) else _string_from_schema(rng, schema, leaf, text)
+
+
+#: Formats (annotations only, D-values) read as hints for a string no pool names.
+_FORMATS: dict[str, Callable[[random.Random], str]] = {
+    "time": lambda rng: f"{rng.randint(7, 19):02d}:{rng.choice((0, 15, 30, 45)):02d}:00",
+    "uuid": lambda rng: "-".join(f"{rng.getrandbits(4 * n):0{n}x}" for n in (8, 4, 4, 4, 12)),
+    "uri": lambda rng: f"https://example.com/item/{rng.randint(100, 999)}",
+    "url": lambda rng: f"https://example.com/item/{rng.randint(100, 999)}",
+    "hostname": lambda rng: f"host{rng.randint(10, 99)}.example.com",
+    "ipv4": lambda rng: f"192.0.2.{rng.randint(1, 254)}",
+    "ipv6": lambda rng: f"2001:db8::{rng.randint(1, 9999):x}",
+}
+
+
+def _string_from_schema(rng: random.Random, schema: dict[str, Any], leaf: str, guess: str) -> str:
+    """A string for ``schema`` when the quick guess does not fit: from its pattern, its
+    format, or the guess padded or cut to its length bounds (the schema is the only source)."""
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        for _ in range(8):
+            text = string_matching(rng, pattern)
+            if text is not None and is_valid(text, schema):
+                return text
+        raise GenerationError(f"cannot write a string matching pattern {pattern!r}")
+    fmt = schema.get("format")
+    text = _FORMATS[fmt](rng) if fmt in _FORMATS else guess
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    if len(text) < low:
+        text += "x" * (low - len(text))
+    if high is not None and len(text) > high:
+        text = text[:high] if high >= 1 else ""
+    return text
 
 
 def build_value(
@@ -126,6 +267,8 @@ def build_value(
     leaf = path.rsplit(".", 1)[-1]
     if "enum" in schema:
         return _pick(rng, schema["enum"])
+    if "const" in schema:
+        return copy.deepcopy(schema["const"])
     kind = value_type(schema)
     pool = _pool(pools, tool, path, leaf)
     if kind == "object":
@@ -149,10 +292,13 @@ def build_value(
         return _pick(rng, [v for v in pool if v is not None])
     if kind == "boolean":
         return rng.random() < 0.5
-    if kind == "integer":
-        return _number_in_bounds(rng, schema, True)
-    if kind == "number":
-        return _number_in_bounds(rng, schema, False)
+    if kind in ("integer", "number"):
+        number = _number_in_bounds(rng, schema, kind == "integer")
+        return (
+            number
+            if is_valid(number, schema)
+            else _number_from_bounds(rng, schema, kind == "integer")
+        )
     if kind == "string":
         return _string(rng, schema, leaf)
     if kind == "null":

@@ -47,7 +47,10 @@ def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     inner = call["arguments"][parent]
     if not inner:
         return None
-    dotted = variant % 3 == 1
+    # a dotted key that a top-level property already declares ("a.b" beside a nested "a") is
+    # that property, not a flattened one (rule 7: no top-level owner): write the bare keys
+    props = tool_schema(tool).get("properties", {})
+    dotted = variant % 3 == 1 and not any(f"{parent}.{k}" in props for k in inner)
     sent: dict[str, Any] = {}
     for key, value in call["arguments"].items():
         if key == parent:

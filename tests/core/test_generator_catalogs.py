@@ -1,0 +1,285 @@
+"""The generator on catalogs it was not written for: a corpus from whatever a catalog can feed
+(generator.shape, D6.4), values from each schema unless pools are given (docs/pools.md), and
+the catalogs that used to trip an internal check."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall300.cli import dispatch
+from toolcall300.generator.build import DATA, FILES, MANIFEST
+from toolcall300.generator.values import build_value, pools_problems
+from toolcall300.schema import is_valid
+from toolcall300.spec import CATEGORIES, decision_ids
+
+#: The minimal example of the tools.json contract: one tool, one required string, no default.
+MINIMAL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_record",
+            "description": "Return one record by its stable identifier.",
+            "parameters": {
+                "type": "object",
+                "properties": {"record_id": {"type": "string"}},
+                "required": ["record_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
+
+#: A user's catalog with an integer ``amount`` and a ``target_c`` string: the demo pools hold
+#: ``amount`` and ``target_c`` numbers, which must not leak into it.
+PAYMENTS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "refund_payment",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "amount": {"type": "integer", "minimum": 1, "maximum": 5000},
+                    "target_c": {"type": "string"},
+                    "reason": {"type": "string", "enum": ["duplicate", "fraud", "requested"]},
+                    "notify": {"type": "boolean"},
+                },
+                "required": ["amount", "reason"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = dispatch(["generate", *argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write(tmp_path: Path, name: str, value: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(value))
+    return str(path)
+
+
+def cases_of(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / FILES[0]).read_text().splitlines()]
+
+
+def test_a_one_tool_catalog_without_defaults_builds_what_it_feeds(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    code, stdout, err = cli("--tools", write(tmp_path, "t.json", MINIMAL), "--out", str(out))
+    assert code == 0, err
+    shape = json.loads((out / MANIFEST).read_text())["shape"]
+    absent = {"type_coercion", "enum_violation", "nested_flattened", "truncated"}
+    assert set(shape["absent"]) == absent
+    for category in absent:
+        assert f"not built: {category}: no tool in the catalog offers" in stdout
+        assert shape["categories"][category] == 0
+    cases = cases_of(out)
+    assert len(cases) == 25 * (len(CATEGORIES) - len(absent))
+    assert {c["category"] for c in cases} == set(CATEGORIES) - absent
+    assert cli("--check-only", "--out", str(out))[0] == 0
+
+
+def test_without_required_defaults_missing_required_arg_expects_a_refusal(tmp_path: Path) -> None:
+    """D6.4: rule 6's other half (no default: refuse) feeds the category."""
+    assert "D6.4" in decision_ids()
+    out = tmp_path / "corpus"
+    code, stdout, err = cli("--tools", write(tmp_path, "t.json", MINIMAL), "--out", str(out))
+    assert code == 0, err
+    assert "(D6.4)" in stdout
+    missing = [c for c in cases_of(out) if c["category"] == "missing_required_arg"]
+    assert len(missing) == 25
+    assert all(c["expected_kind"] == "unrecoverable" and c["expected"] is None for c in missing)
+    for case in missing:
+        match = re.search(r'"(?:arguments|input|parameters)"\s*:\s*(\{[^{}]*\})', case["text"])
+        assert match and "record_id" not in json.loads(match.group(1)), case["text"]
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["shape"]["missing_required_arg_refused"] is True
+    assert manifest["shape"]["refusal_cases"] == 75
+    rules = [json.loads(r)["rule"] for r in (out / FILES[1]).read_text().splitlines()]
+    assert rules.count("rule 6 / D6.4") == 25
+
+
+def test_a_partial_corpus_is_still_checked_case_by_case(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    assert cli("--tools", write(tmp_path, "t.json", MINIMAL), "--out", str(out))[0] == 0
+    # a D6.4 refusal turned into a value case is caught, not excused for the corpus being partial
+    rows = cases_of(out)
+    victim = next(c for c in rows if c["category"] == "missing_required_arg")
+    victim["expected_kind"] = "value"
+    victim["expected"] = {"name": "get_record", "arguments": {"record_id": "x"}}
+    (out / FILES[0]).write_text("".join(json.dumps(c) + "\n" for c in rows))
+    code, _, err = cli("--check-only", "--out", str(out))
+    assert code == 1 and "refusals" in err and victim["id"] in err
+
+
+def test_a_manifest_cannot_hide_a_category_without_a_reason(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    assert cli("--tools", write(tmp_path, "t.json", MINIMAL), "--out", str(out))[0] == 0
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["shape"]["absent"]["truncated"] = ""
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    code, _, err = cli("--check-only", "--out", str(out))
+    assert code == 1 and "category truncated is absent from the shape" in err
+
+
+def test_categories_and_counts_can_be_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    tools = write(tmp_path, "t.json", PAYMENTS)
+    code, stdout, err = cli(
+        "--tools", tools, "--out", str(out), "--categories", "enum_violation=4,type_coercion",
+        "--per-category", "6",
+    )  # fmt: skip
+    assert code == 0, err
+    counts: dict[str, int] = {}
+    for case in cases_of(out):
+        counts[case["category"]] = counts.get(case["category"], 0) + 1
+    assert counts == {"enum_violation": 4, "type_coercion": 6}
+    assert "not built: truncated: not asked for" in stdout
+    assert len((out / FILES[2]).read_text().splitlines()) == 10  # the whole corpus is < 30
+    assert cli("--check-only", "--out", str(out))[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("nope", "unknown category 'nope'"),
+        ("enum_violation=0", "COUNT must be a positive integer"),
+        ("enum_violation=x", "COUNT must be a positive integer"),
+    ],
+)
+def test_a_bad_categories_flag_is_a_usage_error(tmp_path: Path, flag: str, message: str) -> None:
+    code, _, err = cli("--out", str(tmp_path / "o"), "--categories", flag)
+    assert code == 1 and message in err
+
+
+def test_a_catalog_that_feeds_nothing_is_one_clear_error(tmp_path: Path) -> None:
+    # a lookahead is outside what the generator writes for a pattern: no value can be built
+    catalog = json.loads(json.dumps(MINIMAL))
+    catalog[0]["function"]["parameters"]["properties"]["record_id"]["pattern"] = "^(?=R)\\w+$"
+    out = tmp_path / "corpus"
+    code, _, err = cli("--tools", write(tmp_path, "t.json", catalog), "--out", str(out))
+    assert code == 1
+    assert err.startswith("toolcall300 generate: the catalog feeds no category: wrong_tool_name:")
+    assert "cannot write a string matching pattern" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_user_catalogs_take_values_from_their_schema_not_the_demo_pools(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    code, _, err = cli("--tools", write(tmp_path, "t.json", PAYMENTS), "--out", str(out))
+    assert code == 0, err
+    demo = json.loads((DATA / "demo_pools.json").read_text())
+    demo_amounts = set(demo["numbers"]["amount"]) | set(demo["numbers"]["target_c"])
+    amounts, targets = [], []
+    for case in cases_of(out):
+        args = (case["expected"] or {}).get("arguments", {})
+        amounts += [args["amount"]] if "amount" in args else []
+        targets += [args["target_c"]] if "target_c" in args else []
+    assert amounts and all(type(a) is int and 1 <= a <= 5000 for a in amounts)
+    assert not demo_amounts & set(amounts)
+    assert targets and all(isinstance(t, str) for t in targets)
+    assert json.loads((out / MANIFEST).read_text())["pools"] is None
+
+
+def test_the_demo_pools_apply_when_asked(tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    tools = write(tmp_path, "t.json", PAYMENTS)
+    code, _, err = cli("--tools", tools, "--out", str(out), "--pools", "demo")
+    assert code == 1  # the demo's number pools do not fit an integer amount: said, not hidden
+    assert "amount" in err
+
+
+@pytest.mark.parametrize(
+    ("pools", "problem"),
+    [
+        ([], "pools: the root must be a JSON object"),
+        ({"colour": ["red"]}, "pools.colour: unknown key"),
+        ({"numbers": {"amount": ["12"]}}, "pools.numbers.amount[0]: must be one of numbers"),
+        ({"numbers": {"amount": [True]}}, "pools.numbers.amount[0]: must be one of numbers"),
+        ({"properties": {"title": []}}, "pools.properties.title: must be a non-empty array"),
+        ({"properties": ["a"]}, "pools.properties: must be an object"),
+        ({"prose": ["", "hi"]}, "pools.prose[0]: must be one of non-empty strings"),
+        ({"hallucinated_tools": "x"}, "pools.hallucinated_tools: must be a non-empty array"),
+    ],
+)
+def test_a_bad_pools_file_is_refused_by_name(tmp_path: Path, pools: Any, problem: str) -> None:
+    assert any(p.startswith(problem) for p in pools_problems(pools)), pools_problems(pools)
+    code, _, err = cli("--out", str(tmp_path / "o"), "--pools", write(tmp_path, "p.json", pools))
+    assert code == 1 and problem in err
+
+
+def test_the_shipped_pools_follow_the_documented_format() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for path in (DATA / "demo_pools.json", root / "corpus_private" / "inputs" / "pools.json"):
+        assert pools_problems(json.loads(path.read_text())) == [], path
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^[A-Z]{3}-\\d{4}$"},
+        {"type": "string", "pattern": "^(EUR|USD|JPY)$"},
+        {"type": "string", "pattern": "^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}$"},
+        {"type": "string", "minLength": 40},
+        {"type": "string", "maxLength": 3},
+        {"type": "string", "format": "uuid", "pattern": "^[0-9a-f-]{36}$"},
+        {"type": "integer", "maximum": -5},
+        {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 2},
+        {"type": "number", "minimum": 0.5, "maximum": 0.6},
+        {"type": "number", "exclusiveMinimum": 1000},
+        {"type": "string", "const": "v1"},
+        {"type": "array", "items": {"type": "integer", "minimum": 3, "maximum": 3}, "maxItems": 1},
+    ],
+)
+def test_values_come_from_the_schema(schema: dict[str, Any]) -> None:
+    rng = random.Random(7)
+    for _ in range(20):
+        value = build_value(rng, schema, {}, "tool", "prop")
+        assert is_valid(value, schema), (value, schema)
+
+
+def test_a_dotted_property_beside_its_nested_namesake_is_a_valid_catalog(tmp_path: Path) -> None:
+    """Rule 7: ``address.city`` is declared at the top level, so it is never a flattened key."""
+    catalog = [
+        {
+            "type": "function",
+            "function": {
+                "name": "ship_parcel",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "address": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                            "required": ["city"],
+                            "additionalProperties": False,
+                        },
+                        "address.city": {"type": "string"},
+                        "weight_kg": {"type": "number", "minimum": 0, "maximum": 30},
+                    },
+                    "required": ["address", "weight_kg"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+    ]
+    out = tmp_path / "corpus"
+    code, _, err = cli(
+        "--tools", write(tmp_path, "t.json", catalog), "--out", str(out),
+        "--categories", "nested_flattened",
+    )  # fmt: skip
+    assert code == 0, err
+    flattened = cases_of(out)
+    assert len(flattened) == 25 and all(c["category"] == "nested_flattened" for c in flattened)
