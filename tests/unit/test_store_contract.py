@@ -1,6 +1,6 @@
 """One contract per port, run against both adapter sets: SQLite and files (the one-machine
 edition, ``sdk.sqlite``, ``sdk.files``) and the moto-backed DynamoDB and S3 ones (AWS), so
-the two editions cannot drift apart (issue 21).
+the two editions cannot drift apart (docs/local-stack.md).
 
 Each test states a guarantee the domain relies on (a versioned put refuses a stale version,
 a paid check is charged once and only from a pack with checks left, a refund settles only
@@ -192,7 +192,7 @@ def test_a_refund_settles_only_against_the_pack_as_read(ports: Ports) -> None:
 @pytest.mark.parametrize("ports", ["sqlite"], indirect=True)
 def test_racing_charges_never_spend_more_than_the_pack(ports: Ports) -> None:
     """SQLite only: moto's TransactWriteItems is not atomic under threads (it copies the
-    tables and writes the copy back: issue 21), so the moto edition cannot be raced; real
+    tables and writes the copy back, losing a write), so the moto edition cannot be raced; real
     DynamoDB serialises transactions itself."""
     ports.ledger.grant("lic_p", checks=10, payment_id="pi_1", granted_at="t")
     charged: list[str] = []
