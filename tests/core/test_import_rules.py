@@ -4,6 +4,7 @@
   except :data:`OPTIONAL`: ``cryptography`` for offline report verification, guarded.
 - ``generator``, ``scoring``, ``toolshim`` and ``argcheck`` import only the foundation, never
   each other (scoring names ``toolshim`` by string, as an adapter spec, not by import).
+- The foundation (``schema`` and ``importers`` as whole packages) imports only the foundation.
 - ``client`` and ``jobs`` import no service code.
 - Only ``service/sdk`` imports boto3, botocore and stripe; ``service/domain`` imports neither
   ``service/sdk`` nor Powertools.
@@ -36,7 +37,11 @@ FOUNDATION = {
     "toolcall300.catalog",
     "toolcall300.controls",
     "toolcall300.schema",
+    "toolcall300.importers",
 }
+#: Foundation packages: every module inside them is foundation (the schema engine, the catalog
+#: importers that every suite's CLI may read a catalog with).
+FOUNDATION_PACKAGES = ("toolcall300.schema", "toolcall300.importers")
 SUITES = ("generator", "scoring", "toolshim", "argcheck")
 SDK_ONLY = {"boto3", "botocore", "stripe"}
 #: The kit's one optional dependency: offline report verification needs Ed25519 arithmetic from
@@ -99,6 +104,10 @@ def _exists(name: str) -> bool:
     return (PACKAGE / rel).is_dir() or (PACKAGE / rel).with_suffix(".py").is_file()
 
 
+def _in_foundation(name: str) -> bool:
+    return name in FOUNDATION or any(_within(name, p) for p in FOUNDATION_PACKAGES)
+
+
 def violations(module: str, names: set[str]) -> list[str]:
     """The rules ``module`` breaks by importing ``names`` (empty when it keeps them all)."""
     out: list[str] = []
@@ -115,18 +124,12 @@ def violations(module: str, names: set[str]) -> list[str]:
     suite = next((s for s in SUITES if _within(module, f"toolcall300.{s}")), None)
     if suite:
         crossing = sorted(
-            n
-            for n in own
-            if n not in FOUNDATION
-            and not _within(n, "toolcall300.schema")
-            and not _within(n, f"toolcall300.{suite}")
+            n for n in own if not _in_foundation(n) and not _within(n, f"toolcall300.{suite}")
         )
         if crossing:
             out.append(f"{suite} imports {crossing} (only the foundation and itself)")
-    if module in FOUNDATION or _within(module, "toolcall300.schema"):
-        beyond = sorted(
-            n for n in own if n not in FOUNDATION and not _within(n, "toolcall300.schema")
-        )
+    if _in_foundation(module):
+        beyond = sorted(n for n in own if not _in_foundation(n))
         if beyond:
             out.append(f"the foundation imports {beyond} (only the foundation)")
     if roots & SDK_ONLY and not _within(module, "toolcall300.service.sdk"):
@@ -206,6 +209,11 @@ def test_module_keeps_the_import_rules(path: Path) -> None:
             "service/local",
         ),
         ("toolcall300.rules", "from toolcall300.scoring import grading", "the foundation imports"),
+        (
+            "toolcall300.importers.forms",
+            "from toolcall300.generator import build",
+            "the foundation imports",
+        ),
         ("toolcall300.schema", "from . import x", ""),
     ],
 )

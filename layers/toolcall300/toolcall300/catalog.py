@@ -5,8 +5,12 @@ defaults to and must be ``"function"``; ``function.name`` is a non-empty string;
 ``description`` a string; ``strict`` a boolean; ``parameters`` an object schema (its
 ``type`` defaults to ``object``) inside the schema engine's subset, so ``anyOf``, ``oneOf``,
 ``not`` and every other uncovered keyword is named and refused; ``x-*`` fields are pack-only
-and stripped from the catalog a model sees. On top of the contract, :func:`generation_problems`
-lists what the corpus generator needs (one type per property, required names declared).
+and stripped from the catalog a model sees. A schema that no value can satisfy is refused by
+name too (:func:`unsatisfiable_problems`: an enum member of no declared type, an empty enum,
+inverted bounds or lengths), and so is nesting beyond :data:`MAX_SCHEMA_DEPTH` schema levels
+or :data:`MAX_JSON_DEPTH` JSON containers, checked without recursion before any walk that
+recurses (docs/catalog.md). On top of the contract, :func:`generation_problems` lists what the
+corpus generator needs (one type per property, required names declared).
 
 It deliberately does not run or check tool implementations, fixtures or manifests.
 """
@@ -17,13 +21,26 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from toolcall300.schema import declared_types, format_path, is_valid, schema_problems
+from toolcall300.schema import (
+    declared_types,
+    format_path,
+    is_valid,
+    json_type_matches,
+    schema_problems,
+)
 
 Tool = dict[str, Any]
 
 _FUNCTION_KEYS = frozenset({"name", "description", "strict", "parameters"})
 _ENTRY_KEYS = frozenset({"type", "function"})
 _PACK_BOOLEANS = ("x-mutates", "x-requires-confirmation")
+
+#: The deepest a parameters schema may nest: the root is level 1, each step into a property's
+#: or the items' schema one more (docs/catalog.md, "Limits"). Real catalogs stay under 8.
+MAX_SCHEMA_DEPTH = 32
+#: The deepest a declaration may nest in JSON containers of any kind (defaults, enums and
+#: examples included): every walk that recurses stays far inside the interpreter's stack.
+MAX_JSON_DEPTH = 4 * MAX_SCHEMA_DEPTH
 
 
 class CatalogError(ValueError):
@@ -38,11 +55,66 @@ def _is_pack_key(key: Any) -> bool:
     return isinstance(key, str) and key.startswith("x-")
 
 
+def json_depth(value: Any) -> int:
+    """How many containers deep ``value`` nests (a scalar is 0), without recursion: safe on
+    any JSON the reader accepted, however deep."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def schema_depth(schema: Any) -> int:
+    """Schema levels in ``schema`` (the root is 1; ``properties/<name>`` and ``items`` add one),
+    without recursion."""
+    deepest, stack = 0, [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        deepest = max(deepest, depth)
+        props = node.get("properties")
+        if isinstance(props, dict):
+            stack.extend((sub, depth + 1) for sub in props.values())
+        if "items" in node:
+            stack.append((node["items"], depth + 1))
+    return deepest
+
+
+def depth_problem(where: str, entry: Any) -> str | None:
+    """Why a declaration nests too deep for the reader, in one line, or ``None``."""
+    fn = entry.get("function") if isinstance(entry, dict) else None
+    params = fn.get("parameters") if isinstance(fn, dict) else None
+    depth = schema_depth(params)
+    if depth > MAX_SCHEMA_DEPTH:
+        return (
+            f"{where}: parameters nest {depth} schema levels deep; the limit is {MAX_SCHEMA_DEPTH}"
+        )
+    if json_depth(entry) > MAX_JSON_DEPTH:
+        return (
+            f"{where}: nested more than {MAX_JSON_DEPTH} JSON levels deep; the limit is "
+            f"{MAX_JSON_DEPTH} (and {MAX_SCHEMA_DEPTH} schema levels)"
+        )
+    return None
+
+
 def _entry_problems(i: int, entry: Any) -> Iterator[str]:
     """Every contract rule one declaration breaks."""
     where = f"tools[{i}]"
     if not isinstance(entry, dict):
         yield f"{where}: a declaration must be an object"
+        return
+    too_deep = depth_problem(where, entry)
+    if too_deep:
+        yield too_deep  # nothing else is read: every other walk recurses
         return
     if entry.get("type", "function") != "function":
         yield f"{where}: type must be 'function' (the only accepted value), got {entry['type']!r}"
@@ -75,6 +147,12 @@ def _entry_problems(i: int, entry: Any) -> Iterator[str]:
     yield from _parameters_problems(where, fn["parameters"])
 
 
+def declaration_problems(i: int, entry: Any) -> list[str]:
+    """Every contract rule the declaration at ``tools[i]`` breaks on its own (names across
+    the catalog are :func:`catalog_problems`'s), one line each."""
+    return list(_entry_problems(i, entry))
+
+
 def _parameters_problems(where: str, params: Any) -> Iterator[str]:
     if not isinstance(params, dict):
         yield f"{where}: parameters must be a JSON Schema object"
@@ -86,7 +164,11 @@ def _parameters_problems(where: str, params: Any) -> Iterator[str]:
         label = "unsupported keyword" if problem.kind == "not_covered" else "invalid schema"
         yield f"{where}: {label} {kw!r} at parameters{_schema_where(problem.schema_path)}: {problem.message}"
     if not schema_problems(params):
-        yield from _default_problems(where, params, ())
+        unsatisfiable = list(unsatisfiable_problems(params))
+        for line in unsatisfiable:
+            yield f"{where}: {line}"
+        if not unsatisfiable:
+            yield from _default_problems(where, params, ())
 
 
 def _schema_where(path: tuple[str | int, ...]) -> str:
@@ -105,6 +187,65 @@ def _default_problems(where: str, schema: dict[str, Any], path: tuple[str, ...])
     items = schema.get("items")
     if isinstance(items, dict):
         yield from _default_problems(where, items, (*path, "[]"))
+
+
+def _bound_pairs(schema: dict[str, Any]) -> Iterator[str]:
+    """Lower and upper bounds that leave no value between them."""
+    for low, high, what in (
+        ("minLength", "maxLength", "lengths"),
+        ("minItems", "maxItems", "item counts"),
+        ("minProperties", "maxProperties", "property counts"),
+    ):
+        if low in schema and high in schema and schema[low] > schema[high]:
+            yield f"{low} {schema[low]} > {high} {schema[high]} (no {what} fit)"
+    lows = [(k, schema[k]) for k in ("minimum", "exclusiveMinimum") if k in schema]
+    highs = [(k, schema[k]) for k in ("maximum", "exclusiveMaximum") if k in schema]
+    for lk, lv in lows:
+        for hk, hv in highs:
+            inclusive = lk == "minimum" and hk == "maximum"
+            if lv > hv or (lv == hv and not inclusive):
+                sign = ">" if lv > hv else ">="
+                yield f"{lk} {lv} {sign} {hk} {hv} (no number fits)"
+
+
+def _node_unsatisfiable(schema: dict[str, Any]) -> Iterator[str]:
+    """Why no value satisfies this node's own keywords."""
+    yield from _bound_pairs(schema)
+    types = [t for t in declared_types(schema)] if "type" in schema else None
+    if "enum" in schema:
+        members = schema["enum"]
+        if not members:
+            yield "enum is empty (no value can match)"
+        elif types is not None:
+            for member in members:
+                if not any(json_type_matches(member, t) for t in types):
+                    yield f"enum member {member!r} is not of the declared type {'/'.join(types)}"
+    if (
+        "const" in schema
+        and types is not None
+        and not any(json_type_matches(schema["const"], t) for t in types)
+    ):
+        yield f"const {schema['const']!r} is not of the declared type {'/'.join(types)}"
+    if schema.get("additionalProperties") is False and "object" in (types or ["object"]):
+        declared = schema.get("properties", {})
+        for name in schema.get("required", []):
+            if name not in declared:
+                yield f"required {name!r} is neither declared nor allowed (additionalProperties: false)"
+
+
+def unsatisfiable_problems(schema: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[str]:
+    """What no value can satisfy, one line each (the schema is covered and within the depth
+    limit: this walk recurses)."""
+    for problem in _node_unsatisfiable(schema):
+        yield f"unsatisfiable schema at {format_path(path)}: {problem}"
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key, sub in props.items():
+            if isinstance(sub, dict):
+                yield from unsatisfiable_problems(sub, (*path, key))
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield from unsatisfiable_problems(items, (*path, "[]"))
 
 
 def _confirmation_problems(i: int, entry: Any, parameter: str) -> Iterator[str]:
@@ -153,7 +294,13 @@ def catalog_problems(raw: Any, confirmation_parameter: str | None = None) -> lis
 
 
 def model_view(entry: dict[str, Any]) -> Tool:
-    """The declaration as a model sees it: ``x-*`` removed, ``type`` and ``parameters.type`` filled."""
+    """The declaration as a model sees it: ``x-*`` removed, ``type`` and ``parameters.type`` filled.
+
+    A declaration nested beyond the limits is refused (:class:`CatalogError`) before the copy,
+    which recurses."""
+    too_deep = depth_problem("tool", entry)
+    if too_deep:
+        raise CatalogError([too_deep])
     fn = {k: copy.deepcopy(v) for k, v in entry["function"].items() if not _is_pack_key(k)}
     params = fn.get("parameters", {})
     fn["parameters"] = {"type": "object", **params}

@@ -17,6 +17,10 @@ from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError
 #: name -> (module, one-line help). Core commands first; service commands need the extras.
 COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("toolcall300.generator.cli", "build or check a corpus from a tool catalog"),
+    "tools": (
+        "toolcall300.importers.cli",
+        "import a tool catalog from MCP, OpenAI, Anthropic, Gemini or BFCL form",
+    ),
     "score": (
         "toolcall300.scoring.cli",
         "score an adapter against a corpus (exit 2 on regression)",

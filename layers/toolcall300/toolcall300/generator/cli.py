@@ -28,6 +28,7 @@ from toolcall300.generator.build import (
 from toolcall300.generator.checks import CHECKS, Report, run_checks
 from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
 from toolcall300.generator.values import GenerationError, PoolsError
+from toolcall300.importers import FORMATS, ImportRefused, catalog_bytes, import_file
 from toolcall300.spec import CATEGORIES
 
 
@@ -39,7 +40,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
     )
-    parser.add_argument("--tools", help="tools.json catalog (default: the public demo catalog)")
+    parser.add_argument(
+        "--tools",
+        help="tool catalog: tools.json or any form of docs/catalog-import.md, detected "
+        "(default: the public demo catalog)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=list(FORMATS),
+        help="read --tools as this form instead of detecting it (docs/catalog-import.md)",
+    )
     parser.add_argument(
         "--pools",
         help="value pools JSON (docs/pools.md), or 'demo' for the demo's pools; default: none, "
@@ -123,20 +133,42 @@ DEMO_TOOLS = DATA / "demo_tools.json"
 DEMO_POOLS = DATA / "demo_pools.json"
 
 
-def _cli_inputs(args: argparse.Namespace) -> Inputs:
+def _imported_catalog(
+    path: Path, data: bytes, fmt: str | None, stderr: TextIO
+) -> tuple[str, bytes]:
+    """The catalog a build uses: the file itself when it is a tools.json catalog the import
+    leaves unchanged, else the import of it (what changed is summed up on stderr; ``toolcall300
+    tools import`` prints every change)."""
+    imported = import_file(data, fmt)
+    if imported.unchanged and imported.format == "tools-json":
+        return path.name, data
+    for line in imported.left_out:
+        stderr.write(f"import: left out {line}\n")
+    stderr.write(
+        f"import: read {path.name} as {imported.format}: {len(imported.tools)} tools, "
+        f"{len(imported.changes)} changes, {len(imported.left_out)} left out "
+        f"(toolcall300 tools import {path.name} lists them)\n"
+    )
+    return f"{path.stem}.imported.json", catalog_bytes(imported, data)
+
+
+def _cli_inputs(args: argparse.Namespace, stderr: TextIO) -> Inputs:
     """The inputs the flags name. Without ``--pools`` values come from each schema; the
-    demo's pools apply to the demo catalog alone (its bytes), or when asked (docs/pools.md)."""
+    demo's pools apply to the demo catalog alone (its bytes), or when asked (docs/pools.md).
+    A ``--tools`` file is read through its importer (docs/catalog-import.md)."""
     if args.rebuild:
         return _recorded_inputs(Path(args.rebuild))
     tools = Path(args.tools) if args.tools else DEMO_TOOLS
     try:
-        catalog = tools.read_bytes()
+        name, catalog = tools.name, tools.read_bytes()
+        if args.tools:
+            name, catalog = _imported_catalog(tools, catalog, args.format, stderr)
         if args.pools == "demo" or (args.pools is None and catalog == DEMO_TOOLS.read_bytes()):
             pools: Path | None = DEMO_POOLS
         else:
             pools = Path(args.pools) if args.pools else None
         return Inputs(
-            tools.name,
+            name,
             catalog,
             pools.name if pools else "",
             pools.read_bytes() if pools else None,
@@ -211,8 +243,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.check_only:
         return _check_only(out, stdout, stderr)
     try:
-        result = build(_cli_inputs(args))
-    except CatalogError as exc:
+        result = build(_cli_inputs(args, stderr))
+    except (CatalogError, ImportRefused) as exc:
         for problem in exc.problems:
             stderr.write(f"catalog: {problem}\n")
         return EXIT_ERROR

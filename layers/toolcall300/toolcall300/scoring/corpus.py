@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcall300.canonical import loads_strict
-from toolcall300.catalog import model_view
+from toolcall300.catalog import depth_problem, model_view
 from toolcall300.schema import schema_problems
 from toolcall300.spec import CATEGORIES, CORPUS_VERSION, REFUSAL_CATEGORIES
 
@@ -27,6 +27,9 @@ def _tool_problem(tool: Any, index: int) -> str | None:
     where = f"tools[{index}]"
     if not isinstance(tool, dict):
         return f"{where} is not an object"
+    too_deep = depth_problem(where, tool)
+    if too_deep:
+        return too_deep  # before schema_problems, which recurses
     if tool.get("type", "function") != "function":
         return f'{where}.type must be "function"'
     fn = tool.get("function")

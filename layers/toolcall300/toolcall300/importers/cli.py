@@ -1,0 +1,72 @@
+"""``toolcall300 tools import FILE``: the ``tools.json`` a build would use, and what changed.
+
+The catalog goes to stdout (or ``--out``), the change report to stderr (or ``--report``): one
+line per change, one per tool left out, a summary last. A refusal is one line per reason on
+stderr and exit 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.importers import FORMATS, ImportRefused, catalog_bytes, import_file
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = ArgParser(
+        prog="toolcall300 tools",
+        description="Tool catalogs: import one written in any known form as tools.json.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="import")
+    imp = commands.add_parser(
+        "import",
+        help="print the tools.json a build would use and report every change",
+        description="Read FILE (tools.json, OpenAI, Anthropic, MCP tools/list, Gemini "
+        "or BFCL; docs/catalog-import.md) and print it as tools.json.",
+    )
+    imp.add_argument("file", metavar="FILE", help="the catalog file")
+    imp.add_argument("--format", choices=list(FORMATS), help="read FILE as this form")
+    imp.add_argument("--out", help="write the tools.json here instead of stdout")
+    imp.add_argument("--report", help="write the change report here instead of stderr")
+    imp.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse the catalog if any tool cannot be imported (default: leave it out, say so)",
+    )
+    args = parser.parse_args(argv)
+    if args.command is None:
+        raise UsageError("toolcall300 tools: a subcommand is required (import)")
+    return args
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        stderr.write(f"toolcall300 tools import: {exc}\n")
+        return EXIT_ERROR
+    try:
+        imported = import_file(data, args.format, strict=True if args.strict else None)
+    except ImportRefused as exc:
+        for problem in exc.problems:
+            stderr.write(f"toolcall300 tools import: {path.name}: {problem}\n")
+        return EXIT_ERROR
+    catalog = catalog_bytes(imported, data)
+    report = "".join(f"{line}\n" for line in imported.report())
+    try:
+        if args.out:
+            Path(args.out).write_bytes(catalog)
+        else:
+            stdout.write(catalog.decode("utf-8"))
+        if args.report:
+            Path(args.report).write_text(report, encoding="utf-8")
+        else:
+            stderr.write(report)
+    except OSError as exc:
+        stderr.write(f"toolcall300 tools import: {exc}\n")
+        return EXIT_ERROR
+    return EXIT_OK

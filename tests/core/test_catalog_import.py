@@ -1,0 +1,676 @@
+"""Catalog importers (toolcall300/importers, docs/catalog-import.md): each form is recognised,
+each mapping is made and reported, what the contract cannot say is refused by name."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcall300.catalog import MAX_SCHEMA_DEPTH, catalog_problems
+from toolcall300.cli import dispatch
+from toolcall300.importers import (
+    Imported,
+    ImportRefused,
+    catalog_bytes,
+    detect_format,
+    import_catalog,
+    import_file,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "tests" / "data" / "real-catalogs"
+SEED_MINIMAL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_record",
+            "description": "Return one record by its stable identifier.",
+            "parameters": {
+                "type": "object",
+                "properties": {"record_id": {"type": "string"}},
+                "required": ["record_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+
+
+def whats(imported: Imported) -> list[str]:
+    return [c.what for c in imported.changes]
+
+
+def only_params(imported: Imported) -> dict[str, Any]:
+    (tool,) = imported.tools
+    params: dict[str, Any] = tool["function"]["parameters"]
+    return params
+
+
+# ----------------------------------------------------------------------------- detection
+
+
+@pytest.mark.parametrize(
+    ("raw", "form"),
+    [
+        (SEED_MINIMAL, "tools-json"),
+        ({"tools": [{"name": "f", "inputSchema": SCHEMA}]}, "mcp"),
+        ([{"name": "f", "inputSchema": SCHEMA}], "mcp"),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"tools": [{"name": "f", "inputSchema": SCHEMA}]},
+            },
+            "mcp",
+        ),
+        ([{"name": "f", "description": "d", "input_schema": SCHEMA}], "anthropic"),
+        ({"model": "m", "tools": [{"name": "f", "input_schema": SCHEMA}]}, "anthropic"),
+        ([{"type": "function", "name": "f", "parameters": SCHEMA, "strict": True}], "openai"),
+        ([{"type": "function", "name": "f", "parameters": SCHEMA}, *SEED_MINIMAL], "openai"),
+        ({"functionDeclarations": [{"name": "f", "parameters": SCHEMA}]}, "gemini"),
+        ({"tools": [{"functionDeclarations": [{"name": "f", "parameters": SCHEMA}]}]}, "gemini"),
+        ([{"name": "f", "parameters": {"type": "OBJECT", "properties": {}}}], "gemini"),
+        ([{"name": "f", "parameters": {"type": "dict", "properties": {}}}], "bfcl"),
+        (
+            {"id": "simple_0", "question": [], "function": [{"name": "a.b", "parameters": {}}]},
+            "bfcl",
+        ),
+        ({"name": "f", "inputSchema": SCHEMA}, "mcp"),  # a single tool
+    ],
+)
+def test_each_form_is_recognised(raw: Any, form: str) -> None:
+    assert detect_format(raw) == form
+    assert import_catalog(raw).format == form
+
+
+def test_a_file_of_no_known_form_says_what_was_looked_for_and_what_it_is() -> None:
+    with pytest.raises(ImportRefused) as exc:
+        detect_format({"servers": [1, 2]})
+    (line,) = exc.value.problems
+    assert "an object with keys 'servers'" in line
+    for form in ("tools-json", "openai", "anthropic", "mcp", "gemini", "bfcl", "--format"):
+        assert form in line
+
+
+def test_entries_of_several_forms_are_refused_by_name() -> None:
+    raw = [{"name": "f", "inputSchema": SCHEMA}, {"name": "g", "input_schema": SCHEMA}]
+    with pytest.raises(
+        ImportRefused, match=r"several forms \(tools\[0\] mcp, tools\[1\] anthropic\)"
+    ):
+        detect_format(raw)
+
+
+def test_a_bfcl_data_file_of_many_cases_is_named() -> None:
+    lines = b'{"id": "a", "function": []}\n{"id": "b", "function": []}\n'
+    with pytest.raises(ImportRefused, match="one case a line"):
+        import_file(lines)
+
+
+def test_forcing_a_format_reads_the_entries_as_it() -> None:
+    raw = [{"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "float"}}}}]
+    assert detect_format(raw) == "bfcl"
+    assert only_params(import_catalog(raw, "bfcl"))["properties"]["n"]["type"] == "number"
+    with pytest.raises(ImportRefused, match="unknown format 'yaml'"):
+        import_catalog(raw, "yaml")
+
+
+# ------------------------------------------------------------------------- identity (tools.json)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ROOT / "corpus_private" / "inputs" / "tools.json",
+        ROOT / "layers" / "toolcall300" / "toolcall300" / "data" / "demo_tools.json",
+    ],
+    ids=lambda p: p.name,
+)
+def test_a_seed_003_catalog_is_imported_as_itself_byte_for_byte(path: Path) -> None:
+    data = path.read_bytes()
+    imported = import_file(data)
+    assert imported.format == "tools-json" and imported.unchanged
+    assert catalog_bytes(imported, data) == data
+
+
+def test_the_seed_minimal_example_is_imported_unchanged() -> None:
+    imported = import_catalog(SEED_MINIMAL)
+    assert imported.unchanged and imported.tools == SEED_MINIMAL
+
+
+def test_a_seed_003_catalog_the_reader_refuses_is_refused_whole() -> None:
+    bad = [
+        *SEED_MINIMAL,
+        {"type": "function", "function": {"name": "g", "parameters": {"anyOf": [{}, {}]}}},
+    ]
+    with pytest.raises(ImportRefused, match="unsupported keyword 'anyOf'"):
+        import_catalog(bad)
+
+
+# ------------------------------------------------------------------------------ each form
+
+
+def test_mcp_annotations_become_x_mutates_and_the_rest_is_reported() -> None:
+    raw = {
+        "tools": [
+            {
+                "name": "get_me",
+                "title": "Get me",
+                "inputSchema": {"type": "object", "properties": {}},
+                "annotations": {"readOnlyHint": True, "title": "Get me"},
+            },
+            {
+                "name": "delete_repo",
+                "inputSchema": {"type": "object", "properties": {"repo": {"type": "string"}}},
+                "annotations": {"readOnlyHint": False, "destructiveHint": True},
+                "outputSchema": {"type": "object"},
+            },
+            {"name": "star", "inputSchema": SCHEMA, "annotations": {"destructiveHint": True}},
+            {"name": "plain", "inputSchema": SCHEMA},
+        ]
+    }
+    imported = import_catalog(raw)
+    by_name = {t["function"]["name"]: t for t in imported.tools}
+    assert by_name["get_me"]["x-mutates"] is False
+    assert by_name["delete_repo"]["x-mutates"] is True
+    assert by_name["star"]["x-mutates"] is True
+    assert "x-mutates" not in by_name["plain"]
+    lines = [c.line() for c in imported.changes]
+    assert "get_me: annotations: readOnlyHint true written as x-mutates false" in lines
+    assert any(line.startswith("get_me: title: field 'title' dropped") for line in lines)
+    assert any(
+        line.startswith("delete_repo: outputSchema: field 'outputSchema' dropped") for line in lines
+    )
+    assert catalog_problems(imported.tools) == []
+
+
+def test_anthropic_input_schema_is_the_parameters_and_server_tools_are_left_out() -> None:
+    raw = [
+        {
+            "name": "f",
+            "description": "d",
+            "input_schema": SCHEMA,
+            "cache_control": {"type": "ephemeral"},
+        },
+        {"type": "web_search_20250305", "name": "web_search"},
+    ]
+    imported = import_catalog(raw)
+    assert imported.tools == [
+        {"type": "function", "function": {"name": "f", "description": "d", "parameters": SCHEMA}}
+    ]
+    assert "field 'cache_control' dropped (the tools.json contract has no such field)" in whats(
+        imported
+    )
+    assert imported.left_out == [
+        "tools[1] (web_search): no input_schema (type 'web_search_20250305': a server tool, nothing to import)"
+    ]
+
+
+def test_openai_responses_flat_tools_keep_strict() -> None:
+    raw = [
+        {"type": "function", "name": "f", "description": "d", "parameters": SCHEMA, "strict": True}
+    ]
+    (tool,) = import_catalog(raw).tools
+    assert tool == {
+        "type": "function",
+        "function": {"name": "f", "description": "d", "parameters": SCHEMA, "strict": True},
+    }
+
+
+def test_gemini_upper_case_types_nullable_and_string_counts_are_mapped() -> None:
+    raw = {
+        "functionDeclarations": [
+            {
+                "name": "f",
+                "parameters": {
+                    "type": "OBJECT",
+                    "properties": {
+                        "tags": {"type": "ARRAY", "items": {"type": "STRING"}, "minItems": "1"},
+                        "note": {"type": "STRING", "nullable": True},
+                    },
+                    "propertyOrdering": ["tags", "note"],
+                    "required": ["tags"],
+                },
+            }
+        ]
+    }
+    imported = import_catalog(raw)
+    assert only_params(imported) == {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "note": {"type": ["string", "null"]},
+        },
+        "required": ["tags"],
+    }
+    assert "type 'OBJECT' mapped to 'object' (Gemini)" in whats(imported)
+    assert "nullable: true written as type null" in whats(imported)
+    assert "minItems '1' read as the integer 1" in whats(imported)
+
+
+def test_bfcl_dialect_is_mapped_as_bfcl_sends_it() -> None:
+    case = {
+        "id": "multiple_0",
+        "question": [],
+        "function": [
+            {
+                "name": "triangle_properties.get",
+                "description": "d",
+                "parameters": {
+                    "type": "dict",
+                    "properties": {
+                        "side": {"type": "float"},
+                        "pair": {"type": "tuple", "items": {"type": "integer"}},
+                        "anything": {"type": "any"},
+                        "untyped": {"description": "no type"},
+                        "flag": {"type": "boolean", "default": True, "optional": True},
+                        "unit": {"type": "string", "enum": ["cm", "m"], "default": "dontcare"},
+                        "when": {"type": "string", "default": None},
+                    },
+                    "required": ["side"],
+                },
+            }
+        ],
+    }
+    imported = import_catalog(case)
+    (tool,) = imported.tools
+    assert tool["function"]["name"] == "triangle_properties_get"
+    props = tool["function"]["parameters"]["properties"]
+    assert tool["function"]["parameters"]["type"] == "object"
+    assert props["side"] == {"type": "number"}
+    assert props["pair"] == {"type": "array", "items": {"type": "integer"}}
+    assert props["anything"] == {"type": "string"}
+    assert props["untyped"] == {"description": "no type", "type": "string"}
+    assert props["flag"] == {"type": "boolean", "default": True}
+    assert props["unit"] == {"type": "string", "enum": ["cm", "m"]}
+    assert props["when"] == {"type": "string"}
+    said = whats(imported)
+    assert (
+        "name 'triangle_properties.get' written as 'triangle_properties_get' (BFCL sends models '_' for '.')"
+        in said
+    )
+    assert "'optional' dropped (BFCL's optional repeats what required says)" in said
+    assert "default 'dontcare' dropped (it fails its schema)" in said
+    assert "default null dropped (the schema does not allow null)" in said
+
+
+def test_bfcl_names_that_clash_once_rewritten_are_refused() -> None:
+    fns = [
+        {"name": n, "parameters": {"type": "dict", "properties": {}}} for n in ("a.b_c", "a_b.c")
+    ]
+    with pytest.raises(ImportRefused, match="duplicate name 'a_b_c'"):
+        import_catalog(fns)
+
+
+# ---------------------------------------------------------------------------- schema rewrites
+
+
+def params_of(schema: dict[str, Any]) -> Imported:
+    return import_catalog([{"name": "f", "inputSchema": schema}], "mcp")
+
+
+def test_local_refs_and_defs_are_inlined_and_reported() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Color": {"type": "string", "enum": ["red", "blue"]}},
+        "definitions": {"Size": {"type": "integer", "minimum": 1}},
+        "properties": {
+            "color": {"$ref": "#/$defs/Color", "description": "which"},
+            "size": {"$ref": "#/definitions/Size"},
+            "sizes": {"type": "array", "items": {"$ref": "#/definitions/Size"}},
+        },
+    }
+    imported = params_of(schema)
+    assert only_params(imported) == {
+        "type": "object",
+        "properties": {
+            "color": {"type": "string", "enum": ["red", "blue"], "description": "which"},
+            "size": {"type": "integer", "minimum": 1},
+            "sizes": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+        },
+    }
+    said = whats(imported)
+    assert "$ref #/$defs/Color inlined" in said
+    assert "$defs removed (what they define is inlined where used)" in said
+
+
+@pytest.mark.parametrize(
+    ("schema", "needle"),
+    [
+        (
+            {
+                "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}},
+                "properties": {"n": {"$ref": "#/$defs/N"}},
+            },
+            "$ref '#/$defs/N' is recursive",
+        ),
+        ({"properties": {"n": {"$ref": "https://example.com/s.json"}}}, "is not local"),
+        ({"properties": {"n": {"$ref": "#/$defs/Missing"}}}, "names nothing"),
+        (
+            {
+                "properties": {
+                    "n": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]}
+                }
+            },
+            "unsupported keyword 'anyOf'",
+        ),
+        (
+            {
+                "properties": {
+                    "n": {"oneOf": [{"type": "string", "minLength": 2}, {"type": "integer"}]}
+                }
+            },
+            "unsupported keyword 'oneOf'",
+        ),
+        ({"properties": {"n": {"not": {"type": "string"}}}}, "unsupported keyword 'not'"),
+    ],
+)
+def test_what_the_subset_cannot_say_is_refused_by_name(schema: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ImportRefused) as exc:
+        params_of(schema)
+    assert needle in "\n".join(exc.value.problems)
+    assert "f" in exc.value.problems[-1]
+
+
+def test_a_ref_chain_that_doubles_at_every_step_is_refused_not_expanded() -> None:
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
+        }
+        for i in range(20)
+    }
+    defs["D20"] = {"type": "string"}
+    with pytest.raises(ImportRefused, match="beyond 20000 nodes"):
+        params_of({"$defs": defs, "properties": {"x": {"$ref": "#/$defs/D0"}}})
+
+
+def test_optional_written_as_anyof_with_null_becomes_a_type_list() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "default": None},
+            "b": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "c": {"oneOf": [{"type": "null"}, {"enum": ["x", "y"], "type": "string"}]},
+        },
+    }
+    props = only_params(params_of(schema))["properties"]
+    assert props["a"] == {"type": ["string", "null"], "minLength": 1, "default": None}
+    assert props["b"] == {"type": ["integer", "string"]}
+    assert props["c"] == {"type": ["string", "null"], "enum": ["x", "y", None]}
+
+
+# ---------------------------------------------------------------------------- hostile input
+
+
+def nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+@pytest.mark.parametrize("levels", [MAX_SCHEMA_DEPTH + 1, 250, 450])
+def test_a_deep_schema_is_one_line_not_a_recursion_error(levels: int) -> None:
+    data = json.dumps([{"name": "f", "inputSchema": nested(levels)}]).encode()
+    with pytest.raises(ImportRefused) as exc:
+        import_file(data)
+    assert len(exc.value.problems) == 2  # nothing imported; the tool left out, in one line
+    assert "deep" in exc.value.problems[1]
+
+
+def test_json_deeper_than_the_reader_is_one_line() -> None:
+    with pytest.raises(ImportRefused, match="nests deeper than the JSON reader allows"):
+        import_file(b"[" * 100_000 + b"]" * 100_000)
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "type",
+                    "function",
+                    "parameters",
+                    "inputSchema",
+                    "input_schema",
+                    "properties",
+                    "items",
+                    "required",
+                    "enum",
+                    "$ref",
+                    "$defs",
+                    "anyOf",
+                    "nullable",
+                    "tools",
+                    "functionDeclarations",
+                    "default",
+                    "minimum",
+                    "maximum",
+                    "x-mutates",
+                    "annotations",
+                    "a",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+TYPE_NAMES = st.sampled_from(
+    [
+        "string",
+        "integer",
+        "number",
+        "boolean",
+        "dict",
+        "float",
+        "any",
+        "STRING",
+        "OBJECT",
+        "object",
+        "array",
+    ]
+)
+
+
+@st.composite
+def toolish(draw: st.DrawFn) -> Any:
+    """A catalog-shaped value: a known container around entries with names and schemas."""
+    schema = draw(
+        st.fixed_dictionaries(
+            {"type": TYPE_NAMES},
+            optional={
+                "properties": st.dictionaries(st.text(min_size=1, max_size=4), JSON, max_size=3),
+                "required": JSON,
+            },
+        )
+    )
+    entry = draw(st.sampled_from(["inputSchema", "input_schema", "parameters"]))
+    tools = [
+        {"name": draw(st.text(min_size=1, max_size=6)), entry: schema}
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    return draw(st.sampled_from([tools, {"tools": tools}, {"functionDeclarations": tools}]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(JSON, toolish()))
+def test_importing_never_crashes(raw: Any) -> None:
+    """Any JSON is a tools.json catalog the reader accepts, or a refusal in named lines."""
+    try:
+        imported = import_catalog(raw)
+    except ImportRefused as exc:
+        assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)
+        return
+    assert catalog_problems(imported.tools) == []
+    again = import_catalog(imported.tools)
+    assert again.tools == imported.tools and not again.changes  # an import is a fixed point
+
+
+@settings(max_examples=100, deadline=None)
+@given(toolish())
+def test_an_imported_catalog_imports_as_itself(raw: Any) -> None:
+    try:
+        imported = import_catalog(raw)
+    except ImportRefused:
+        return
+    data = json.dumps(imported.tools).encode()
+    assert catalog_bytes(import_file(data), data) == data
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = dispatch(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_tools_import_prints_the_catalog_and_reports_every_change(tmp_path: Path) -> None:
+    src = tmp_path / "mcp.json"
+    src.write_text(
+        json.dumps(
+            {"tools": [{"name": "f", "inputSchema": SCHEMA, "annotations": {"readOnlyHint": True}}]}
+        )
+    )
+    code, out, err = cli("tools", "import", str(src))
+    assert code == 0
+    assert json.loads(out)[0]["x-mutates"] is False
+    assert "f: annotations: readOnlyHint true written as x-mutates false" in err
+    assert err.splitlines()[-1] == "read as mcp: 1 tools, 1 changes, 0 tools left out"
+    code, _, _ = cli(
+        "tools",
+        "import",
+        str(src),
+        "--out",
+        str(tmp_path / "t.json"),
+        "--report",
+        str(tmp_path / "r.txt"),
+    )
+    assert code == 0 and json.loads((tmp_path / "t.json").read_text())[0]["function"]["name"] == "f"
+    assert "x-mutates" in (tmp_path / "r.txt").read_text()
+
+
+def test_tools_import_refuses_in_one_line_and_exits_1(tmp_path: Path) -> None:
+    src = tmp_path / "deep.json"
+    src.write_text(
+        json.dumps([{"type": "function", "function": {"name": "f", "parameters": nested(250)}}])
+    )
+    code, out, err = cli("tools", "import", str(src))
+    assert (code, out) == (1, "")
+    assert (
+        err.count("\n") == 1
+        and "levels deep; the limit is" in err
+        and "32 schema levels" in err
+        and "Traceback" not in err
+    )
+
+
+def test_tools_import_strict_refuses_what_it_would_leave_out(tmp_path: Path) -> None:
+    src = tmp_path / "a.json"
+    src.write_text(
+        json.dumps(
+            [{"name": "f", "input_schema": SCHEMA}, {"name": "g", "input_schema": {"not": {}}}]
+        )
+    )
+    assert cli("tools", "import", str(src))[0] == 0
+    code, _, err = cli("tools", "import", str(src), "--strict")
+    assert code == 1 and "unsupported keyword 'not'" in err
+
+
+def test_generate_reads_a_foreign_catalog_through_its_importer(tmp_path: Path) -> None:
+    src = tmp_path / "gemini.json"
+    src.write_text(
+        json.dumps(
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "f",
+                        "parameters": {
+                            "type": "OBJECT",
+                            "properties": {"x": {"type": "NUMBER", "minimum": 3, "maximum": 1}},
+                        },
+                    }
+                ]
+            }
+        )
+    )
+    code, _, err = cli("generate", "--tools", str(src), "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert "minimum 3 > maximum 1" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------- real catalogs
+
+
+REAL_FILES = sorted(REAL.glob("*.json"))
+BFCL_SAMPLE = ROOT / "tests" / "data" / "bfcl-sample" / "BFCL_v4_multi_tool.sample.jsonl"
+#: What each real catalog is read as, and the tools the contract cannot say (left out, named).
+REAL_EXPECTED = {
+    "anthropic-cookbook.tools.json": ("anthropic", ["batch_tool"]),
+    "byob-banking-vn-oracle-pack.tools.json": ("tools-json", []),
+    "byob-sqa-hotel-booking.tools.json": ("tools-json", []),
+    "byob-tiny-oracle-pack.tools.json": ("tools-json", []),
+    "mcp-github-server.tools-list.json": (
+        "mcp",
+        ["projects_write", "update_issue_assignees", "update_issue_labels"],
+    ),
+    "openai-python-examples.tools.json": ("openai", ["Query"]),
+}
+
+
+def test_every_real_catalog_is_vendored_with_its_licences() -> None:
+    assert {p.name for p in REAL_FILES} == set(REAL_EXPECTED)
+    readme = (REAL / "README.md").read_text()
+    for name in REAL_EXPECTED:
+        assert name.split(".")[0].removeprefix("byob-")[:10] in readme or "byob-" in readme
+    assert {p.name for p in REAL.glob("LICENSE-*")} == {
+        "LICENSE-Apache-2.0.txt",
+        "LICENSE-MIT-anthropic-cookbook.txt",
+        "LICENSE-MIT-github-mcp-server.txt",
+    }
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name)
+def test_each_real_catalog_imports_with_no_hand_conversion(path: Path) -> None:
+    form, left_out = REAL_EXPECTED[path.name]
+    imported = import_file(path.read_bytes())
+    assert imported.format == form
+    assert [line.split("(", 1)[1].split(")", 1)[0] for line in imported.left_out] == left_out
+    assert catalog_problems(imported.tools) == []
+    if form == "tools-json":
+        assert imported.unchanged
+
+
+def test_the_mcp_server_catalog_keeps_its_mutation_hints() -> None:
+    imported = import_file((REAL / "mcp-github-server.tools-list.json").read_bytes())
+    mutates = {t["function"]["name"]: t.get("x-mutates") for t in imported.tools}
+    assert mutates["get_me"] is False and mutates["create_issue"] is True
+
+
+def test_every_bfcl_sample_case_imports_as_bfcl_ships_it() -> None:
+    cases = [json.loads(line) for line in BFCL_SAMPLE.read_text().splitlines()]
+    assert len(cases) == 330 and all(len(c["function"]) > 1 for c in cases)
+    partial = 0
+    for case in cases:
+        imported = import_catalog(case)
+        assert imported.format == "bfcl"
+        assert catalog_problems(imported.tools) == []
+        partial += bool(imported.left_out)
+    assert partial <= len(cases) // 20  # a tool left out (named) in at most 5 % of catalogs
