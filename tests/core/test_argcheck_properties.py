@@ -365,19 +365,19 @@ def _resolve(blob: Any, parts: list[Any]) -> bool:
 def test_every_defect_path_names_a_location_in_the_submitted_blob_or_under_a_withdrawn_repair(
     schema: dict[str, Any], args: Any
 ) -> None:
-    from toolcall300.argcheck.repairs import _parse_path
+    from toolcall300.schema import parse_path
 
     response = check({"schema": schema, "arguments": args})
     defects = response.get("defects", [])
     # D22: a defect a withdrawn repair would leave sits at or below a node named as submitted
     # with the type or enum failure that repair answered.
     withdrawn_at = [
-        _parse_path(d["path"])
+        parse_path(d["path"])
         for d in defects
         if "after_repair" not in d and d["code"] in ("type_mismatch", "enum_mismatch")
     ]
     for defect in defects:
-        parts = _parse_path(defect["path"])
+        parts = parse_path(defect["path"])
         if "after_repair" in defect:
             assert any(parts[: len(w)] == w for w in withdrawn_at), defect
             assert defect["after_repair"] in ("R3", "R4", "R5", "R6", "R7", "R9")

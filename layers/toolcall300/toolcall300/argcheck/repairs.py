@@ -17,7 +17,7 @@ import sys
 from typing import Any, NamedTuple
 
 from toolcall300.argcheck import text as text_reader
-from toolcall300.canonical import canonical, raw_decode_strict
+from toolcall300.canonical import canonical
 from toolcall300.schema import (
     KEYWORDS,
     NodeErrors,
@@ -31,6 +31,7 @@ from toolcall300.schema import (
     format_path,
     is_integer,
     json_type_matches,
+    parse_path,
 )
 
 #: The JSON number grammar; a fraction or an exponent (a group matched) makes it a float.
@@ -395,34 +396,6 @@ def _entry(path: Path, rule: str, op: str, before: Any, after: Any) -> dict[str,
 # ------------------------------------------------------------------------- apply_diff
 
 
-def _parse_path(path: str) -> list[str | int]:
-    """Invert :func:`toolcall300.schema.format_path`."""
-    if not path.startswith("$"):
-        raise ValueError(f"not an arguments path: {path!r}")
-    parts: list[str | int] = []
-    i = 1
-    while i < len(path):
-        if path[i] == ".":
-            m = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*").match(path, i + 1)
-            if m is None:
-                raise ValueError(f"bad path {path!r}")
-            parts.append(m.group())
-            i = m.end()
-        elif path.startswith("[", i) and path.startswith('"', i + 1):
-            key, end = raw_decode_strict(path, i + 1)
-            if not path.startswith("]", end):
-                raise ValueError(f"bad path {path!r}")
-            parts.append(key)
-            i = end + 1
-        elif path[i] == "[":
-            end = path.index("]", i)
-            parts.append(int(path[i + 1 : end]))
-            i = end + 1
-        else:
-            raise ValueError(f"bad path {path!r}")
-    return parts
-
-
 def apply_diff(arguments: Any, diff: list[dict[str, Any]]) -> Any:
     """Replay a diff on the submitted blob (the object, or the text for ``$arguments_text``).
 
@@ -442,7 +415,7 @@ def apply_diff(arguments: Any, diff: list[dict[str, Any]]) -> Any:
     for entry in diff:
         if entry["path"] == text_reader.TEXT_PATH:
             continue
-        parts = _parse_path(entry["path"])
+        parts = parse_path(entry["path"])
         if not parts:
             value = copy.deepcopy(entry["after"])
             continue

@@ -33,7 +33,7 @@ from toolcall300.schema.keywords import (
     node_errors,
     schema_problems,
 )
-from toolcall300.schema.paths import Path, PathPart, format_path
+from toolcall300.schema.paths import Path, PathPart, format_path, parse_path
 from toolcall300.schema.patterns import backtracking_hazard, ecma_to_python
 from toolcall300.schema.types import (
     JSON_TYPES,
@@ -71,6 +71,7 @@ __all__ = [
     "iter_errors",
     "json_type_matches",
     "node_errors",
+    "parse_path",
     "schema_problems",
     "type_of",
 ]

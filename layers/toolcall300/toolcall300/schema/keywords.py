@@ -12,14 +12,18 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from toolcall300.canonical import json_equal
 from toolcall300.schema.paths import Path
-from toolcall300.schema.patterns import ECMA_ONLY, backtracking_hazard, compile_pattern
+from toolcall300.schema.patterns import (
+    PatternNotCovered,
+    PatternSyntaxError,
+    backtracking_hazard,
+    compile_pattern,
+)
 from toolcall300.schema.types import (
     JSON_TYPES,
     TYPE_CLASSES,
@@ -314,16 +318,16 @@ def _pattern_check(
 
 
 def _pattern_problems(v: Any, path: Path) -> list[SchemaProblem]:
+    # D19: ECMA-262's grammar (u flag) decides validity; what re cannot run with ECMA's meaning,
+    # or could run for exponential time, is not covered.
     if not isinstance(v, str):
         return _invalid(path, "pattern must be a string")
-    if ECMA_ONLY.search(v):
-        # ECMA-262 syntax Python's re cannot evaluate faithfully: refuse, never approximate.
-        msg = "Unicode property escapes (\\p{...}) in pattern are not covered"
-        return [SchemaProblem("not_covered", path, msg)]
     try:
         compile_pattern(v)
-    except re.error as exc:
-        return _invalid(path, f"pattern does not compile: {exc}")
+    except PatternSyntaxError as exc:
+        return _invalid(path, str(exc))
+    except PatternNotCovered as exc:
+        return [SchemaProblem("not_covered", path, str(exc))]
     hazard = backtracking_hazard(v)
     if hazard:
         return [SchemaProblem("not_covered", path, f"pattern is not covered: {hazard}")]
