@@ -179,6 +179,19 @@ def test_submitted_values_are_never_logged_or_stored(
         assert marker not in stored
 
 
+def test_a_counter_without_a_gap_counts_takes_written_out_of_clock_order(aws: Any) -> None:
+    """Two requests at once (the runs quota, downloads) read their clocks in one order and
+    write in the other: with no minimum gap, the second write is counted, not "too soon"."""
+    store = UsageTable(aws.names["UsageTable"])
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    usage.take(store, "runs#lic", limit=5, now=now + timedelta(milliseconds=5))
+    usage.take(store, "runs#lic", limit=5, now=now)  # the older clock, written second
+    assert (store.get("runs#lic#2026-12-01") or {}).get("used") == 2
+    with pytest.raises(TooManyRequests):  # a gap still holds
+        usage.take(store, "free#c", limit=5, now=now + timedelta(seconds=1), min_gap_s=5)
+        usage.take(store, "free#c", limit=5, now=now, min_gap_s=5)
+
+
 class MemoryUsage:
     def __init__(self) -> None:
         self.items: dict[str, dict[str, Any]] = {}

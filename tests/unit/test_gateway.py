@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+import contextlib
+import json
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,46 +78,93 @@ def test_binary_bodies_are_base64_and_round_trip(raw: bytes) -> None:
         assert "body" not in e
 
 
-@pytest.fixture
-def echo_gateway() -> Iterator[tuple[str, int]]:
-    """A gateway on 127.0.0.1 whose one route answers with the body it was given."""
-    import re
-    import threading
+class Served:
+    """A gateway on 127.0.0.1 serving one route, ``POST /echo``, whose handler answers with the
+    body it was given (after waiting for ``release`` when the test sets ``hold``)."""
 
-    from toolcall300.service.local.gateway import BoundRoute, GatewayServer
+    def __init__(self, **server_kw: Any) -> None:
+        import re
+        import threading
 
-    def echo(event: dict[str, Any], _context: Any) -> dict[str, Any]:
+        from toolcall300.service.local.gateway import BoundRoute, GatewayServer
+
+        self.calls = 0
+        self.hold = False
+        self.release = threading.Event()
+        self.inside = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        route = HttpRoute("EchoFunction", "POST", "/echo", "functions/echo/", "app.handler")
+        bound = BoundRoute(route, re.compile(r"\A/echo\Z"), self.echo)
+        self.server = GatewayServer(("127.0.0.1", 0), [bound], **server_kw)
+        self.address = self.server.server_address
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def echo(self, event: dict[str, Any], _context: Any) -> dict[str, Any]:
+        with self._lock:
+            self.calls += 1
+        self.inside.release()
+        if self.hold:
+            assert self.release.wait(30)
         return {"statusCode": 200, "body": event.get("body", ""), "headers": {}}
 
-    route = HttpRoute("EchoFunction", "POST", "/echo", "functions/echo/", "app.handler")
-    bound = BoundRoute(route, re.compile(r"\A/echo\Z"), echo, threading.Lock())
-    server = GatewayServer(("127.0.0.1", 0), [bound])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.thread.join(10)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Served]]:
+    started: list[Served] = []
+
+    def start(**server_kw: Any) -> Served:
+        started.append(Served(**server_kw))
+        return started[-1]
+
+    yield start
+    for served in started:
+        served.stop()
+
+
+@pytest.fixture
+def echo_gateway(serve: Callable[..., Served]) -> tuple[str, int]:
+    return serve().address
+
+
+def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, body) of the next answer on ``sock``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, f"connection closed without an HTTP answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+    while len(body) < int(headers.get("content-length", 0)):
+        body += sock.recv(4096)
+    return int(lines[0].split()[1]), headers, body
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed ``sock`` (EOF or reset) rather than keeping it open."""
+    sock.settimeout(10)
     try:
-        yield server.server_address[0], server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+        while sock.recv(4096):
+            pass
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+    return True
 
 
 def raw_exchange(address: tuple[str, int], request: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send ``request`` as bytes; (status, headers, body) of the first answer."""
-    import socket
-
     with socket.create_connection(address, timeout=10) as sock:
         sock.sendall(request)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(4096)
-            assert chunk, f"connection closed without an HTTP answer: {data!r}"
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
-        while len(body) < int(headers.get("content-length", 0)):
-            body += sock.recv(4096)
-        return int(lines[0].split()[1]), headers, body
+        return read_answer(sock)
 
 
 @pytest.mark.parametrize(
@@ -133,11 +183,50 @@ def raw_exchange(address: tuple[str, int], request: bytes) -> tuple[int, dict[st
 def test_bad_framing_and_methods_get_a_json_error(
     echo_gateway: tuple[str, int], request_bytes: bytes, status: int, code: str
 ) -> None:
-    import json
-
     got, headers, body = raw_exchange(echo_gateway, request_bytes)
     assert got == status and headers["content-type"] == "application/json"
     assert json.loads(body)["error"]["code"] == code
+
+
+CHUNKED = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        # RFC 9112 section 6.3 item 3: both length fields; answer, then close
+        (b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400, "invalid_framing"),
+        # section 6.1: chunked not the final coding; an unknown coding before it
+        (b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400, "invalid_transfer_encoding"),
+        (b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "invalid_transfer_encoding"),
+        (b"POST /echo HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "invalid_framing"),
+        # chunk sizes: negative (once read as "to the end of the stream"), signed, prefixed,
+        # a size line that never ends, a chunk past the cap (refused before it is sent)
+        (CHUNKED + b"-1\r\n" + b"x" * 4096, 400, "invalid_chunked_body"),
+        (CHUNKED + b"+5\r\nabcde\r\n0\r\n\r\n", 400, "invalid_chunked_body"),
+        (CHUNKED + b"0x5\r\nabcde\r\n0\r\n\r\n", 400, "invalid_chunked_body"),
+        (CHUNKED + b"5" * 64 * 1024, 400, "invalid_chunked_body"),
+        (CHUNKED + b"1;ext=" + b"e" * 64 * 1024, 400, "invalid_chunked_body"),
+        (CHUNKED + b"FFFFFFFFFFFFFFFFFFFF\r\n", 413, "payload_too_large"),
+        (CHUNKED + b"A00000\r\n" + b"x" * 0xA00000 + b"\r\n1\r\n", 413, "payload_too_large"),
+        (CHUNKED + b"0\r\n" + b"X-Trailer: " + b"t" * 64 * 1024, 400, "invalid_chunked_body"),
+        (b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10485761\r\n\r\n", 413, "payload_too_large"),
+        # HTTP/0.9: a request line without a version is answered at once, not left waiting
+        (b"GET /echo\r\n", 400, "bad_request"),
+    ],
+)  # fmt: skip
+def test_malformed_framing_is_refused_and_the_connection_closed(
+    echo_gateway: tuple[str, int], request_bytes: bytes, status: int, code: str
+) -> None:
+    """Nothing after unreadable framing can be told apart from the body: answer, close."""
+    with socket.create_connection(echo_gateway, timeout=10) as sock:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+            sock.sendall(request_bytes)  # the server may close before it has read it all
+        got, headers, body = read_answer(sock)
+        assert (got, json.loads(body)["error"]["code"]) == (status, code)
+        assert headers["content-type"] == "application/json"
+        assert headers.get("connection", "").lower() == "close"
+        assert closed_by_server(sock)
 
 
 def test_a_chunked_body_reaches_the_handler(echo_gateway: tuple[str, int]) -> None:
@@ -146,3 +235,113 @@ def test_a_chunked_body_reaches_the_handler(echo_gateway: tuple[str, int]) -> No
         b'Transfer-Encoding: chunked\r\n\r\n4;ext=1\r\n{"a"\r\n3\r\n:1}\r\n0\r\nX-T: y\r\n\r\n'
     )
     assert raw_exchange(echo_gateway, request)[::2] == (200, b'{"a":1}')
+
+
+def test_a_kept_alive_connection_serves_request_after_request(
+    echo_gateway: tuple[str, int],
+) -> None:
+    with socket.create_connection(echo_gateway, timeout=10) as sock:
+        for body in (b"one", b"two", b"three"):
+            head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+            sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            assert read_answer(sock)[::2] == (200, body)
+
+
+def test_requests_to_one_function_run_at_the_same_time(serve: Callable[..., Served]) -> None:
+    """No lock per function: a second request enters the handler while the first is in it."""
+    served = serve()
+    served.hold = True
+    request = (
+        b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\n"
+    )
+    socks = [socket.create_connection(served.address, timeout=30) for _ in range(2)]
+    try:
+        for sock, letter in zip(socks, (b"a", b"b"), strict=True):
+            sock.sendall(request + letter)
+        for _ in socks:  # both inside at once, before either is let out
+            assert served.inside.acquire(timeout=30)
+        served.release.set()
+        assert sorted(read_answer(s)[2] for s in socks) == [b"a", b"b"]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_thousand_slow_clients_neither_exhaust_the_server_nor_get_run_late(
+    serve: Callable[..., Served],
+) -> None:
+    """Half-sent requests hold no thread; a whole request is served beside them; once their
+    deadline passes they are closed, and what they send after that never reaches a handler."""
+    import threading
+
+    from toolcall300.service.local.gateway import ServerLimits
+
+    clock = FakeClock()
+    limits = ServerLimits(connection_limit=1100, request_timeout_s=30)
+    served = serve(limits=limits, clock=clock)
+    threads_before = threading.active_count()
+    head = (
+        b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n"
+    )
+    slow: list[socket.socket] = []
+    try:
+        for i in range(1000):
+            sock = socket.create_connection(served.address, timeout=10)
+            slow.append(sock)
+            sock.sendall(head[: i % len(head)])  # some say nothing, some stop mid-header
+        # no thread per connection (a stack another test left running may start a few)
+        assert threading.active_count() - threads_before < 100
+        with socket.create_connection(served.address, timeout=10) as whole:
+            whole.sendall(head + b"ok")
+            assert read_answer(whole)[::2] == (200, b"ok")
+        clock.now += limits.request_timeout_s + 1
+        served.server.pull_trigger()
+        for sock in slow:
+            assert closed_by_server(sock)
+        for sock in slow[:50]:
+            with contextlib.suppress(OSError):
+                sock.sendall(head[len(head) // 2 :] + b"ok")
+        assert served.calls == 1
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_client_that_went_away_leaves_no_traceback(
+    serve: Callable[..., Served],
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import logging
+    import struct
+    import time
+
+    served = serve()
+    served.hold = True
+    caplog.set_level(logging.DEBUG)
+    sock = socket.create_connection(served.address, timeout=10)
+    port = sock.getsockname()[1]
+    sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+    assert served.inside.acquire(timeout=30)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()  # a reset, while the handler is still working
+    served.release.set()
+    give_up = time.monotonic() + 60  # a safety stop for a broken server, not a speed bound
+    while served.server.active_channels and time.monotonic() < give_up:
+        time.sleep(0.01)  # the answer met the reset and the server dropped the connection
+    assert not served.server.active_channels
+    with socket.create_connection(served.address, timeout=10) as other:  # still serving
+        other.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\ny")
+        assert read_answer(other)[0] == 200
+    served.stop()
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and str(port) not in err

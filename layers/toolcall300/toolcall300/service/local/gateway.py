@@ -1,12 +1,30 @@
-"""A local stand-in for API Gateway's HTTP API: real HTTP in, HTTP API v2 events to handlers.
+"""A local stand-in for API Gateway's HTTP API: waitress serves HTTP, an adapter turns each
+request into an HTTP API v2 event for the handlers that ``template.yaml`` routes to.
 
 Routes are read from ``template.yaml`` (each function's ``HttpApi`` events), so a function
 added to the template is served without touching this module. Each function is imported once
-from ``functions/<name>/app.py`` and invoked one request at a time (one warm Lambda instance
-per function), except that the functions in :data:`ANONYMOUS_LANE` run requests without a key
-beside those with one, as two Lambda environments would (the resolver keeps each request
-per thread). This
-is not a faithful API Gateway: no authorizers, no throttling, a 10 MB body cap like the real one.
+from ``functions/<name>/app.py``; its requests run concurrently on the server's handler threads,
+as concurrent Lambda environments would (the resolver keeps each request per thread,
+``api/resolver.py``). Not a faithful API Gateway: no authorizers, no throttling, a 10 MB body
+cap like the real one.
+
+The HTTP server is waitress (pure Python, well kept): one event loop owns every connection, a
+fixed pool of threads runs the handlers, and it has a connection limit, an idle timeout and a
+body buffer that spills to disk. What waitress 3.0 lacks, :class:`GatewayServer` adds on top
+(each attacked over a raw socket in ``tests/unit/test_gateway.py``):
+
+- framing it accepts and RFC 9112 does not: ``Content-Length`` beside ``Transfer-Encoding``
+  (section 6.3: answer, then close), a ``Transfer-Encoding`` whose last coding is not
+  ``chunked`` (section 6.1: 400 and close; waitress says 501), ``Transfer-Encoding`` in an
+  HTTP/1.0 request (6.1: faulty framing);
+- bounds on a chunk's size line and the trailer (waitress appends both until the body cap,
+  re-copying the buffer at every read), and a declared chunk past the body cap refused at once;
+- a deadline for the whole request from its first byte (or from the accept): waitress's
+  timeout counts from the last byte read, so a client that trickles a byte at a time holds its
+  connection, and gets its request run, as late as it likes;
+- a request line without an HTTP version (HTTP/0.9) refused when the line ends, not left
+  waiting for a header block that never comes;
+- every refusal as the JSON error body of docs/api.md, with the connection closed.
 """
 
 from __future__ import annotations
@@ -14,17 +32,27 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-import socket
+import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from waitress import wasyncore
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser, ParsingError, get_header_lines
+from waitress.receiver import ChunkedReceiver
+from waitress.rfc7230 import HEADER_FIELD_RE
+from waitress.server import TcpWSGIServer
+from waitress.task import hop_by_hop
+from waitress.utilities import Error, RequestEntityTooLarge, RequestHeaderFieldsTooLarge
 
 from toolcall300.service.local.cfn import HttpRoute, http_routes
 
@@ -32,16 +60,16 @@ MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
 _TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-#: Functions whose requests without an ``Authorization`` header are invoked in a lane of their
-#: own. The checker: a free check may spend its CPU budget in the bounded child, and that must
-#: not hold up a licensed caller's check (docs/api.md). Each lane still takes one request at a
-#: time: moto's in-process tables are not safe under concurrent transactions.
-ANONYMOUS_LANE = frozenset({"ArgcheckFunction"})
 #: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
 #: answer, or None when the target is not one of them.
 LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
 #: The methods API Gateway's HTTP API routes; anything else (TRACE, CONNECT) is refused.
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+_KNOWN_METHODS = _METHODS | {"TRACE", "CONNECT"}
+#: A chunk's size line (hex size and extensions) and the trailer section: far above what any
+#: client sends, far below the body cap waitress would otherwise let them grow to.
+MAX_CHUNK_LINE = 1024
+MAX_TRAILER = 8 * 1024
 
 
 @dataclass
@@ -64,17 +92,11 @@ class LambdaContext:
         return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
-@dataclass
+@dataclass(frozen=True)
 class BoundRoute:
     route: HttpRoute
     pattern: Any
     handler: Handler
-    lock: threading.Lock
-    anonymous_lock: threading.Lock | None = None  # the lane for keyless requests, if any
-
-    def lane(self, headers: list[tuple[str, str]]) -> threading.Lock:
-        keyless = all(name.lower() != "authorization" for name, _ in headers)
-        return self.anonymous_lock if keyless and self.anonymous_lock else self.lock
 
 
 def load_handler(root: Path, route: HttpRoute) -> Handler:
@@ -91,16 +113,13 @@ def load_handler(root: Path, route: HttpRoute) -> Handler:
 
 
 def bind_routes(root: Path, template: dict[str, Any]) -> list[BoundRoute]:
-    """Every template route bound to its function's handler (one import and one lock per
-    function, a second lock for its keyless requests when it has that lane)."""
-    handlers: dict[str, tuple[Handler, threading.Lock, threading.Lock | None]] = {}
+    """Every template route bound to its function's handler (one import per function)."""
+    handlers: dict[str, Handler] = {}
     bound = []
     for route in http_routes(template):
         if route.function not in handlers:
-            anonymous = threading.Lock() if route.function in ANONYMOUS_LANE else None
-            handlers[route.function] = (load_handler(root, route), threading.Lock(), anonymous)
-        handler, lock, anonymous_lock = handlers[route.function]
-        bound.append(BoundRoute(route, route.pattern(), handler, lock, anonymous_lock))
+            handlers[route.function] = load_handler(root, route)
+        bound.append(BoundRoute(route, route.pattern(), handlers[route.function]))
     return bound
 
 
@@ -214,123 +233,349 @@ def invoke(
         method=method, raw_path=parts.path, query=parts.query, headers=headers, body=body,
         source_ip=source_ip, route=bound.route, path_params=params,
     )  # fmt: skip
-    with bound.lane(headers):
-        try:
-            result = bound.handler(event, LambdaContext(bound.route.function))
-        except Exception:  # an unhandled crash is API Gateway's 500, as on AWS
-            return _error(500, "internal", "Internal Server Error")
+    try:
+        result = bound.handler(event, LambdaContext(bound.route.function))
+    except Exception:  # an unhandled crash is API Gateway's 500, as on AWS
+        return _error(500, "internal", "Internal Server Error")
     out_headers = {str(k).lower(): str(v) for k, v in (result.get("headers") or {}).items()}
     raw = result.get("body") or ""
     data = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode("utf-8")
     return int(result.get("statusCode", 200)), out_headers, data
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
-    server: GatewayServer
-    protocol_version = "HTTP/1.1"
+# ------------------------------------------------------------------------ the WSGI adapter
 
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out as two writes; with Nagle on, a keep-alive client's delayed
-        # ACK stalls every response by ~40 ms.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def _read_body(self) -> bytes | tuple[int, dict[str, str], bytes]:
-        """The request body (``Content-Length`` or chunked), or the JSON error that refuses it.
+def request_headers(environ: dict[str, Any]) -> list[tuple[str, str]]:
+    """The request's header fields from a WSGI environ, names lower-cased as API Gateway
+    hands them over (waitress drops any name with an underscore, so none is forged)."""
+    headers = []
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            headers.append((key[5:].replace("_", "-").lower(), str(value)))
+        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH") and value:
+            headers.append((key.replace("_", "-").lower(), str(value)))
+    return headers
 
-        An unreadable framing closes the connection after the answer: what follows on it
-        cannot be told apart from the body.
-        """
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            return self._read_chunked()
-        raw = self.headers.get_all("content-length") or []
-        if len(set(raw)) > 1 or (raw and not raw[0].strip().isdigit()):
-            self.close_connection = True
-            return _error(
-                400, "invalid_content_length", "Content-Length must be one decimal number"
-            )
-        length = int(raw[0]) if raw else 0
-        if length > MAX_BODY:
-            self.close_connection = True
-            return _error(413, "payload_too_large", "request body too large")
-        return self.rfile.read(length) if length > 0 else b""
 
-    def _read_chunked(self) -> bytes | tuple[int, dict[str, str], bytes]:
-        body = bytearray()
-        while True:
-            line = self.rfile.readline(1026).split(b";", 1)[0].strip()
-            try:
-                size = int(line, 16)
-            except ValueError:
-                self.close_connection = True
-                return _error(400, "invalid_chunked_body", "malformed chunked request body")
-            if size == 0:
-                self._discard_trailers()
-                return bytes(body)
-            if len(body) + size > MAX_BODY:
-                self.close_connection = True
-                return _error(413, "payload_too_large", "request body too large")
-            body += self.rfile.read(size)
-            self.rfile.readline(3)  # the CRLF after each chunk
+class LambdaAdapter:
+    """The WSGI application: environ -> HTTP API v2 event -> handler -> HTTP answer.
 
-    def _discard_trailers(self) -> None:
-        """Read past the trailer section after the last chunk (RFC 9112 section 7.1.2): like API
-        Gateway, the local gateway hands no trailer field to a handler."""
-        line = self.rfile.readline(1026)
-        while line not in (b"\r\n", b"\n", b""):
-            line = self.rfile.readline(1026)
+    The target is the request-target as sent (``REQUEST_URI``), not WSGI's decoded
+    ``PATH_INFO``: API Gateway routes on the raw path and decodes path parameters itself.
+    """
 
-    def _serve(self) -> None:
-        body = self._read_body()
-        if isinstance(body, tuple):
-            status, headers, data = body
-        elif self.command not in _METHODS:
-            status, headers, data = _error(
-                405, "method_not_allowed", f"{self.command} is not served"
+    def __init__(self, routes: list[BoundRoute], local_routes: LocalRoutes | None = None) -> None:
+        self.routes = routes
+        self.local_routes = local_routes
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        method = str(environ["REQUEST_METHOD"])
+        target = str(environ.get("REQUEST_URI") or environ.get("PATH_INFO") or "/")
+        body = environ["wsgi.input"].read()  # whole and capped: waitress buffered it
+        if method not in _METHODS:
+            status, headers, data = (
+                _error(405, "method_not_allowed", f"{method} is not served")
+                if method in _KNOWN_METHODS
+                else _error(501, "http_error", f"{method} is not a method this server knows")
             )
         else:
-            local = self.server.local_routes
-            answer = local(self.command, self.path, body) if local else None
+            answer = self.local_routes(method, target, body) if self.local_routes else None
             status, headers, data = answer or invoke(
-                self.server.routes, method=self.command, target=self.path,
-                headers=list(self.headers.items()), body=body, source_ip=self.client_address[0],
+                self.routes, method=method, target=target, headers=request_headers(environ),
+                body=body, source_ip=str(environ.get("REMOTE_ADDR") or ""),
             )  # fmt: skip
-        self._answer(status, headers, data)
+        out = [(k, v) for k, v in headers.items() if k not in hop_by_hop and k != "content-length"]
+        out.append(("content-length", str(len(data))))
+        start_response(f"{status} {_reason(status)}", out)
+        return [] if method == "HEAD" else [data]
 
-    def _answer(self, status: int, headers: dict[str, str], data: bytes) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            if name not in ("content-length", "connection", "transfer-encoding"):
-                self.send_header(name, value)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
-    do_TRACE = do_CONNECT = _serve
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """``http.server``'s own refusals (bad request line, unknown method) as JSON errors."""
-        self.close_connection = True
-        self.request_version = self.protocol_version  # never a headerless HTTP/0.9 answer
-        self._answer(
-            *_error(code, "bad_request" if code == 400 else "http_error", message or "refused")
+
+# ---------------------------------------------------------- what waitress lacks, added here
+
+
+class JsonError(Error):  # type: ignore[misc]
+    """A refusal before any handler runs, answered with the JSON error body; waitress's error
+    task sends it and closes the connection."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = status
+        self.reason = _reason(status)
+        self.error_code = code
+
+    def to_response(self, ident: str | None = None) -> tuple[str, list[tuple[str, str]], bytes]:
+        _status, headers, body = _error(self.code, self.error_code, str(self.body))
+        return f"{self.code} {self.reason}", [(k, v) for k, v in headers.items()], body
+
+
+def _as_json(error: Any) -> JsonError:
+    """waitress's own refusals (bad header, bad chunk, too large) as JSON errors."""
+    if isinstance(error, JsonError):
+        return error
+    if isinstance(error, RequestEntityTooLarge):
+        return JsonError(413, "payload_too_large", "request body too large")
+    if isinstance(error, RequestHeaderFieldsTooLarge):
+        return JsonError(431, "headers_too_large", "request header section too large")
+    message = str(getattr(error, "body", "") or "malformed request")
+    status = int(getattr(error, "code", 400))
+    if "Content-Length" in message:
+        return JsonError(400, "invalid_content_length", "Content-Length must be one decimal number")
+    if "hunk" in message:  # "Invalid chunk size", "Chunk not properly terminated", ...
+        return JsonError(400, "invalid_chunked_body", "malformed chunked request body")
+    return JsonError(status, "bad_request" if status == 400 else "http_error", message)
+
+
+def framing_problem(header_plus: bytes) -> JsonError | None:
+    """What RFC 9112 says a server must refuse in the request's framing fields, which waitress
+    3.0 accepts: both length fields (section 6.3, item 3), a transfer coding list that does not
+    end in exactly one ``chunked`` (6.1), a transfer coding in an HTTP/1.0 request (6.1)."""
+    first_line, _, header = header_plus.partition(b"\r\n")
+    codings: list[str] = []
+    lengths: list[bytes] = []
+    for line in get_header_lines(header) if header else []:
+        m = HEADER_FIELD_RE.match(line)
+        if not m:
+            continue  # waitress refuses it with a 400 of its own
+        name, value = m.group("name").lower(), m.group("value").strip(b" \t")
+        if name == b"transfer-encoding":
+            codings += [c.strip(" \t").lower() for c in value.decode("latin-1").split(",") if c]
+        elif name == b"content-length":
+            lengths.append(value)
+    if not codings:
+        if len(lengths) > 1:
+            return JsonError(400, "invalid_content_length", "Content-Length must be given once")
+        return None
+    if lengths:
+        return JsonError(
+            400, "invalid_framing", "Content-Length and Transfer-Encoding must not both be sent"
         )
+    if first_line.rstrip().endswith(b"HTTP/1.0"):
+        return JsonError(400, "invalid_framing", "HTTP/1.0 has no Transfer-Encoding")
+    if codings[-1] != "chunked" or codings.count("chunked") != 1:
+        return JsonError(
+            400, "invalid_transfer_encoding", "the last transfer coding must be one 'chunked'"
+        )
+    return None
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: request lines would put query strings (session ids) in the terminal."""
+
+class _BoundedChunks(ChunkedReceiver):  # type: ignore[misc]
+    """waitress's chunked body reader with bounds on the size line and the trailer, and a
+    declared chunk that would take the body past the cap refused before it is read."""
+
+    error: Any
+    completed: bool
+
+    def __init__(self, buf: Any, max_body: int) -> None:
+        super().__init__(buf)
+        self.max_body = max_body
+
+    def received(self, s: bytes) -> int:
+        consumed: int = super().received(s)
+        if self.error is None and not self.completed:
+            if len(self.control_line) > MAX_CHUNK_LINE or len(self.trailer) > MAX_TRAILER:
+                self.error = JsonError(
+                    400, "invalid_chunked_body", "malformed chunked request body"
+                )
+            elif len(self.buf) + self.chunk_remainder > self.max_body:
+                self.error = JsonError(413, "payload_too_large", "request body too large")
+            if self.error is not None:
+                self.all_chunks_received = True
+        return consumed
 
 
-class GatewayServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _Parser(HTTPRequestParser):  # type: ignore[misc]
+    """waitress's request parser with the checks above; every refusal a JSON error."""
+
+    body_rcv: Any
+    completed: bool
+    error: Any
+
+    def received(self, data: bytes) -> int:
+        if self.body_rcv is None and not self.completed and not self.headers_finished:
+            versionless = _versionless_request_line(self.header_plus + data)
+            if versionless:
+                self.parse_header(b"GET / HTTP/1.0\r\n")  # what the error answer needs
+                self.error = JsonError(
+                    400, "bad_request", "the request line needs an HTTP version (no HTTP/0.9)"
+                )
+                self.completed = True
+                return len(data)
+        consumed: int = super().received(data)
+        if self.error is not None:
+            self.error = _as_json(self.error)
+        return consumed
+
+    def parse_header(self, header_plus: bytes) -> None:
+        problem = framing_problem(header_plus)
+        if problem is None:
+            super().parse_header(header_plus)
+            if self.chunked:
+                self.body_rcv = _BoundedChunks(
+                    self.body_rcv.getbuf(), self.adj.max_request_body_size - 1
+                )
+            return
+        first_line = header_plus.partition(b"\r\n")[0]
+        try:  # the request line alone: the answer's HTTP version; no body is read
+            super().parse_header(first_line + b"\r\n")
+        except ParsingError:
+            super().parse_header(b"GET / HTTP/1.0\r\n")
+        self.error = problem
+
+
+def _versionless_request_line(received: bytes) -> bool:
+    """Whether the request line has ended without an HTTP version (HTTP/0.9, or garbage)."""
+    start = received.lstrip(b"\r\n")  # blank lines before a request are allowed (RFC 9112 2.2)
+    end = start.find(b"\n")
+    if end < 0:
+        return False
+    words = start[:end].rstrip(b"\r").split(b" ")
+    return len(words) != 3 or not words[2].startswith(b"HTTP/")
+
+
+class _Channel(HTTPChannel):  # type: ignore[misc]
+    """A connection whose request (head and body) must arrive within the server's deadline."""
+
+    parser_class = _Parser
+    server: GatewayServer
+
+    def __init__(self, server: GatewayServer, sock: Any, addr: Any, adj: Any, map: Any) -> None:
+        #: When the request being received began (the accept, for the first one); None while
+        #: no request is on its way (then waitress's idle timeout applies).
+        self.waiting_since: float | None = server.clock()
+        super().__init__(server, sock, addr, adj, map)
+
+    def received(self, data: bytes) -> bool:
+        if data and self.waiting_since is None:
+            self.waiting_since = self.server.clock()
+        handled: bool = super().received(data)
+        if self.request is None:  # every byte so far is a whole request: none is on its way
+            self.waiting_since = None
+        return handled
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """How much one local stack takes on (docs/local-stack.md)."""
+
+    threads: int = 16  # handler threads; further requests wait in waitress's queue
+    connection_limit: int = 1000  # further clients wait in the listen backlog
+    backlog: int = 1024
+    request_timeout_s: float = 30.0  # a whole request, head and body, from its first byte
+    idle_timeout_s: int = 60  # a kept-alive connection with nothing on its way
+    max_body: int = MAX_BODY
+    max_header: int = 64 * 1024
+
+
+class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
+    """waitress serving :class:`LambdaAdapter`, with the additions above.
+
+    ``serve_forever()`` runs the event loop on the calling thread until ``shutdown()``;
+    ``clock`` times the request deadline (tests pass their own).
+    """
+
+    channel_class = _Channel
 
     def __init__(
         self,
         address: tuple[str, int],
         routes: list[BoundRoute],
         local_routes: LocalRoutes | None = None,
+        *,
+        limits: ServerLimits = ServerLimits(),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(address, _RequestHandler)
-        self.routes = routes
-        self.local_routes = local_routes
+        self.limits = limits
+        self.clock = clock
+        self.adapter = LambdaAdapter(routes, local_routes)
+        self._next_deadline_check = 0.0
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        self._serving = False
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "queue depth" under load
+        adj = Adjustments(
+            host=address[0],
+            port=address[1],
+            threads=limits.threads,
+            connection_limit=limits.connection_limit,
+            backlog=limits.backlog,
+            channel_timeout=limits.idle_timeout_s,
+            cleanup_interval=1,
+            max_request_body_size=limits.max_body + 1,  # waitress refuses at >=
+            max_request_header_size=limits.max_header,
+            asyncore_use_poll=True,  # select() stops at 1,024 descriptors
+            log_socket_errors=False,  # a client that went away is not our error
+            expose_tracebacks=False,
+            ident="",
+        )
+        super().__init__(self.adapter, adj=adj)
+
+    @property
+    def routes(self) -> list[BoundRoute]:
+        return self.adapter.routes
+
+    @property
+    def local_routes(self) -> LocalRoutes | None:
+        return self.adapter.local_routes
+
+    @local_routes.setter
+    def local_routes(self, value: LocalRoutes | None) -> None:
+        self.adapter.local_routes = value
+
+    @property
+    def server_address(self) -> tuple[str, int]:
+        return str(self.effective_host), int(self.effective_port)
+
+    def readable(self) -> bool:
+        now = self.clock()
+        if now >= self._next_deadline_check:
+            self._next_deadline_check = now + min(1.0, self.limits.request_timeout_s / 4)
+            self.close_overdue(now)
+        readable: bool = super().readable()  # waitress's idle timeout and connection limit
+        return readable
+
+    def close_overdue(self, now: float) -> None:
+        """Close every connection whose request has not arrived whole within the deadline:
+        the half request is never run, however late the rest comes."""
+        cutoff = now - self.limits.request_timeout_s
+        for channel in list(self.active_channels.values()):
+            since = getattr(channel, "waiting_since", None)
+            if since is not None and since < cutoff and not channel.requests:
+                channel.will_close = True
+
+    def serve_forever(self) -> None:
+        self._serving = True
+        try:
+            while not self._stopping.is_set():
+                wasyncore.loop(
+                    timeout=self.adj.asyncore_loop_timeout, map=self._map, use_poll=True, count=1
+                )
+        finally:
+            wasyncore.close_all(self._map)
+            self.task_dispatcher.shutdown(timeout=5)
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        """End the loop (from any thread) and wait until every connection is closed."""
+        if self._stopping.is_set():
+            self._stopped.wait(timeout=10)
+            return
+        self._stopping.set()
+        if self._serving:
+            self.pull_trigger()
+            self._stopped.wait(timeout=10)
+
+    def server_close(self) -> None:
+        """Release the socket of a server that was never served (``shutdown`` does otherwise)."""
+        if not self._serving:
+            wasyncore.close_all(self._map)
+            self.task_dispatcher.shutdown(timeout=5)

@@ -199,6 +199,7 @@ def _start(
         stops.append(lambda: state.close_state(recorder))
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
+    moto._server.app = _one_moto_request_at_a_time(moto._server.app)  # type: ignore[union-attr]
     stops.append(moto.stop)
     mhost, mport = moto.get_host_and_port()
     endpoint = f"http://{mhost}:{mport}"
@@ -255,6 +256,20 @@ def _start(
         for start in list(_BACKGROUND):
             stops.append(start(context))
     return LocalStack(url, context, stops)
+
+
+def _one_moto_request_at_a_time(app: Any) -> Any:
+    """moto's backends are not safe under concurrent requests (its ``TransactWriteItems``
+    copies whole tables and writes them back; iteration meets ``dictionary changed size``), and
+    the gateway runs handlers concurrently: moto answers one request at a time, the
+    handlers' own work (HTTP, events, Powertools, the checker) still runs side by side."""
+    lock = threading.Lock()
+
+    def serialised(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        with lock:
+            return list(app(environ, start_response))
+
+    return serialised
 
 
 def _same_manifest(objects: Any, corpus_dir: Path) -> bool:

@@ -110,20 +110,23 @@ class UsageTable(LazyTable):
         self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
     ) -> None:
         """Atomically count one use if fewer than ``limit`` so far and the last was at least
-        ``min_gap_ms`` ago; raises ``StoreConflict`` otherwise (the caller reads why)."""
+        ``min_gap_ms`` ago; raises ``StoreConflict`` otherwise (the caller reads why).
+
+        Without a gap, the time is not a condition: two requests that read their clocks in
+        one order and write in the other are both counted, never one of them "too soon"."""
+        condition = "attribute_not_exists(counter_id) OR (used < :limit"
+        values: dict[str, Any] = {
+            ":zero": 0, ":one": 1, ":now": now_ms, ":exp": expires_at, ":limit": limit,
+        }  # fmt: skip
+        if min_gap_ms > 0:
+            condition += " AND last_ms <= :cutoff"
+            values[":cutoff"] = now_ms - min_gap_ms
         with _translated():
             self.table.update_item(
                 Key={"counter_id": counter_id},
                 UpdateExpression="SET used = if_not_exists(used, :zero) + :one, last_ms = :now, expires_at = :exp",
-                ConditionExpression="attribute_not_exists(counter_id) OR (used < :limit AND last_ms <= :cutoff)",
-                ExpressionAttributeValues={
-                    ":zero": 0,
-                    ":one": 1,
-                    ":now": now_ms,
-                    ":exp": expires_at,
-                    ":limit": limit,
-                    ":cutoff": now_ms - min_gap_ms,
-                },
+                ConditionExpression=condition + ")",
+                ExpressionAttributeValues=values,
             )
 
     def add(self, counter_id: str, names: list[str]) -> None:
