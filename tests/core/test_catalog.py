@@ -12,12 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall300.catalog import (
+    MAX_JSON_DEPTH,
+    MAX_SCHEMA_DEPTH,
     CatalogError,
     catalog_problems,
     generation_problems,
     load_catalog,
     model_view,
 )
+from toolcall300.scoring.corpus import case_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGS = [
@@ -155,3 +158,145 @@ def test_confirmation_tools_declare_the_manifest_flag() -> None:
     assert catalog_problems([gated], confirmation_parameter="confirm") == []
     private = json.loads(CATALOGS[0].read_text())
     assert catalog_problems(private, confirmation_parameter="confirm") == []
+
+
+# ------------------------------------------------------- what no value satisfies (docs/catalog.md)
+
+
+def prop(**schema: Any) -> dict[str, Any]:
+    return tool(parameters={"type": "object", "properties": {"v": schema}})
+
+
+@pytest.mark.parametrize(
+    ("schema", "needle"),
+    [
+        (
+            {"type": "integer", "enum": ["1", "2"]},
+            "enum members '1', '2' not of the declared type integer",
+        ),
+        (
+            {"type": "boolean", "enum": [True, "True"]},
+            "enum member 'True' not of the declared type boolean",
+        ),
+        (
+            {"type": ["string", "null"], "enum": ["a", 3]},
+            "enum member 3 not of the declared type string/null",
+        ),
+        ({"enum": []}, "enum is empty"),
+        ({"type": "string", "enum": []}, "enum is empty"),
+        ({"type": "string", "const": 3}, "const 3 is not of the declared type string"),
+        ({"type": "number", "minimum": 5, "maximum": 1}, "minimum 5 > maximum 1"),
+        (
+            {"type": "number", "exclusiveMinimum": 3, "maximum": 3},
+            "exclusiveMinimum 3 >= maximum 3",
+        ),
+        (
+            {"type": "number", "minimum": 3, "exclusiveMaximum": 3},
+            "minimum 3 >= exclusiveMaximum 3",
+        ),
+        (
+            {"type": "number", "exclusiveMinimum": 4, "exclusiveMaximum": 2},
+            "exclusiveMinimum 4 > exclusiveMaximum 2",
+        ),
+        ({"type": "string", "minLength": 4, "maxLength": 2}, "minLength 4 > maxLength 2"),
+        (
+            {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 1},
+            "minItems 3 > maxItems 1",
+        ),
+        (
+            {"type": "object", "minProperties": 2, "maxProperties": 1},
+            "minProperties 2 > maxProperties 1",
+        ),
+        (
+            {"type": "object", "properties": {}, "required": ["x"], "additionalProperties": False},
+            "required 'x' is neither declared nor allowed",
+        ),
+        (
+            {"type": "array", "items": {"type": "integer", "enum": []}},
+            'at $.v["[]"]: enum is empty',
+        ),
+    ],
+)
+def test_what_no_value_satisfies_is_refused_by_name(schema: dict[str, Any], needle: str) -> None:
+    problems = catalog_problems([prop(**schema)])
+    assert len(problems) == 1, problems
+    assert "unsatisfiable schema at $.v" in problems[0] and needle in problems[0], problems
+    with pytest.raises(CatalogError):
+        load_catalog([prop(**schema)])
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "number", "minimum": 3, "maximum": 3},
+        {"type": "string", "minLength": 2, "maxLength": 2},
+        {"type": ["integer", "null"], "enum": [1, None]},
+        {"type": "number", "enum": [1, 2.5]},
+        {"type": "object", "required": ["x"]},  # an undeclared required name is allowed: open
+    ],
+)
+def test_bounds_that_meet_and_typed_enums_are_accepted(schema: dict[str, Any]) -> None:
+    assert catalog_problems([prop(**schema)]) == []
+
+
+def deep(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels - 1):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def test_depth_up_to_the_limit_is_accepted_one_more_is_refused() -> None:
+    assert catalog_problems([tool(parameters=deep(MAX_SCHEMA_DEPTH))]) == []
+    problems = catalog_problems([tool(parameters=deep(MAX_SCHEMA_DEPTH + 1))])
+    assert problems == [
+        f"tools[0]: parameters nest {MAX_SCHEMA_DEPTH + 1} schema levels deep; "
+        f"the limit is {MAX_SCHEMA_DEPTH}"
+    ]
+
+
+@pytest.mark.parametrize("levels", [250, 480])
+def test_a_very_deep_schema_is_one_line_everywhere_never_a_recursion_error(levels: int) -> None:
+    entry = tool(parameters=deep(levels))
+    (line,) = catalog_problems([entry])
+    assert f"parameters nest {levels} schema levels deep" in line
+    with pytest.raises(CatalogError) as info:
+        model_view(entry)
+    assert info.value.problems == [
+        f"tool: parameters nest {levels} schema levels deep; the limit is {MAX_SCHEMA_DEPTH}"
+    ]
+    case = {"id": "c", "category": "truncated", "text": "", "tools": [entry]}
+    case |= {"expected_kind": "unrecoverable", "expected": None}
+    assert "schema levels deep" in str(case_problem(case))
+
+
+def test_deep_values_inside_a_schema_are_bounded_too() -> None:
+    value: Any = 1
+    for _ in range(600):
+        value = [value]
+    params = {"type": "object", "properties": {"v": {"type": "array", "default": value}}}
+    (line,) = catalog_problems([tool(parameters=params)])
+    assert f"nested more than {MAX_JSON_DEPTH} JSON levels deep" in line
+
+
+def test_generate_exits_1_with_one_line_for_a_deep_or_unsatisfiable_catalog(tmp_path: Path) -> None:
+    import io
+
+    from toolcall300.cli import dispatch
+
+    for name, params in (
+        ("deep", deep(250)),
+        (
+            "inverted",
+            {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 9, "maximum": 1}},
+            },
+        ),
+    ):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps([tool(parameters=params)]))
+        out, err = io.StringIO(), io.StringIO()
+        code = dispatch(["generate", "--tools", str(path), "--out", str(tmp_path / name)], out, err)
+        assert code == 1 and err.getvalue().count("\n") == 1, err.getvalue()
+        assert "Traceback" not in err.getvalue() and not (tmp_path / name).exists()

@@ -217,9 +217,11 @@ def _node_unsatisfiable(schema: dict[str, Any]) -> Iterator[str]:
         if not members:
             yield "enum is empty (no value can match)"
         elif types is not None:
-            for member in members:
-                if not any(json_type_matches(member, t) for t in types):
-                    yield f"enum member {member!r} is not of the declared type {'/'.join(types)}"
+            wrong = [m for m in members if not any(json_type_matches(m, t) for t in types)]
+            if wrong:
+                shown = ", ".join(repr(m) for m in wrong[:5]) + (" ..." if len(wrong) > 5 else "")
+                noun = "member" if len(wrong) == 1 else "members"
+                yield f"enum {noun} {shown} not of the declared type {'/'.join(types)}"
     if (
         "const" in schema
         and types is not None
