@@ -422,3 +422,102 @@ def test_sam_passes_each_functions_log_group_to_lambda(
         r["Properties"]["LoggingConfig"] == {"LogGroup": {"Ref": f"{n}Logs"}}
         for n, r in lambdas.items()
     )
+
+
+def test_the_dns_firewall_trusts_an_allowed_names_chain_and_logs_every_query(
+    template: dict[str, Any],
+) -> None:
+    """S3 and ECR names answer through CNAMEs of AWS's choosing (s3-r-w.<region>...): with the
+    default INSPECT_REDIRECTION_DOMAIN every name in the chain meets the block-all rule, so no
+    image or link resolves. Allow rules trust the chain; the block rule keeps the default. Every
+    query is logged, so a first deploy sees what was blocked."""
+    res = template["Resources"]
+    rules = res["AdapterDnsFirewall"]["Properties"]["FirewallRules"]
+    for rule in rules:
+        redirection = rule.get("FirewallDomainRedirectionAction", "INSPECT_REDIRECTION_DOMAIN")
+        wanted = "TRUST_REDIRECTION_DOMAIN" if rule["Action"] == "ALLOW" else redirection
+        assert redirection == wanted, rule
+    assert any(r["Action"] == "ALLOW" for r in rules)
+    logging = _of_type(res, "AWS::Route53Resolver::ResolverQueryLoggingConfig")
+    associations = _of_type(res, "AWS::Route53Resolver::ResolverQueryLoggingConfigAssociation")
+    assert len(logging) == 1 and len(associations) == 1
+    ((config_name, config),) = logging.items()
+    (association,) = associations.values()
+    assert association["Properties"] == {
+        "ResolverQueryLogConfigId": {"Ref": config_name},
+        "ResourceId": {"Ref": "AdapterVpc"},
+    }
+    destination = config["Properties"]["DestinationArn"]["Fn::Sub"]
+    group = re.fullmatch(
+        r"arn:\$\{AWS::Partition\}:logs:\$\{AWS::Region\}:\$\{AWS::AccountId\}:log-group:\$\{(\w+)\}",
+        destination,
+    )
+    assert group, destination  # a log group's ARN without GetAtt's trailing ":*"
+    assert res[group.group(1)]["Type"] == "AWS::Logs::LogGroup"
+    assert config.get("Condition") == association.get("Condition") == "CreateAdapterNetwork"
+
+
+#: What AWS allows in a rule's RuleCondition and Assertions ("Rule functions", CloudFormation
+#: template reference: intrinsic-function-reference-rules); cfn-lint does not check it.
+RULE_FUNCTIONS = {
+    "Fn::And", "Fn::Contains", "Fn::EachMemberEquals", "Fn::EachMemberIn", "Fn::Equals",
+    "Fn::Not", "Fn::Or", "Fn::RefAll", "Fn::ValueOf", "Fn::ValueOfAll", "Ref",
+}  # fmt: skip
+
+
+def _functions_in(value: Any) -> set[str]:
+    if isinstance(value, list):
+        return {f for v in value for f in _functions_in(v)}
+    if isinstance(value, dict):
+        here = {k for k in value if k == "Ref" or k.startswith("Fn::") or k == "Condition"}
+        return here | {f for v in value.values() for f in _functions_in(v)}
+    return set()
+
+
+def test_every_rule_uses_only_the_functions_aws_allows_in_rules(template: dict[str, Any]) -> None:
+    assert template["Rules"]
+    for name, rule in template["Rules"].items():
+        used = _functions_in(rule.get("RuleCondition", {}))
+        for assertion in rule["Assertions"]:
+            used |= _functions_in(assertion["Assert"])
+        assert used <= RULE_FUNCTIONS, (name, used - RULE_FUNCTIONS)
+
+
+def test_the_rules_refuse_an_existing_vpc_without_its_subnets_and_groups(
+    template: dict[str, Any],
+) -> None:
+    """The rules evaluated as CloudFormation does, for the cases a deployer can give."""
+
+    def evaluate(node: Any, params: dict[str, Any]) -> Any:
+        if isinstance(node, dict):
+            ((fn, arg),) = node.items()
+            if fn == "Ref":
+                return params[arg]
+            args = [evaluate(a, params) for a in arg]
+            if fn == "Fn::Equals":
+                return args[0] == args[1]
+            if fn == "Fn::Not":
+                return not args[0]
+            if fn == "Fn::EachMemberEquals":
+                return all(m == args[1] for m in args[0])
+            raise AssertionError(f"no evaluator for {fn}")
+        return node
+
+    def refused(**given: Any) -> list[str]:
+        params = {"ExistingAdapterVpcId": "", "S3PrefixListId": ""}
+        params |= {"AdapterSubnetIds": [""], "AdapterSecurityGroupIds": [""]} | given
+        failed = []
+        for name, rule in template["Rules"].items():
+            if evaluate(rule.get("RuleCondition", True), params):
+                failed += [name for a in rule["Assertions"] if not evaluate(a["Assert"], params)]
+        return failed
+
+    assert refused(S3PrefixListId="pl-0123abcd") == []
+    assert refused() == ["CreatedNetworkNeedsTheS3PrefixList"]
+    vpc = "vpc-0123abcd"
+    assert refused(ExistingAdapterVpcId=vpc) == ["ExistingNetworkNeedsSubnetsAndGroups"] * 2
+    assert refused(ExistingAdapterVpcId=vpc, AdapterSubnetIds=["subnet-1"]) == [
+        "ExistingNetworkNeedsSubnetsAndGroups"
+    ]
+    both = {"AdapterSubnetIds": ["subnet-1", "subnet-2"], "AdapterSecurityGroupIds": ["sg-1"]}
+    assert refused(ExistingAdapterVpcId=vpc, **both) == []
