@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall300.catalog import MAX_SCHEMA_DEPTH, catalog_problems
@@ -406,6 +406,23 @@ def test_optional_written_as_anyof_with_null_becomes_a_type_list() -> None:
     assert props["c"] == {"type": ["string", "null"], "enum": ["x", "y", None]}
 
 
+def test_draft4_boolean_exclusive_bounds_become_numbers() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+            "b": {"type": "number", "maximum": 9, "exclusiveMaximum": False},
+        },
+    }
+    imported = params_of(schema)
+    props = only_params(imported)["properties"]
+    assert props == {
+        "a": {"type": "number", "exclusiveMinimum": 0},
+        "b": {"type": "number", "maximum": 9},
+    }
+    assert "exclusiveMinimum: true beside minimum written as exclusiveMinimum 0" in whats(imported)
+
+
 # ---------------------------------------------------------------------------- hostile input
 
 
@@ -508,8 +525,9 @@ def toolish(draw: st.DrawFn) -> Any:
     return draw(st.sampled_from([tools, {"tools": tools}, {"functionDeclarations": tools}]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.one_of(JSON, toolish()))
+@example([{"name": "0", "inputSchema": {"properties": {"0": {"enum": None, "default": None}}}}])
 def test_importing_never_crashes(raw: Any) -> None:
     """Any JSON is a tools.json catalog the reader accepts, or a refusal in named lines."""
     try:

@@ -290,6 +290,19 @@ def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, A
                 node["nullable"] = True  # left for the reader to name
         elif nullable is not None:
             note(where, f"nullable: {nullable!r} dropped")
+        for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            if isinstance(node.get(exclusive), bool):
+                flag = node.pop(exclusive)
+                if flag and bound in node:
+                    node[exclusive] = node.pop(bound)
+                    note(
+                        where,
+                        f"{exclusive}: true beside {bound} written as {exclusive} {node[exclusive]!r}",
+                    )
+                else:
+                    note(
+                        where, f"{exclusive}: {str(flag).lower()} dropped (it bounds nothing alone)"
+                    )
         if dialect.string_counts:
             for key in _COUNTS:
                 value = node.get(key)
@@ -328,7 +341,8 @@ def _short(value: Any) -> str:
 def _allows_null(node: dict[str, Any]) -> bool:
     types = node.get("type")
     if types is None:
-        return "enum" not in node or None in node["enum"]
+        enum = node.get("enum")
+        return not isinstance(enum, list) or None in enum
     return types == "null" or (isinstance(types, list) and "null" in types)
 
 
