@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from test_scorer_data import TRUTH, tiny_corpus
 
 from toolcall300.scoring import adapters
@@ -327,7 +328,7 @@ def test_command_description_says_which_protocol() -> None:
     assert adapters.command_description(["a b"], False) == "cmd: 'a b'"  # reads back to one argv
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.one_of(st.none(), st.integers(min_value=-15, max_value=255)),
     st.binary(max_size=40) | st.sampled_from([b"", b"null", b'{"name":"f","arguments":{}}']),

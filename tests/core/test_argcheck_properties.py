@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.argcheck import text as tr
 from toolcall300.argcheck.check import check, check_body, precheck
@@ -21,7 +22,9 @@ from toolcall300.argcheck.repairs import apply_diff
 from toolcall300.canonical import canonical, json_equal
 from toolcall300.schema import is_valid, iter_errors
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 KEYS = st.text(alphabet='abcdefgh_ ."', min_size=1, max_size=4)
 ENUM_WORDS = st.lists(

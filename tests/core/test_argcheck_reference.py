@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.schema_strategies import SCHEMAS as EVERY_KEYWORD
 from support.schema_strategies import VALUES
 from test_argcheck_properties import RICH, requests
@@ -35,7 +36,9 @@ from toolcall300.schema import (
     node_errors,
 )
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 Repair = tuple[str, Any]
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.argcheck import text as tr
 from toolcall300.cli import dispatch
@@ -99,7 +100,7 @@ def test_loads_depth_limit() -> None:
         tr.loads("[" * 100000 + "]" * 100000, 64)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CONTAINERS, st.integers(1, 10))
 def test_r1_restores_any_truncation_that_ends_at_a_boundary(value: Any, cut: int) -> None:
     text = json.dumps(value)
@@ -117,7 +118,7 @@ def test_r1_restores_any_truncation_that_ends_at_a_boundary(value: Any, cut: int
         assert tr.apply_text_diff(stripped, result[1]) == text
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(CONTAINERS, st.data())
 def test_r2_removes_exactly_the_trailing_commas_added(value: Any, data: st.DataObject) -> None:
     # Insert a comma (and maybe spaces) before some closing delimiters outside strings.
@@ -137,7 +138,7 @@ def test_r2_removes_exactly_the_trailing_commas_added(value: Any, data: st.DataO
     assert tr.loads(tr.apply_text_diff(damaged, result[1]), 64) == value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet='{}[]:,"01.-etruefalsn \\', max_size=25))
 def test_repair_text_never_raises_and_only_removes_commas_or_appends(text: str) -> None:
     result = tr.repair_text(text, 64)

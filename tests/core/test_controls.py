@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.controls import first_call, integrator
 from toolcall300.scoring.adapters import load_callable
@@ -112,7 +113,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(JSON, st.booleans())
 def test_never_crashes_and_returns_only_valid_calls(value: Any, as_string: bool) -> None:
     raw = json.dumps(value) if as_string else str(value)

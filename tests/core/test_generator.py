@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.cli import dispatch
 from toolcall300.generator import build as generator
@@ -42,7 +43,7 @@ def demo_inputs(seed: int) -> Inputs:
 
 
 @settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     phases=(Phase.explicit, Phase.generate),  # a build takes about a second: never shrink
     suppress_health_check=[HealthCheck.too_slow],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.rules import (
     NotLossless,
@@ -177,7 +178,7 @@ def test_integer_text_round_trips(n: int) -> None:
     assert str(coerce_lossless(str(n), "integer")) == str(n)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(st.text(max_size=20))
 def test_normalisation_is_idempotent(s: str) -> None:
     once = normalise_tool_name(s)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.schema_strategies import SCHEMAS as RICH_SCHEMAS
 from support.schema_strategies import VALUES as RICH_VALUES
 
@@ -92,7 +93,7 @@ def test_node_errors_come_in_report_order() -> None:
     assert [e.keyword for e in node_errors({"a": 1}, schema)] == ["required", "maxProperties"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(RICH_SCHEMAS, RICH_VALUES)
 def test_a_nodes_own_errors_then_its_childrens_are_all_its_errors(
     schema: dict[str, Any], value: Any
@@ -299,7 +300,7 @@ def _canonical_form(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(RICH_SCHEMAS, RICH_VALUES)
 def test_the_compiled_check_agrees_with_is_valid(schema: dict[str, Any], value: Any) -> None:
     assert compile_validator(schema)(value) is is_valid(value, schema)

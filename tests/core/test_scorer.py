@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from test_scorer_data import TOOLS, TRUTH, call, corpus_bytes, refusal_case, tiny_corpus, value_case
 
 from toolcall300.scoring import render
@@ -358,7 +359,7 @@ returned_values = json_values | st.fixed_dictionaries(
 ) | st.builds(set) | st.builds(object)  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(returned_values, min_size=6, max_size=6))
 def test_score_cases_never_crashes_and_is_deterministic(values: list[Any]) -> None:
     cases = tiny_corpus()
@@ -373,7 +374,7 @@ def test_score_cases_never_crashes_and_is_deterministic(values: list[Any]) -> No
     assert first["schema_invalid_returns"] <= first["cases"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.sampled_from([None, "truth", "other"]), min_size=6, max_size=6))
 def test_comparing_a_report_with_itself_never_regresses(choices: list[str | None]) -> None:
     pick = {None: None, "truth": None, "other": call(hours=7)}
@@ -394,7 +395,7 @@ def test_invalid_utf8_is_named_by_line() -> None:
         parse_corpus(corpus_bytes(tiny_corpus()[:1]) + b'{"id": "\xff"}\n')
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.sampled_from(["truth", "none", "other", "bad"]), min_size=6, max_size=6),
     st.lists(st.sampled_from(["truth", "none", "other", "bad"]), min_size=6, max_size=6),
@@ -420,7 +421,7 @@ def test_comparison_is_antisymmetric_and_regressed_means_a_reason(
         assert b["schema_invalid_returns"] > a["schema_invalid_returns"] or not forward["regressed"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(returned_values, min_size=6, max_size=6),
     st.dictionaries(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.scoring import protocol as streamproto
 from toolcall300.scoring.protocol import run_once, run_stream
@@ -298,7 +299,7 @@ def test_progress_is_reported_per_answer(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ line splitting (property)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12),
     st.lists(st.integers(min_value=1, max_value=50), min_size=1, max_size=20),

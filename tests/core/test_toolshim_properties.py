@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.schema_strategies import SCHEMAS as RICH_SCHEMAS
 from support.schema_strategies import VALUES as RICH_VALUES
 
@@ -177,26 +178,26 @@ def assert_valid_or_none(result: Any, tools: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------------------- (a) fuzz
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(max_size=200))
 def test_arbitrary_text_never_raises_and_never_returns_an_invalid_call(text: str) -> None:
     assert_valid_or_none(normalise(text, FIXED_TOOLS), FIXED_TOOLS)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(JSON_VALUES)
 def test_arbitrary_json_never_raises_and_never_returns_an_invalid_call(value: Any) -> None:
     assert_valid_or_none(normalise(json.dumps(value), FIXED_TOOLS), FIXED_TOOLS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON_VALUES, st.sampled_from(["get_weather", "GET-weather", "ping", "nope"]))
 def test_arbitrary_arguments_for_a_declared_tool_never_raise(args: Any, name: str) -> None:
     text = json.dumps({"name": name, "arguments": args})
     assert_valid_or_none(normalise(text, FIXED_TOOLS), FIXED_TOOLS)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(JSON_VALUES, JSON_VALUES)
 def test_arbitrary_catalogs_never_raise(tools: Any, args: Any) -> None:
     text = json.dumps({"name": "get_weather", "arguments": args})
@@ -229,7 +230,7 @@ def _complete_written(
         assert canonical(value) == canonical(props[key]["default"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tool_and_call(), st.sampled_from(["bare", "tool_calls", "string_args", "tool_calls_string"]))
 def test_every_byte_cut_keeps_only_completely_written_values(
     case: tuple[list[dict[str, Any]], dict[str, Any]], how: str
@@ -250,7 +251,7 @@ def test_every_byte_cut_keeps_only_completely_written_values(
 # ---------------------------------------------------------------------------- (c) round trips
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tool_and_call(), ENVELOPES)
 def test_a_valid_call_round_trips_in_every_envelope(
     case: tuple[list[dict[str, Any]], dict[str, Any]], how: str
@@ -266,7 +267,7 @@ def test_a_valid_call_round_trips_in_every_envelope(
 # ---------------------------------------------------------------------------- (d) determinism
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.one_of(st.text(max_size=120), JSON_VALUES.map(json.dumps)))
 def test_the_same_input_gets_the_same_answer(text: str) -> None:
     first = normalise_explained(text, FIXED_TOOLS).as_dict()
@@ -289,7 +290,7 @@ def _scalar_keys(schema: dict[str, Any], args: dict[str, Any], kinds: tuple[str,
     ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tool_and_call(), st.data())
 def test_stringified_numbers_and_booleans_come_back(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -311,7 +312,7 @@ def test_stringified_numbers_and_booleans_come_back(
     assert normalise(json.dumps(damaged), tools) == call
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tool_and_call(), st.data())
 def test_one_element_direction_comes_back(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -335,7 +336,7 @@ def test_one_element_direction_comes_back(
     assert normalise(json.dumps({**call, "arguments": {**args, key: written}}), tools) == call
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tool_and_call(), JSON_VALUES, st.sampled_from(["QQ", "Extra_Key", "x-y"]))
 def test_undeclared_keys_are_dropped(
     case: tuple[list[dict[str, Any]], dict[str, Any]], junk: Any, key: str
@@ -346,7 +347,7 @@ def test_undeclared_keys_are_dropped(
     assert normalise(json.dumps(damaged), tools) == call
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     tool_and_call(),
     st.sampled_from(["functions.{}", "  {}  ", "{}()", "ns::{}", "{}"]),
@@ -361,7 +362,7 @@ def test_name_noise_resolves_to_the_tool(
     assert normalise(json.dumps({**call, "name": name}), tools) == call
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tool_and_call(), st.data())
 def test_a_lost_required_property_with_a_default_is_filled(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -379,7 +380,7 @@ def test_a_lost_required_property_with_a_default_is_filled(
     assert result is not None and canonical(result["arguments"]) == canonical(expected)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tool_and_call(), st.data())
 def test_a_required_property_without_default_lost_is_refused(
     case: tuple[list[dict[str, Any]], dict[str, Any]], data: st.DataObject
@@ -407,7 +408,9 @@ OBJECT_SCHEMAS = RICH_SCHEMAS.map(lambda s: {**s, "type": "object"}).filter(
 )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(
+    max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
 @given(OBJECT_SCHEMAS, RICH_VALUES, ENVELOPES)
 def test_no_keyword_lets_an_invalid_call_through(
     schema: dict[str, Any], args: Any, how: str

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.canonical import canonical
 from toolcall300.toolshim.reader import (
@@ -55,7 +56,7 @@ def agrees(partial: Any, original: Any) -> bool:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(JSON_VALUES, st.sampled_from([None, 1]))
 def test_every_prefix_of_valid_json_reads_and_agrees_with_the_whole(
     value: Any, indent: int | None
@@ -70,14 +71,14 @@ def test_every_prefix_of_valid_json_reads_and_agrees_with_the_whole(
     assert canonical(read_values(text + " ")) == canonical([value])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(JSON_VALUES, min_size=1, max_size=4))
 def test_documents_one_after_another(values: list[Any]) -> None:
     text = "\n".join(json.dumps(v) for v in values) + "\n"
     assert canonical(read_values(text)) == canonical(values)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=60))
 def test_arbitrary_text_reads_or_is_malformed(text: str) -> None:
     try:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.dashboard import ContractApi
 
 from toolcall300.jobs.failures import FAILURE_REASONS
@@ -196,7 +197,9 @@ _point = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(_point, min_size=1, max_size=60))
 def test_chart_points_stay_inside_the_plot_in_run_order(
@@ -222,7 +225,9 @@ _cat = st.sampled_from(["type_coercion", "truncated", "unrecoverable", "custom_x
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.dictionaries(_cat, st.integers(min_value=-25, max_value=25)))
 def test_category_moves_partition_the_comparison(helpers_page: Any, deltas: dict[str, int]) -> None:

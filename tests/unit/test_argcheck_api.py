@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.gateway import Call
 
 from toolcall300.service.domain import usage
@@ -24,6 +25,30 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
 
 def body(arguments: Any, schema: dict[str, Any] = SCHEMA) -> bytes:
     return json.dumps({"schema": schema, "arguments": arguments}).encode()
+
+
+class StoppedClock:
+    """The free tier's clock, stopped at the test's start; ``advance`` moves it on."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
+    """Every free-tier rule here ("5 s apart") is decided on this clock, not on how long a
+    loaded machine took between two calls (a pattern check runs in a child process)."""
+    from toolcall300.service.api import wiring
+
+    stopped = StoppedClock()
+    monkeypatch.setattr(wiring, "clock", stopped)
+    return stopped
 
 
 def test_check_gives_a_verdict_and_a_second_free_check_within_5s_is_429(call: Call) -> None:
@@ -230,7 +255,7 @@ def test_free_tier_100_a_day_5s_apart_then_402_until_midnight() -> None:
     usage.take_free_check(store, "1.2.3.4", per_day=100, min_gap_s=5, now=start + timedelta(days=1))
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 4999))
 def test_too_soon_waits_the_rest_of_the_interval(gap_ms: int) -> None:
     store = MemoryUsage()
@@ -381,11 +406,20 @@ def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
     assert call("POST", "/check", body=body({"n": 1}), ip="203.0.113.79")[0] == 200
 
 
-def test_a_free_check_with_a_pattern_is_counted_once_and_answered(call: Call) -> None:
+def test_a_free_check_with_a_pattern_is_counted_once_and_answered(
+    call: Call, clock: StoppedClock
+) -> None:
+    from toolcall300.service.settings import ArgcheckSettings, get_settings
+
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 200 and data["verdict"] == "VALID" and "signature" not in data
+    # however long the bounded child took, the next attempt is at the same instant: too soon
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 429 and data["error"]["code"] == "too_soon"
+    # once the interval has passed, the same client is answered again
+    clock.advance(get_settings(ArgcheckSettings).free_min_interval_s)
+    status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
+    assert status == 200 and data["verdict"] == "VALID"
 
 
 def test_a_free_check_spending_its_budget_never_holds_up_a_licensed_check(

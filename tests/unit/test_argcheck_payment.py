@@ -13,6 +13,7 @@ import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.gateway import Call
 
 from toolcall300.service.domain import ledger
@@ -391,7 +392,9 @@ _AMOUNTS = st.lists(
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(used=st.integers(min_value=0, max_value=6), totals=_AMOUNTS, data=st.data())
 def test_any_order_and_repetition_of_partial_refunds_leaves_what_the_highest_total_says(

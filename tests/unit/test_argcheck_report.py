@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from joserfc import jws
 from joserfc.jwk import OKPKey
+from support.budget import examples
 
 from toolcall300.argcheck import report
 from toolcall300.argcheck import vectors as argcheck_corpus
@@ -70,7 +71,7 @@ def _flip(text: str, index: int) -> str:
     return text[:index] + ("B" if ch != "B" else "C") + text[index + 1 :]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_one_changed_byte_anywhere_in_a_saved_report_fails(data: st.DataObject) -> None:
     saved = json.dumps(signed(), ensure_ascii=False)

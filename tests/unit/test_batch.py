@@ -7,7 +7,9 @@ tests/unit/test_batch_harness.py.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -43,21 +45,16 @@ UNPATCHED_DESCRIBE = EcrImages.describe  # batch_env stands in for it; one test 
 ANY_PLATFORM = ImageFacts(2**27, frozenset({"linux/amd64", "linux/arm64"}), index=True)
 
 
-@pytest.fixture
-def batch_env(
-    aws: Any, template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> Iterator[dict[str, str]]:
-    """The template's Batch resources created on moto (properties read from template.yaml)."""
-    monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
-    # The images these tests name exist in ECR as far as POST /runs can tell (the ECR
-    # adapter itself is tested against moto below).
-    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: ANY_PLATFORM)
-    monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)  # a local stack ran earlier
+@pytest.fixture(scope="module")
+def batch_resources(aws_session: Any, template: dict[str, Any]) -> dict[str, str]:
+    """The template's Batch compute environment, harness job definition and roles, created on
+    moto once per module (properties read from template.yaml): making them was most of every
+    test's setup. Each test gets its own job queue on them (``batch_env``)."""
     iam, ec2, b = client("iam"), client("ec2"), client("batch")
     res = template["Resources"]
     names: dict[str, str] = {}
     for logical in ("AdapterExecutionRole",):
-        role_name = f"tc300-unit-{logical}-{id(names)}"
+        role_name = f"tc300-unit-{logical}"
         doc = json.dumps(res[logical]["Properties"]["AssumeRolePolicyDocument"])
         names[logical] = iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=doc)["Role"][
             "Arn"
@@ -65,9 +62,7 @@ def batch_env(
         names[f"{logical}.Arn"] = names[logical]
     vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
-    sg = ec2.create_security_group(
-        GroupName=f"adapters-{id(names)}", Description="none", VpcId=vpc
-    )["GroupId"]
+    sg = ec2.create_security_group(GroupName="adapters", Description="none", VpcId=vpc)["GroupId"]
     ce_props = res["AdapterComputeEnvironment"]["Properties"]
     sized = template["Parameters"]["ExpectedRunsPerDay"]["Default"]  # MaxvCpus by FindInMap
     compute = dict(
@@ -77,22 +72,16 @@ def batch_env(
         MaxvCpus=template["Mappings"]["Capacity"][sized]["MaxvCpus"],
     )
     # moto wants a service role; real Batch uses its service-linked role when none is given
-    service_role = iam.create_role(
-        RoleName=f"tc300-unit-batch-{id(names)}", AssumeRolePolicyDocument="{}"
-    )["Role"]["Arn"]
+    service_role = iam.create_role(RoleName="tc300-unit-batch", AssumeRolePolicyDocument="{}")[
+        "Role"
+    ]["Arn"]
     ce = b.create_compute_environment(
-        computeEnvironmentName=f"tc300-unit-ce-{id(names)}",
+        computeEnvironmentName="tc300-unit-ce",
         type=ce_props["Type"],
         state=ce_props["State"],
         computeResources=_lower(compute),
         serviceRole=service_role,
     )["computeEnvironmentArn"]
-    queue = b.create_job_queue(
-        jobQueueName=f"tc300-unit-q-{id(names)}",
-        state="ENABLED",
-        priority=1,
-        computeEnvironmentOrder=[{"order": 1, "computeEnvironment": ce}],
-    )["jobQueueArn"]
     jd_props = resolve(
         res["HarnessJobDefinition"]["Properties"],
         {**names, "HarnessImage": "public.ecr.aws/toolcall300/harness:1"},
@@ -100,19 +89,44 @@ def batch_env(
     container = _lower(jd_props["ContainerProperties"])
     container["executionRoleArn"] = names["AdapterExecutionRole"]
     harness_def = b.register_job_definition(
-        jobDefinitionName=f"tc300-unit-harness-{id(names)}",
+        jobDefinitionName="tc300-unit-harness",
         type="container",
         platformCapabilities=jd_props["PlatformCapabilities"],
         containerProperties=container,
         timeout={"attemptDurationSeconds": jd_props["Timeout"]["AttemptDurationSeconds"]},
     )["jobDefinitionArn"]
     # The links are signed as the template's link-signing role (moto checks no trust policy).
-    signer = iam.create_role(
-        RoleName=f"tc300-unit-links-{id(names)}", AssumeRolePolicyDocument="{}"
-    )["Role"]["Arn"]
-    monkeypatch.setenv("JOB_LINK_ROLE_ARN", signer)
+    signer = iam.create_role(RoleName="tc300-unit-links", AssumeRolePolicyDocument="{}")["Role"][
+        "Arn"
+    ]
+    return {"compute_environment": ce, "definition": harness_def, "signer": signer}
+
+
+_QUEUES = itertools.count()
+
+
+@pytest.fixture
+def batch_env(
+    aws: Any, batch_resources: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """A job queue of its own on the module's Batch resources, the functions' settings
+    pointed at it, and the corpus and its job inputs in the (emptied) corpus bucket."""
+    monkeypatch.setitem(default_user_config, "batch", {"use_docker": False})
+    # The images these tests name exist in ECR as far as POST /runs can tell (the ECR
+    # adapter itself is tested against moto below).
+    monkeypatch.setattr(EcrImages, "describe", lambda _self, _image: ANY_PLATFORM)
+    monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)  # a local stack ran earlier
+    queue = client("batch").create_job_queue(
+        jobQueueName=f"tc300-unit-q-{next(_QUEUES)}",
+        state="ENABLED",
+        priority=1,
+        computeEnvironmentOrder=[
+            {"order": 1, "computeEnvironment": batch_resources["compute_environment"]}
+        ],
+    )["jobQueueArn"]
+    monkeypatch.setenv("JOB_LINK_ROLE_ARN", batch_resources["signer"])
     monkeypatch.setenv("BATCH_JOB_QUEUE", queue)
-    monkeypatch.setenv("BATCH_JOB_DEFINITION", harness_def)
+    monkeypatch.setenv("BATCH_JOB_DEFINITION", batch_resources["definition"])
     monkeypatch.setenv("RUNS_PER_DAY", "3")
     wiring.clear_ports()
     batch.clear_cache()
@@ -121,7 +135,7 @@ def batch_env(
     client("s3").put_object(Bucket=bucket, Key="toolcall300.jsonl", Body=corpus)
     for key, body in harness.derive_inputs(corpus).items():  # what the corpus upload derives
         client("s3").put_object(Bucket=bucket, Key=key, Body=body)
-    yield {"queue": queue, "definition": harness_def}
+    yield {"queue": queue, "definition": batch_resources["definition"]}
     wiring.clear_ports()
     batch.clear_cache()
 
@@ -193,7 +207,9 @@ def test_post_runs_on_aws_submits_a_batch_job(
     batch_env: dict[str, str], call: Any, aws: Any
 ) -> None:
     key = team_key(aws)
+    started = time.monotonic()
     status, _, answer = post(call, key, image_body())
+    took = math.ceil(time.monotonic() - started)  # measured, never bounded: see the links below
     assert status == 202
     run = runs.load(wiring.run_store(), answer["run_id"])
     assert run is not None and run.job_id and run.status == "queued"
@@ -205,15 +221,21 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
     assert run.corpus_sha256 == wiring.scoring_corpus().sha256  # what the inputs came from
-    # both links are signed by one link-signing session, and live as long as it does (less a
-    # minute), which is what the run records
+    # Both links are signed by one link-signing session and live as long as it does, less a
+    # minute's margin (submit.link_lifetime), which is what the run records. The route reads
+    # its clock before the session is made, so the lifetime is the session's hour less the
+    # minute, plus however long the request took between the two (whole seconds on a loaded
+    # machine; one second less if moto rounds the session's end down).
     signed = [parse_qs(urlsplit(env[k]).query) for k in ("TC300_INPUTS_URL", "TC300_ANSWERS_URL")]
-    assert {q["X-Amz-Expires"][0] for q in signed} == {str(SIGNING_SESSION_SECONDS - 60)}
+    lifetimes = {int(q["X-Amz-Expires"][0]) for q in signed}
+    assert len(lifetimes) == 1
+    (lifetime,) = lifetimes
+    assert SIGNING_SESSION_SECONDS - 61 <= lifetime <= SIGNING_SESSION_SECONDS - 60 + took
     keys = {q["X-Amz-Credential"][0].split("/")[0] for q in signed}
     assert len(keys) == 1 and keys != {"testing"}  # the session's key, not the function's
     assert "X-Amz-Security-Token" in signed[0] and "X-Amz-Security-Token" in signed[1]
     submitted_at = int(datetime.fromisoformat(run.created_at).timestamp())
-    assert 0 <= run.links_expire_at - submitted_at - (SIGNING_SESSION_SECONDS - 60) <= 60
+    assert run.links_expire_at == submitted_at + lifetime
     inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
         harness.inputs_key(wiring.scoring_corpus().sha256)
     )

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.corpus import RATIONALE, make_corpus
 from support.gateway import Call
 
@@ -111,7 +112,7 @@ def test_path_traversal_and_odd_ids_are_400_or_404(
     assert status in (400, 404) and "error" in data
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=20))
 def test_validate_case_id_accepts_exactly_the_id_grammar(text: str) -> None:
     import re

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.stores import MemoryLicenceStore
 
 from toolcall300.service.domain import licences
@@ -132,7 +133,7 @@ def test_reissue_replaces_the_key_and_revoke_ends_it() -> None:
         licences.reissue(store, lic.licence_id, now=NOW)
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(st.text(max_size=80))
 def test_malformed_keys_never_match(text: str) -> None:
     store = MemoryLicenceStore()

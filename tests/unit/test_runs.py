@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 from support.runs import small_corpus
 from support.stores import CountingQuota, MemoryReports, MemoryRunStore
 
@@ -244,7 +245,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ops=OPS, steps=st.lists(st.integers(0, 40), min_size=14, max_size=14))
 def test_any_interleaving_keeps_the_state_machine(ops: list[str], steps: list[int]) -> None:
     """Whatever workers, sweepers and failures do, a run ends at most once and never leaves a final state."""

@@ -26,7 +26,13 @@ from typing import Any, TextIO
 
 from toolcall300.client.http import ApiError, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
-from toolcall300.scoring.render import junit_bytes, render_junit, render_markdown
+from toolcall300.scoring.render import (
+    JunitBaseline,
+    junit_bytes,
+    render_junit,
+    render_markdown,
+    render_markdown_error,
+)
 
 FINAL = ("scored", "failed")
 #: CI systems' per-attempt ids: a deliberate re-run of a job is a new run, a retried step is not.
@@ -232,13 +238,44 @@ def render(run: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def hosted_baseline(final: Mapping[str, Any], score: Mapping[str, Any]) -> JunitBaseline | None:
+    """The baseline a hosted run was judged against, for JUnit: a case failing now that the
+    comparison does not list as ``broken`` failed in the baseline run too. None when the run
+    set the baseline (there was none to compare with)."""
+    comparison = final.get("comparison")
+    if not isinstance(comparison, dict):
+        return None
+    broken = set((comparison.get("flipped") or {}).get("broken") or [])
+    name = f"baseline {final.get('baseline')!r} (run {comparison.get('baseline_run_id')})"
+    known = {
+        str(row["id"]): "failed"
+        for row in score["per_case"]
+        if not row["passed"] and row["id"] not in broken
+    }
+    return JunitBaseline(
+        name,
+        known,
+        final.get("verdict") == "regression",
+        tuple(comparison.get("reasons") or ()),
+    )
+
+
+def run_error(final: Mapping[str, Any]) -> str:
+    """Why a run produced no scores, in one line."""
+    failure = final.get("failure") or {}
+    return (
+        f"hosted run {final.get('run_id')} {final.get('status')}: "
+        f"{failure.get('reason')}: {failure.get('detail')}"
+    )
+
+
 def write_ci_files(
     args: argparse.Namespace, final: Mapping[str, Any], score: Mapping[str, Any] | None
 ) -> None:
     """``--junit``/``--summary`` from the run's stored report (``score``; None if it has none)."""
     if args.junit:
         if score is not None:
-            data = render_junit([score])
+            data = render_junit([score], baseline=hosted_baseline(final, score))
         else:  # a failed run: one failing testcase says why, so the CI's test view shows it
             failure = final.get("failure") or {}
             root = ET.Element("testsuites", name="TOOLCALL-300")
@@ -264,13 +301,10 @@ def write_ci_files(
                     "regressed": final.get("verdict") == "regression",
                     "reasons": comparison.get("reasons") or [],
                 },
+                baseline_name=f"baseline {final.get('baseline')!r}",
             )
         else:
-            failure = final.get("failure") or {}
-            text = (
-                f"## TOOLCALL-300\n\nHosted run `{final.get('run_id')}` **{final.get('status')}**: "
-                f"{failure.get('reason')}: {failure.get('detail')}\n"
-            )
+            text = render_markdown_error(run_error(final))
         with open(args.summary, "a", encoding="utf-8") as fh:
             fh.write(text)
 
@@ -351,14 +385,11 @@ def run(
             request=request,
         )
     except ApiError as exc:
-        stderr.write(f"toolcall300 ci: {exc}\n")
-        return EXIT_ERROR
+        return _error(args, stderr, str(exc))
     except (OSError, KeyError, TypeError) as exc:
-        stderr.write(f"toolcall300 ci: cannot reach the service: {exc}\n")
-        return EXIT_ERROR
+        return _error(args, stderr, f"cannot reach the service: {exc}")
     if final is None:
-        stderr.write(f"toolcall300 ci: run {run_id} did not finish within {args.timeout:g} s\n")
-        return EXIT_ERROR
+        return _error(args, stderr, f"run {run_id} did not finish within {args.timeout:g} s")
     stdout.write(json.dumps(final, indent=2, sort_keys=True) + "\n" if args.json else render(final))
     if args.junit or args.summary:
         try:
@@ -367,6 +398,18 @@ def run(
             stderr.write(f"toolcall300 ci: cannot write the CI report files: {exc}\n")
             return EXIT_ERROR
     return exit_code(final)
+
+
+def _error(args: argparse.Namespace, stderr: TextIO, line: str) -> int:
+    """Exit 1 with one line, and a ``--summary`` whose verdict is ``error`` saying the same."""
+    stderr.write(f"toolcall300 ci: {line}\n")
+    if args.summary:
+        try:
+            with open(args.summary, "a", encoding="utf-8") as fh:
+                fh.write(render_markdown_error(line))
+        except OSError as exc:
+            stderr.write(f"toolcall300 ci: cannot write {args.summary}: {exc}\n")
+    return EXIT_ERROR
 
 
 def _stored_score(

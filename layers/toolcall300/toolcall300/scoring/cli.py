@@ -25,10 +25,13 @@ from toolcall300.scoring.corpus import (
     parse_corpus,
 )
 from toolcall300.scoring.render import (
+    case_details,
+    junit_baseline,
     render_comparison,
     render_failures,
     render_junit,
     render_markdown,
+    render_markdown_error,
     render_side_by_side,
     render_text,
 )
@@ -239,6 +242,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     broken = [line for line in map(all_errored_line, reports) if line]
     if broken:
         stderr.write("\n".join(broken) + "\n")
+        if args.summary:
+            error = render_markdown_error(" ".join(broken).replace("toolcall300 score: ", ""))
+            _write(args.summary, error.encode("utf-8"), append=True)
         return EXIT_ERROR
     comparison = compare_reports(baseline, reports[0]) if baseline is not None else None
     if len(reports) == 1:
@@ -249,10 +255,19 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write("\n" + render_failures(reports[0], cases, runs[0].answers, runs[0].notes))
     if args.json:
         _write(args.json, pretty_bytes(reports[0]))
+    baseline_name = f"baseline {args.baseline}"
     if args.junit:
-        _write(args.junit, render_junit(reports))
+        judged = (
+            junit_baseline(baseline_name, baseline, comparison)
+            if baseline is not None and comparison is not None
+            else None
+        )
+        details = [case_details(cases, r.answers, r.errors) for r in runs]
+        _write(args.junit, render_junit(reports, baseline=judged, details=details))
     if args.summary:
-        markdown = render_markdown(reports, in_sample=in_sample, comparison=comparison)
+        markdown = render_markdown(
+            reports, in_sample=in_sample, comparison=comparison, baseline_name=baseline_name
+        )
         _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
     if comparison is None:
         return EXIT_OK

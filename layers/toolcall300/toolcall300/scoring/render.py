@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -253,15 +254,35 @@ def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool
     return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"
 
 
+def verdict_line(verdict: str, detail: str) -> str:
+    """The first line under a summary's heading: ``pass``, ``regression`` or ``error``, and why."""
+    return f"**Verdict: {verdict.upper() if verdict != 'pass' else 'pass'}**: {_cell(detail)}"
+
+
+def render_markdown_error(detail: str) -> str:
+    """A CI job summary for a run that produced no scores (the verdict ``error``)."""
+    return f"## TOOLCALL-300\n\n{verdict_line('error', detail)}\n"
+
+
 def render_markdown(
     reports: Sequence[Mapping[str, Any]],
     *,
     in_sample: bool = False,
     comparison: Mapping[str, Any] | None = None,
+    baseline_name: str = "the baseline",
 ) -> str:
-    """A CI job summary (GitHub's ``$GITHUB_STEP_SUMMARY``, any Markdown viewer): the table."""
+    """A CI job summary (GitHub's ``$GITHUB_STEP_SUMMARY``, any Markdown viewer): the verdict
+    first (``pass`` or ``regression`` against ``baseline_name``; ``pass`` with no baseline,
+    saying nothing could regress), then the table."""
+    if comparison is None:
+        top = verdict_line("pass", "scored; no baseline given, so nothing can regress")
+    elif comparison["regressed"]:
+        reasons = "; ".join(comparison["reasons"]) or "regressed"
+        top = verdict_line("regression", f"against {baseline_name}: {reasons}")
+    else:
+        top = verdict_line("pass", f"no regression against {baseline_name}")
     rows = _side_by_side_rows(reports)
-    lines = ["## TOOLCALL-300", "", f"corpus sha256 `{reports[0]['corpus_sha256']}`", ""]
+    lines = ["## TOOLCALL-300", "", top, "", f"corpus sha256 `{reports[0]['corpus_sha256']}`", ""]
     lines += [
         f"- **{_cell(name)}**: {_cell(description)}"
         for name, description in _legend(reports, in_sample)
@@ -278,44 +299,160 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-def render_junit(reports: Sequence[Mapping[str, Any]]) -> bytes:
+@dataclass(frozen=True)
+class JunitBaseline:
+    """What a JUnit file is judged against: a failure already in the baseline is reported as
+    skipped (known), only a regression as a failure, and the gate's own verdict is one
+    testcase more, so the file is red exactly when the gate says regression (docs/report.md)."""
+
+    #: how the file names the baseline: "baseline base.json", "baseline 'main' (run r_...)"
+    name: str
+    #: case id -> its outcome in the baseline, for every case that failed there too
+    known: Mapping[str, str]
+    regressed: bool
+    reasons: Sequence[str] = ()
+
+
+def junit_baseline(
+    name: str, baseline: Mapping[str, Any], comparison: Mapping[str, Any]
+) -> JunitBaseline:
+    """The :class:`JunitBaseline` of a saved report and this run's comparison with it."""
+    known = {
+        str(row["id"]): str(row.get("outcome") or "failed")
+        for row in baseline["per_case"]
+        if not row["passed"]
+    }
+    return JunitBaseline(name, known, bool(comparison["regressed"]), tuple(comparison["reasons"]))
+
+
+#: What a failure means in a file written without a baseline (a property of each testsuite and
+#: its system-out, so both a reporter that reads properties and a person reading the log see it).
+NO_BASELINE_NOTE = (
+    "No baseline was given: each failure is a case this adapter does not pass yet, not a "
+    "regression. Pass --baseline REPORT (a saved --json report) to report only regressions as "
+    "failures and the baseline's own failures as skipped."
+)
+
+#: ``(expected, returned)`` as text for a case id: what a failure's message shows.
+CaseDetails = Mapping[str, tuple[str, str]]
+
+
+def case_details(
+    cases: Sequence[Mapping[str, Any]], answers: Mapping[str, Any], errors: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
+    """Each case's expected call (or "a refusal") and what the adapter returned (or the refusal,
+    or the error it broke with), as the failure messages of :func:`render_junit` show them."""
+    out = {}
+    for case in cases:
+        expected = (
+            _short(case["expected"])
+            if case["expected_kind"] == "value"
+            else "a refusal (no correct call exists)"
+        )
+        if case["id"] in errors:
+            tail = errors[case["id"]].strip().splitlines() or ["?"]
+            returned = f"nothing: the adapter broke ({tail[-1][:200]})"
+        else:
+            answer = answers.get(case["id"])
+            returned = "a refusal (null)" if answer is None else _short(answer)
+        out[case["id"]] = (expected, returned)
+    return out
+
+
+def render_junit(
+    reports: Sequence[Mapping[str, Any]],
+    *,
+    baseline: JunitBaseline | None = None,
+    details: Sequence[CaseDetails | None] = (),
+) -> bytes:
     """JUnit XML: a testsuite per adapter, a testcase per case id (classname its category).
 
-    A failed case carries its outcome as the failure's type and message; a case the adapter
-    broke on carries the error's tail in ``system-err``, whether or not its refusal passed.
+    With ``baseline`` (one report), a case that failed there too is skipped, naming the
+    baseline; only the others fail, and a ``baseline gate`` testcase carries the gate's
+    verdict. Without one, every failed case fails and each testsuite says what that means
+    (:data:`NO_BASELINE_NOTE`). A failure's message gives the case id, category, outcome,
+    and from ``details`` (per report, by case id) the expected call and what came back. A
+    case the adapter broke on carries the error's tail in ``system-err``.
     """
     root = ET.Element("testsuites", name="TOOLCALL-300")
-    for report in reports:
-        errors = report.get("errors") or {}
-        failed = sum(1 for row in report["per_case"] if not row["passed"])
-        seconds = (report.get("timing") or {}).get("total_seconds")
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=_xml_safe(str(report["adapter"])),
-            tests=str(len(report["per_case"])),
-            failures=str(failed),
-            errors="0",
-            time=f"{seconds:.3f}" if isinstance(seconds, (int, float)) else "0",
-        )
-        for row in report["per_case"]:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"toolcall300.{row['category']}",
-                name=_xml_safe(row["id"]),
-            )
-            if not row["passed"]:
-                wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
-                failure = ET.SubElement(
-                    case, "failure", type=row["outcome"], message=row["outcome"]
-                )
-                failure.text = _xml_safe(
-                    f"{row['id']} [{row['category']}]: {row['outcome']}, wanted {wanted}"
-                )
-            if row["id"] in errors:
-                ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
+    for index, report in enumerate(reports):
+        shown = details[index] if index < len(details) else None
+        _junit_suite(root, report, baseline if len(reports) == 1 else None, shown or {})
     return junit_bytes(root)
+
+
+def _junit_suite(
+    root: ET.Element,
+    report: Mapping[str, Any],
+    baseline: JunitBaseline | None,
+    details: CaseDetails,
+) -> None:
+    errors = report.get("errors") or {}
+    seconds = (report.get("timing") or {}).get("total_seconds")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=_xml_safe(str(report["adapter"])),
+        time=f"{seconds:.3f}" if isinstance(seconds, (int, float)) else "0",
+    )
+    note = (
+        NO_BASELINE_NOTE
+        if baseline is None
+        else (
+            f"Judged against {baseline.name}: a case that failed there too is skipped (a known "
+            "failure); only a case that passed there and fails now is a failure."
+        )
+    )
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="toolcall300.failures", value=_xml_safe(note))
+    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    for row in report["per_case"]:
+        counts["tests"] += 1
+        case = ET.SubElement(
+            suite, "testcase", classname=f"toolcall300.{row['category']}", name=_xml_safe(row["id"])
+        )
+        if not row["passed"]:
+            text = _failure_text(row, details.get(row["id"]))
+            was = baseline.known.get(row["id"]) if baseline is not None else None
+            if baseline is not None and was is not None:
+                counts["skipped"] += 1
+                since = "" if was == row["outcome"] else f" (was {was}, now {row['outcome']})"
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=_xml_safe(f"known failure in {baseline.name}{since}: {text}"[:1000]),
+                )
+            else:
+                counts["failures"] += 1
+                failure = ET.SubElement(
+                    case, "failure", type=row["outcome"], message=_xml_safe(text[:1000])
+                )
+                failure.text = _xml_safe(text)
+        if row["id"] in errors:
+            ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
+    if baseline is not None:
+        counts["tests"] += 1
+        gate = ET.SubElement(
+            suite, "testcase", classname="toolcall300.baseline", name="baseline gate"
+        )
+        if baseline.regressed:
+            counts["failures"] += 1
+            reasons = "; ".join(baseline.reasons) or "regressed"
+            message = _xml_safe(f"regression against {baseline.name}: {reasons}")
+            ET.SubElement(gate, "failure", type="regression", message=message).text = message
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("errors", "0")
+    ET.SubElement(suite, "system-out").text = _xml_safe(note)
+
+
+def _failure_text(row: Mapping[str, Any], detail: tuple[str, str] | None) -> str:
+    """``tc300-0001 [category] outcome: expected ...; returned ...`` (what a CI's test view shows)."""
+    head = f"{row['id']} [{row['category']}] {row['outcome']}"
+    if detail is None:
+        wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
+        return f"{head}: wanted {wanted} (score locally with --show-failures for the values)"
+    return f"{head}: expected {detail[0]}; returned {detail[1]}"
 
 
 def junit_bytes(root: ET.Element) -> bytes:

@@ -286,6 +286,13 @@ def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
     return take
 
 
+def clock() -> datetime:
+    """Now, in UTC, as the free tier reads it: its "5 s apart" rule is decided on this clock,
+    so a test replaces it (``monkeypatch.setattr(wiring, "clock", ...)``) instead of racing
+    the wall clock on a loaded machine."""
+    return datetime.now(UTC)
+
+
 def callback_resolver() -> Callable[..., Any]:
     """How callback hosts are resolved (``socket.getaddrinfo``; tests replace it so that no
     test resolves a real name or reaches a non-loopback address)."""

@@ -24,6 +24,7 @@ from toolcall300.argcheck import check as argcheck
 from toolcall300.argcheck import report
 from toolcall300.argcheck.criteria import criteria_document
 from toolcall300.service.api import bounded_check as argcheck_bounded
+from toolcall300.service.api import wiring
 from toolcall300.service.api.auth import optional_licence
 from toolcall300.service.api.resolver import (
     error_responses,
@@ -131,7 +132,7 @@ def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
     """The criteria's free tier (100 a day, 5 s apart), taken by every unauthenticated attempt
     before its work (D24), so neither a backtracking pattern nor a stream of refusals is free
     work for the service."""
-    now = datetime.now(UTC)
+    now = wiring.clock()
     try:
         usage.take_free_check(
             usage_store(ArgcheckSettings),
