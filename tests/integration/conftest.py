@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 from support.corpus import make_corpus, private_corpus
 from support.dashboard import CHROMIUM_ARGS, ContractApi, serve_contract_api, wait_for_serve_url
+from support.tiers import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +82,7 @@ def browser() -> Iterator[Any]:
 
     executable = shutil.which("chromium")
     if executable is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
+        unavailable("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
