@@ -28,7 +28,7 @@ from support import runs as fakes
 from support.tiers import unavailable
 
 from toolcall300.canonical import jsonl_bytes
-from toolcall300.jobs import harness
+from toolcall300.jobs import harness, sandbox
 from toolcall300.service.hosted import events
 from toolcall300.service.hosted.flow import batch_sandbox
 
@@ -43,19 +43,9 @@ CONTAINER_CAPS = (
 )  # fmt: skip
 CASES = fakes.small_corpus(4)
 
-#: The seccomp filter: every syscall allowed except making or entering namespaces and mounting.
-SECCOMP_SCRIPT = """
-import errno, sys, seccomp
-f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-deny = seccomp.ERRNO(errno.EPERM)
-for name in ("unshare", "setns", "mount", "umount2", "pivot_root"):
-    f.add_rule(deny, name)
-# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: any one of them refuses
-for flag in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
-    f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
-f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
-f.export_bpf(open(sys.argv[1], "wb"))
-"""
+#: The seccomp filter: every syscall allowed except making or entering namespaces and mounting
+#: (the local sandbox hands bubblewrap the same one).
+SECCOMP_SCRIPT = sandbox.SECCOMP_SCRIPT
 
 #: The adapter: answers every case with whether the harness's own network is reachable.
 PROBE = """

@@ -8,15 +8,20 @@ number. Each test buys its own team licence, so baselines never cross tests.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -338,3 +343,83 @@ def test_a_command_the_sandbox_cannot_run_is_refused_at_submission(
         request_json("POST", f"{stack.url}/runs", headers=auth(acme), body=body)
     assert err.value.status == 400 and err.value.code == "adapter_cmd_unusable"
     assert says in str(err.value)
+
+
+#: A hostile adapter: before answering, it reads every file it can see (every path it is given
+#: as an argument, /proc/1/cmdline among them, then the whole tree) for any case's expected
+#: call, and answers each case it found a label for with a call carrying it (an invented call
+#: on a refusal case, so any find shows in the score), and refuses the others. By
+#: construction it finds nothing: it scores as refusing. It skips /usr (the installed system, 140k files here: too
+#: slow for a test), where ``serve`` refuses to keep a corpus or state (``worker.refuse_exposed``).
+HOSTILE = fakes.py(
+    "import json,os,sys\n"
+    "f={}\n"
+    "def t(p):\n"
+    " try:\n"
+    "  for r in open(p,'rb').read().splitlines():\n"
+    "   if b'expected' not in r:continue\n"
+    "   try:\n"
+    "    o=json.loads(r)\n"
+    "    if 'expected' in o:f[o['id']]=o['expected']\n"
+    "   except Exception:pass\n"
+    " except Exception:pass\n"
+    "for a in sys.argv[1:]+['/']:\n"
+    " if os.path.isfile(a):t(a)\n"
+    " for d,s,n in os.walk(a):\n"
+    "  s[:]=[x for x in s if os.path.join(d,x) not in('/proc','/sys','/dev','/usr')]\n"
+    "  for x in n:t(os.path.join(d,x))\n"
+    "sys.stderr.write(f'found {len(f)} labels\\n')\n"
+    "for l in sys.stdin:\n"
+    " i=json.loads(l)['id'];c={'name':'leaked','arguments':{'label':f[i]}} if i in f else None\n"
+    " print(json.dumps({'id':i,'call':c}),flush=True)\n"
+)
+
+
+def files_of(files: dict[str, str]) -> str:
+    """``adapter_files`` for a folder holding ``files`` (name -> text): a tar, base64."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(text.encode()), 0o644
+            tar.addfile(info, io.BytesIO(text.encode()))
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def test_a_hostile_adapter_given_copies_of_the_corpus_scores_only_what_refusing_scores(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]], tmp_path_factory: Any
+) -> None:
+    from toolcall300.client import download
+
+    key = buy("team", "runs-hostile")
+    corpus_file = stack.context.protected[0] / "toolcall300.jsonl"
+    holder = Path(tempfile.mkdtemp(prefix="tc300-hostile-"))
+    try:
+        holder.chmod(0o755)
+        fetched = holder / "download"  # what `toolcall300 download` wrote
+        download.download(stack.url, key, fetched, io.StringIO())
+        links = holder / "links"  # a hard link to the stack's own corpus
+        links.mkdir(mode=0o755)
+        os.link(corpus_file, links / "corpus.jsonl")
+        checkout = holder / "checkout" / "corpus_private"  # another checkout
+        checkout.mkdir(parents=True)
+        shutil.copy(corpus_file, checkout / "toolcall300.jsonl")
+        for folder, _dirs, files in os.walk(holder):  # all of it readable by anyone
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
+        named = [
+            str(fetched / "toolcall300.jsonl"),
+            str(fetched),
+            str(links / "corpus.jsonl"),
+            str(checkout / "toolcall300.jsonl"),
+            str(holder / "checkout"),
+            str(corpus_file),
+            "/proc/1/cmdline",
+        ]
+        run = wait(stack, key, post_run(stack, key, [*HOSTILE, *named])["run_id"], timeout=120)
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+    assert run["status"] == "scored", run["failure"]
+    assert run["sandbox"]["filesystem"] == "private"
+    assert run["summary"] == expected(cases, lambda _c: None)

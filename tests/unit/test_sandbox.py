@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import shutil
+import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,7 +16,7 @@ from typing import Any
 import pytest
 from support import runs as fakes
 
-from toolcall300.jobs import harness, sandbox
+from toolcall300.jobs import adapter_files, harness, sandbox
 
 LIMITS = harness.Limits(per_case_timeout=5.0, total_timeout=20.0)
 CASE = fakes.small_corpus(1)
@@ -41,11 +45,10 @@ def run_self(
             limits=LIMITS,
             popen_kwargs=prepared.popen_kwargs,
         )
-        owner = (scratch / "written.txt").stat().st_uid
     assert out.failure is None, out.failure
     assert not scratch.exists()  # removed afterwards
     info = next(iter(out.answers.values()))["arguments"]
-    return dict(info, owner_outside=owner), scratch
+    return info, scratch
 
 
 def test_limits_apply_inside_the_sandbox() -> None:
@@ -60,13 +63,46 @@ def test_limits_apply_inside_the_sandbox() -> None:
     assert info["cwd"] == str(scratch)
 
 
+def uids_outside(token: str) -> set[int]:
+    """The real uids (as the host counts them) of every process carrying ``token``."""
+    found = set()
+    for pid in fakes.pids_with(token):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        found |= {int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")}
+    return found
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping the uid needs root")
-def test_the_adapter_does_not_run_as_root() -> None:
+def test_each_run_has_its_own_uid_and_none_is_root() -> None:
+    """Two runs at once: the kernel counts each one's processes under a uid of its own
+    (RLIMIT_NPROC is per uid), neither of them root's or the other's."""
     iso = sandbox.probe()
-    info, _ = run_self(sandbox.Limits())
-    assert iso.uid_dropped
-    # whatever uid the namespaces show inside, what it writes belongs to 65534 outside
-    assert info["owner_outside"] == sandbox.NOBODY
+    token = "tc300-uid-" + os.urandom(4).hex()
+    waiting = fakes.py(f"'{token}'\nimport sys\nprint('up',flush=True)\nsys.stdin.read()\n")
+    with sandbox.session(waiting) as first, sandbox.session(waiting) as second:
+        procs = [
+            subprocess.Popen(
+                p.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, **p.popen_kwargs
+            )
+            for p in (first, second)
+        ]
+        try:
+            for proc in procs:
+                assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+            seen = [uids_outside(token)]
+        finally:
+            for proc in procs:
+                proc.communicate(b"")
+    uids = seen[0]
+    assert iso.uid_dropped and 0 not in uids
+    if iso.network_isolated:
+        assert len(uids) == 2, uids
+        assert all(
+            sandbox.RUN_UID_BASE <= u < sandbox.RUN_UID_BASE + sandbox.RUN_UID_COUNT for u in uids
+        )
 
 
 def test_without_isolation_the_command_runs_as_given_and_says_so(
@@ -187,6 +223,7 @@ LOOK_AROUND = fakes.py(
     "        open(os.path.join(d,'tc300-left-behind'),'w').write('x')\n"
     "    seen={p:ls(p) for p in sys.argv[1:]}\n"
     "    seen['/']=ls('/'); seen['cwd']=os.getcwd(); seen['kit']=ls(os.environ['PYTHONPATH'])\n"
+    "    seen['/etc']=ls('/etc'); seen['cmdline']=open('/proc/1/cmdline').read().replace(chr(0),' ')\n"
     "    print(json.dumps({'id':item['id'],'call':{'name':'ls','arguments':seen}}),flush=True)\n"
 )
 
@@ -226,38 +263,67 @@ def test_the_kit_holds_the_package_without_the_service_or_any_case(tmp_path: Pat
     assert modes == {"0o644", "0o755"}  # readable by uid 65534, writable only by its owner
 
 
-def test_a_program_folder_is_bound_read_only_and_a_protected_one_refused(tmp_path: Path) -> None:
+def folder_archive(files: dict[str, tuple[str, int]]) -> bytes:
+    """A tar archive of a folder (what ``toolcall300 ci --adapter-dir`` sends)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, (text, mode) in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+OWN_ADAPTER = (
+    "import json,os,sys\n"
+    "here=os.path.dirname(__file__)\n"
+    "for line in sys.stdin:\n"
+    "    item=json.loads(line)\n"
+    "    try:\n        open(__file__,'a'); wrote=True\n    except OSError:\n        wrote=False\n"
+    "    word=open(os.path.join(here,'data','word.txt')).read()\n"
+    "    print(json.dumps({'id':item['id'],'call':{'name':'me','arguments':{'wrote':wrote,'word':word,'here':here}}}),flush=True)\n"
+)
+
+
+@needs_bwrap
+def test_the_adapter_runs_from_its_own_copy_of_the_files_it_handed_over() -> None:
+    archive = folder_archive(
+        {"adapter.py": (OWN_ADAPTER, 0o600), "data/word.txt": ("hello", 0o600)}
+    )
+    command = [sandbox.SYSTEM_PYTHON, f"{sandbox.ADAPTER_MOUNT}/adapter.py"]
+    assert sandbox.command_problem(command, files=adapter_files.listing(archive)) is None
+    with sandbox.adapter_copy(archive) as copy:
+        assert copy is not None
+        out = run_adapter(command, adapter_dir=copy)
+    assert not copy.exists()  # removed with the run
+    assert answer_of(out) == {"wrote": False, "word": "hello", "here": sandbox.ADAPTER_MOUNT}
+
+
+@needs_bwrap
+def test_no_host_path_the_command_names_is_mounted(tmp_path: Path) -> None:
     own = Path(tempfile.mkdtemp(prefix="tc300-adapter-"))
-    try:
+    try:  # a folder uid 65534 could read, named in the command: the old sandbox mounted it
         own.chmod(0o755)
-        script = own / "adapter.py"
-        script.write_text(
-            "import json,os,sys\n"
-            "for line in sys.stdin:\n"
-            "    item=json.loads(line)\n"
-            "    try:\n        open(__file__,'a'); wrote=True\n    except OSError:\n        wrote=False\n"
-            "    print(json.dumps({'id':item['id'],'call':{'name':'me','arguments':{'wrote':wrote}}}),flush=True)\n",
-            encoding="utf-8",
-        )
-        script.chmod(0o644)
-        assert answer_of(run_adapter([sandbox.SYSTEM_PYTHON, str(script)])) == {"wrote": False}
-        link = Path(tempfile.mkdtemp(prefix="tc300-link-"))
-        try:  # named through a link, it runs as written
-            link.chmod(0o755)
-            (link / "to").symlink_to(own)
-            named = [sandbox.SYSTEM_PYTHON, str(link / "to" / "adapter.py")]
-            assert answer_of(run_adapter(named)) == {"wrote": False}
-        finally:
-            shutil.rmtree(link)
-        with pytest.raises(sandbox.CommandRefused, match="private corpus"):
-            run_adapter([sandbox.SYSTEM_PYTHON, str(script)], protected=[own / "corpus"])
+        (own / "labels.jsonl").write_text('{"id": "t-000", "expected": null}\n')
+        (own / "labels.jsonl").chmod(0o644)
+        probe = [*LOOK_AROUND, str(own), "/proc/1", "/work", "/home"]
+        seen = answer_of(run_adapter([*probe, str(own / "labels.jsonl"), "/proc/1/cmdline"]))
     finally:
         shutil.rmtree(own)
-    repo_script = sandbox.PACKAGE_ROOT.parents[1] / "infra" / "demo_journey.py"
-    with pytest.raises(sandbox.CommandRefused):  # its folder holds corpus_private/
-        sandbox.program_folders(["/usr/bin/python3", str(repo_script.parents[1] / "Makefile")])
-    infra = repo_script.parent.resolve()
-    assert sandbox.program_folders(["/usr/bin/python3", str(repo_script)]) == [(infra, infra)]
+    assert seen[str(own)] == "No such file or directory"
+    assert seen["/work"] == seen["/home"] == "No such file or directory"
+    # /proc is the sandbox's own: its first process is the lifeline init, not the host's init
+    assert seen["cmdline"].startswith(sandbox.SYSTEM_PYTHON + " -I -S -c")
+    assert set(seen["/etc"]) <= set(sandbox.ETC_NEEDED)
+
+
+def test_a_state_or_corpus_folder_in_what_the_sandbox_shows_is_refused() -> None:
+    assert sandbox.shows(Path("/usr/local/share/tc300-corpus"))
+    assert sandbox.shows(Path("/etc/python3/corpus"))
+    assert not sandbox.shows(Path("/usr/local/src/checkout/corpus_private"))
+    assert not sandbox.shows(Path("/etc/toolcall300"))
+    assert not sandbox.shows(sandbox.PACKAGE_ROOT.parents[1] / "corpus_private")
 
 
 # ----------------------------------------------------------------------------- commands
@@ -271,7 +337,10 @@ def test_a_program_folder_is_bound_read_only_and_a_protected_one_refused(tmp_pat
         (["python3", "adapter.py"], "relative path"),
         (["python3", "../x/adapter.py"], "relative path"),
         (["no-such-program-tc300"], "not on the sandbox's PATH"),
-        (["/no/such/program"], "does not exist"),
+        (["/usr/bin/no-such-program-tc300"], "does not exist"),
+        (["/tmp/adapter"], "no host path is mounted"),
+        (["/root/.pyenv/shims/python3", "-c", "pass"], "no host path is mounted"),
+        (["/adapter/run.py"], "none were handed over"),
     ],
 )
 def test_a_command_the_sandbox_cannot_run_is_refused_with_a_reason(
@@ -281,16 +350,11 @@ def test_a_command_the_sandbox_cannot_run_is_refused_with_a_reason(
     assert problem is not None and says in problem
 
 
-def test_an_interpreter_under_a_private_folder_is_refused_for_uid_65534(tmp_path: Path) -> None:
-    private = tmp_path / "home"
-    (private / "bin").mkdir(parents=True)
-    python = private / "bin" / "python"
-    python.write_text("#!/bin/sh\n", encoding="utf-8")
-    python.chmod(0o755)
-    private.chmod(0o700)
-    problem = sandbox.command_problem([str(python), "-c", "pass"], uid_dropped=True)
-    assert problem is not None and "cannot execute" in problem and sandbox.SYSTEM_PYTHON in problem
-    assert sandbox.command_problem([str(python)], uid_dropped=False) is None
+def test_the_adapters_own_program_must_be_among_its_files() -> None:
+    files = {"bin/run": 0o755, "bin": 0o755}
+    assert sandbox.command_problem(["/adapter/bin/run"], files=files) is None
+    problem = sandbox.command_problem(["/adapter/bin/other"], files=files)
+    assert problem is not None and "not among the adapter's files" in problem
 
 
 @pytest.mark.parametrize(
@@ -300,6 +364,8 @@ def test_an_interpreter_under_a_private_folder_is_refused_for_uid_65534(tmp_path
         ["python3", "-c", "import sys; print('a.py')"],
         [sandbox.SYSTEM_PYTHON, "-u", "-c", "pass"],
         ["sh", "-c", "exec cat"],
+        # arguments are strings: a host path there is not looked up, and not mounted
+        [sandbox.SYSTEM_PYTHON, "/home/me/adapter.py", "/proc/1/cmdline"],
     ],
 )
 def test_commands_the_sandbox_runs_pass_the_check(command: list[str]) -> None:
@@ -318,3 +384,95 @@ def test_leftovers_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path
         "tc300-other-1-x",
         f"tc300-runs-{os.getppid()}-abc",
     ]
+
+
+# ----------------------------------------------------------------------------- one run, one share
+
+
+@needs_bwrap
+def test_the_seccomp_filter_refuses_new_namespaces_inside_the_sandbox() -> None:
+    probe = fakes.py(
+        "import ctypes,json,os,subprocess,sys\n"
+        "status=dict(l.split(':',1) for l in open('/proc/self/status').read().splitlines())\n"
+        "libc=ctypes.CDLL(None,use_errno=True)\n"
+        "rc=libc.unshare(0x10000000); err=ctypes.get_errno()\n"  # CLONE_NEWUSER
+        "tool=subprocess.run(['unshare','--user','--map-root-user','/bin/true'],capture_output=True,text=True)\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    info={'seccomp':status['Seccomp'].strip(),'rc':rc,'errno':err,\n"
+        "          'tool':tool.returncode,'said':tool.stderr}\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'s','arguments':info}}),flush=True)\n"
+    )
+    out = run_adapter(probe)
+    seen = answer_of(out)
+    assert seen["seccomp"] == "2"  # a filter is in force
+    assert (seen["rc"], seen["errno"]) == (-1, errno.EPERM)
+    assert seen["tool"] != 0 and "Operation not permitted" in seen["said"]
+    assert sandbox.probe().record()["seccomp"] is True
+
+
+@needs_bwrap
+def test_the_private_temp_folders_and_the_scratch_total_are_capped() -> None:
+    fill = fakes.py(
+        "import errno,json,os,sys\n"
+        "def fill(folder):\n"
+        "    total,chunk=0,b'x'*262144\n"
+        "    for i in range(4096):\n"
+        "        try:\n"
+        "            with open(os.path.join(folder,f'f{i}'),'wb') as fh:\n"
+        "                for _ in range(8):\n"
+        "                    fh.write(chunk); fh.flush(); total+=len(chunk)\n"
+        "        except OSError as e:\n"
+        "            return total,errno.errorcode[e.errno]\n"
+        "    return total,None\n"
+        "seen={d:fill(d) for d in (os.getcwd(),'/var/tmp','/dev/shm','/etc')}\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'f','arguments':seen}}),flush=True)\n"
+    )
+    mib = 1024 * 1024
+    limits = sandbox.Limits(tmp_bytes=4 * mib, var_tmp_bytes=1 * mib, shm_bytes=2 * mib)
+    with sandbox.session(fill, limits=limits) as prepared:
+        out = harness.run_job(
+            prepared.argv,
+            harness.job_inputs(CASE),
+            limits=LIMITS,
+            popen_kwargs=prepared.popen_kwargs,
+        )
+        scratch = str(prepared.scratch)
+    seen = answer_of(out)
+    # the scratch folder lives in /tmp: its total is /tmp's size, across any number of files
+    for folder, cap in ((scratch, 4 * mib), ("/var/tmp", 1 * mib), ("/dev/shm", 2 * mib)):
+        total, error = seen[folder]
+        assert error == "ENOSPC" and total <= cap, (folder, seen[folder])
+    assert seen["/etc"] == [0, "EROFS"]  # the root bubblewrap builds is read-only
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own per run needs root")
+def test_a_fork_bomb_in_one_run_does_not_stop_another_run_from_starting() -> None:
+    limits = sandbox.Limits(processes=24)
+    bomb = fakes.py(
+        "import os,sys,time\n"
+        "n=0\n"
+        "while True:\n"
+        "    try:\n        pid=os.fork()\n    except OSError:\n        break\n"
+        "    if pid==0:\n        time.sleep(600); os._exit(0)\n"
+        "    n+=1\n"
+        "print(f'bombed {n}',flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with sandbox.session(bomb, limits=limits) as bombing:
+        proc = subprocess.Popen(
+            bombing.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, **bombing.popen_kwargs
+        )
+        try:
+            assert proc.stdout is not None
+            said = proc.stdout.readline().decode()
+            assert said.startswith("bombed "), said  # it spent its whole allowance, and holds it
+            out = run_adapter(fakes.ECHO, limits=limits)  # another team's run, meanwhile
+        finally:
+            bombing.kill()
+            proc.communicate(b"")
+    assert out.failure is None, out.failure
+    assert out.answers == {CASE[0]["id"]: json.loads(CASE[0]["text"])}

@@ -14,11 +14,15 @@ systems display (``toolcall300.scoring.render``).
 from __future__ import annotations
 
 import argparse
+import base64
+import gzip
 import hashlib
+import io
 import json
 import os
 import re
 import shlex
+import tarfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
@@ -80,7 +84,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     adapter.add_argument(
         "--adapter-cmd",
-        help='adapter command (local stack only), e.g. "toolcall300 toolshim --stream"',
+        help='adapter command (local stack only), e.g. "toolcall300 toolshim --stream"; '
+        "with --adapter-files, name the adapter's files as /adapter/...",
+    )
+    parser.add_argument(
+        "--adapter-files",
+        metavar="PATH",
+        help="with --adapter-cmd: the adapter's folder (sent as a tar archive) or a tar "
+        "archive of it; the sandbox shows a copy at /adapter, read-only",
     )
     parser.add_argument(
         "--platform",
@@ -167,9 +178,51 @@ def submission(args: argparse.Namespace) -> dict[str, Any]:
         if not command:
             raise UsageError("toolcall300 ci: --adapter-cmd is empty")
         body["adapter_cmd"] = command
+    if args.adapter_files:
+        if args.image:
+            raise UsageError("toolcall300 ci: --adapter-files goes with --adapter-cmd")
+        body["adapter_files"] = base64.b64encode(folder_archive(args.adapter_files)).decode()
     if args.callback_url:
         body["callback_url"] = args.callback_url
     return body
+
+
+#: Left out of a folder sent as the adapter's files: version control and bytecode caches.
+SKIPPED_NAMES = (".git", "__pycache__", ".venv")
+
+
+def folder_archive(path: str) -> bytes:
+    """The adapter's files as ``POST /runs`` takes them (docs/local-sandbox.md): a tar archive
+    sent as is, or a folder packed as one (gzip; sorted, with no owners or times, so the same
+    folder gives the same bytes and a retried step the same idempotency key)."""
+    if os.path.isfile(path):
+        with open(path, "rb") as fh:
+            return fh.read()
+    if not os.path.isdir(path):
+        raise UsageError(f"toolcall300 ci: --adapter-files {path}: no such folder or file")
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if os.path.basename(info.name) in SKIPPED_NAMES:
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mtime = 0
+        return info
+
+    out = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed,
+        tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for folder, dirs, files in os.walk(path):
+            dirs.sort()
+            for name in sorted(files):
+                full = os.path.join(folder, name)
+                rel = os.path.relpath(full, path)
+                if any(part in SKIPPED_NAMES for part in rel.split(os.sep)):
+                    continue
+                tar.add(full, arcname=rel, recursive=False, filter=clean)
+    return out.getvalue()
 
 
 def idempotency_key(body: Mapping[str, Any], env: Mapping[str, str]) -> str:

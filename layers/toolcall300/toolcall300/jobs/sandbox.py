@@ -4,14 +4,14 @@
 list into the argv and ``Popen`` keyword arguments that ``streamproto.run_stream`` starts it
 with. What the adapter gets (docs/local-sandbox.md):
 
-- its own filesystem view when bubblewrap is there: the system (``/usr``, ``/etc`` and the
-  ``/bin``, ``/lib*`` links), a read-only copy of the standard-library kit (the package minus
-  ``service/``, built once per process into a root-owned 0755 folder outside the checkout,
-  so it works wherever the checkout lives and however private its folders are), read-only
-  the folder of each absolute file its command names, its own scratch directory, and private
-  ``/tmp``, ``/var/tmp`` and ``/dev/shm``. Nothing else of the checkout, no other run's
-  scratch, never the labels: a program folder that holds (or lies in) a protected folder is
-  refused;
+- its own filesystem view when bubblewrap is there, built from nothing: the system read-only
+  (``/usr`` without its source folders, the ``/bin``, ``/lib*`` links, and of ``/etc`` only
+  what programs read to start), a read-only copy of the standard-library kit (the package
+  minus ``service/``, built once per process into a root-owned 0755 folder outside the
+  checkout), the adapter's own files when the team handed them over (unpacked by the worker
+  into a folder of the run's, at :data:`ADAPTER_MOUNT`), private ``/tmp``, ``/var/tmp`` and
+  ``/dev/shm``. No host path named in the command is mounted: arguments are just strings,
+  so the labels stay out by construction, wherever a copy of them lies on the host;
 - a clean environment (no credentials, nothing of ours), rlimits, a new session, uid 65534
   when we are root, and new namespaces with only a downed loopback (bubblewrap, else
   ``unshare``, else nothing, and :attr:`Isolation.notes` says so on the run);
@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import fcntl
 import os
 import resource
+import secrets
 import shutil
 import signal
 import stat
@@ -38,18 +40,31 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from toolcall300.jobs import adapter_files
+
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: What of the host the adapter sees under bubblewrap (links stay links, as on merged-/usr).
-SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Hidden under ``/usr``: where people keep source checkouts, not programs.
+USR_HIDDEN = ("/usr/src", "/usr/local/src")
+#: Of ``/etc``, only what programs read to start: the loader's cache, users and groups, the
+#: ``alternatives`` links many ``/usr/bin`` names go through, Python's own configuration.
+ETC_NEEDED = (
+    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd",
+    "group", "nsswitch.conf", "host.conf", "hosts", "protocols", "services", "mime.types",
+    "ssl", "ca-certificates", "python3", "python3.11", "python3.12", "python3.13",
+)  # fmt: skip
+#: Where the adapter's own files (handed over with the run, unpacked per run) appear.
+ADAPTER_MOUNT = "/adapter"
 #: Where the kit appears inside bubblewrap (``PYTHONPATH``; ``bin/toolcall300`` on ``PATH``).
 KIT_MOUNT = "/opt/toolcall300"
 UNSHARE = (
@@ -103,7 +118,12 @@ class Limits:
     memory_bytes: int = 1024 * 1024 * 1024  # RLIMIT_AS: address space, the closest to "memory"
     cpu_seconds: int = 300  # RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard one
     file_bytes: int = 64 * 1024 * 1024  # RLIMIT_FSIZE: largest file it may write
-    processes: int = 256  # RLIMIT_NPROC: per uid (only enforced once the uid is dropped)
+    processes: int = 256  # RLIMIT_NPROC: per uid, and each run has its own (RunIdentity)
+    #: The private tmpfs under bubblewrap, in host memory: ``/tmp`` (which holds the scratch
+    #: folder, so this is also the scratch total), ``/var/tmp`` and ``/dev/shm``.
+    tmp_bytes: int = 256 * 1024 * 1024
+    var_tmp_bytes: int = 16 * 1024 * 1024
+    shm_bytes: int = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -114,6 +134,8 @@ class Isolation:
     uid_dropped: bool
     notes: tuple[str, ...] = ()
     method: str = "unshare"  # how the namespaces are made: "bwrap", "unshare" or "none"
+    #: Under bubblewrap, the seccomp filter (:data:`SECCOMP_SCRIPT`) that refuses namespaces.
+    seccomp: bool = False
 
     @property
     def filesystem_private(self) -> bool:
@@ -126,6 +148,7 @@ class Isolation:
             "uid_dropped": self.uid_dropped,
             "method": self.method if self.network_isolated else "none",
             "filesystem": "private" if self.filesystem_private else "host",
+            "seccomp": self.filesystem_private and self.seccomp,
             "notes": list(self.notes),
         }
 
@@ -147,6 +170,9 @@ class Prepared:
     isolation: Isolation = field(default_factory=lambda: Isolation(False, False))
     lifeline: tuple[int, int] | None = None  # (read end passed to the init, our write end)
     killed: bool = False
+    #: The run's own uid (None when the uid is not dropped or there are no namespaces).
+    identity: RunIdentity | None = None
+    seccomp_fd: int | None = None  # the filter, read by bubblewrap at start
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def kill(self) -> None:
@@ -160,10 +186,17 @@ class Prepared:
             self.killed = True
 
     def close(self) -> None:
-        """Release the lifeline once the run is over (the same act as a kill)."""
+        """Release the lifeline once the run is over (the same act as a kill), then the
+        run's uid and the filter's descriptor."""
         killed = self.killed
         self.kill()
         self.killed = killed
+        if self.identity is not None:
+            self.identity.release()
+        if self.seccomp_fd is not None:
+            with suppress(OSError):
+                os.close(self.seccomp_fd)
+            self.seccomp_fd = None
 
 
 # ----------------------------------------------------------------------------- probing
@@ -179,10 +212,14 @@ def _works(argv: list[str], preexec: Callable[[], None] | None = None) -> bool:
     return done.returncode == 0
 
 
-def _drop_to_nobody() -> None:
+def _drop_to(uid: int) -> None:
     os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _drop_to_nobody() -> None:
+    _drop_to(NOBODY)
 
 
 @cache
@@ -198,7 +235,13 @@ def probe() -> Isolation:
         )
     drop = _drop_to_nobody if root else None
     if shutil.which("bwrap") and _works([*_bwrap_system(), "--", "/bin/true"], drop):
-        return Isolation(True, root, tuple(notes), "bwrap")
+        filtered = seccomp_filter() is not None
+        if not filtered:
+            notes.append(
+                "no seccomp filter (python3-seccomp is missing): the adapter may make "
+                "namespaces of its own"
+            )
+        return Isolation(True, root, tuple(notes), "bwrap", seccomp=filtered)
     notes.append(
         "no bubblewrap: the adapter sees the host's filesystem (what its uid may read) and /tmp"
     )
@@ -206,6 +249,76 @@ def probe() -> Isolation:
         return Isolation(True, root, tuple(notes), "unshare")
     notes.append("no network namespace available here: the adapter has the host's network")
     return Isolation(False, root, tuple(notes), "none")
+
+
+# ----------------------------------------------------------------------------- seccomp
+
+#: The seccomp filter, written as BPF to ``argv[1]`` by Debian's ``python3`` with
+#: ``python3-seccomp``: every syscall allowed except making or entering namespaces and
+#: mounting. The same filter the container tier gives the harness (what Fargate allows), and
+#: what the local sandbox hands bubblewrap (``--seccomp``): no nested user namespace.
+SECCOMP_SCRIPT = """
+import errno, sys, seccomp
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+deny = seccomp.ERRNO(errno.EPERM)
+for name in ("unshare", "setns", "mount", "umount2", "pivot_root"):
+    f.add_rule(deny, name)
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: any one of them refuses
+for flag in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
+    f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
+f.export_bpf(open(sys.argv[1], "wb"))
+"""
+
+
+@cache
+def seccomp_filter() -> Path | None:
+    """The filter's BPF, built once per process into a 0600 file (removed at exit); None when
+    ``python3-seccomp`` is not installed (the probe's notes say so on every run)."""
+    holder = Path(tempfile.mkdtemp(prefix=f"tc300-seccomp-{os.getpid()}-"))
+    atexit.register(shutil.rmtree, holder, True)
+    bpf = holder / "filter.bpf"
+    if not _works([SYSTEM_PYTHON, "-I", "-c", SECCOMP_SCRIPT, str(bpf)]):
+        return None
+    return bpf
+
+
+# ----------------------------------------------------------------------------- identities
+
+#: Each run's own uid and gid outside the sandbox, drawn from this range: the kernel counts
+#: processes (RLIMIT_NPROC) and user namespaces per uid, so one run's fork bomb spends only
+#: its own allowance. Inside bubblewrap the run's uid shows as 65534.
+RUN_UID_BASE, RUN_UID_COUNT = 2_100_000_000, 1 << 16
+
+
+@dataclass
+class RunIdentity:
+    """A uid held for one run: a lock on a file named after it (``flock``, released by the
+    kernel when the holder exits however it exits), so no two runs on this machine, in this
+    process or another, hold the same one at once."""
+
+    uid: int
+    _fd: int | None = None
+
+    @classmethod
+    def take(cls, folder: str | None = None) -> RunIdentity:
+        where = Path(folder or tempfile.gettempdir()) / "tc300-run-uids"
+        where.mkdir(mode=0o700, exist_ok=True)
+        for _ in range(64):
+            uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_COUNT)
+            fd = os.open(where / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            return cls(uid, fd)
+        raise OSError("no free run uid")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 # ----------------------------------------------------------------------------- the kit
@@ -282,49 +395,18 @@ def sweep_leftovers(folder: str | None = None) -> list[Path]:
 # ----------------------------------------------------------------------------- commands
 
 
-def default_protected() -> tuple[Path, ...]:
-    """The checkout's labels and the local stack's state: never bound into a sandbox."""
-    repo = PACKAGE_ROOT.parents[1]
-    return (repo / "corpus_private", repo / ".toolcall300")
-
-
 def _is_system(path: str) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in SYSTEM_PATHS)
+    return any(path == p or path.startswith(p + "/") for p in SYSTEM_PATHS) and not any(
+        path == h or path.startswith(h + "/") for h in USR_HIDDEN
+    )
 
 
-def _overlaps(folder: Path, protected: Sequence[Path]) -> Path | None:
-    for p in protected:
-        p = Path(os.path.realpath(p))
-        if folder == p or folder in p.parents or p in folder.parents:
-            return p
-    return None
-
-
-def program_folders(
-    command: Sequence[str], protected: Sequence[Path] = ()
-) -> list[tuple[Path, Path]]:
-    """The read-only binds, as (source, mount point): the folder of each absolute path in
-    ``command`` naming a file outside the system, where the command names it, and where it
-    really is when a link leads elsewhere (so ``/home/me/link/adapter.py`` runs as written).
-    Raises :class:`CommandRefused` for a folder that is or holds (or lies inside) a protected
-    one: the labels never become readable that way."""
-    binds: list[tuple[Path, Path]] = []
-    for arg in command:
-        if not arg.startswith("/") or not os.path.isfile(arg):
-            continue
-        named = Path(os.path.abspath(arg)).parent
-        real = Path(os.path.realpath(arg)).parent
-        for source, mount in ((Path(os.path.realpath(named)), named), (real, real)):
-            if _is_system(str(mount)) or (source, mount) in binds:
-                continue
-            hit = _overlaps(source, [*default_protected(), *protected])
-            if hit is not None:
-                raise CommandRefused(
-                    f"{arg}: its folder {source} overlaps {hit}, which holds the private corpus "
-                    "or the local stack's state; move the adapter into a folder of its own"
-                )
-            binds.append((source, mount))
-    return binds
+def shows(path: Path) -> bool:
+    """Whether ``path`` (resolved) lies in what the sandbox shows of the host: a corpus or a
+    state folder there would be readable, so the local stack refuses to start with one."""
+    real = os.path.realpath(path)
+    etc = [os.path.realpath(os.path.join("/etc", name)) for name in ETC_NEEDED]
+    return _is_system(real) or any(real == e or real.startswith(e + "/") for e in etc)
 
 
 def _nobody_may(path: str, bit: int) -> bool:
@@ -343,14 +425,23 @@ _SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".php")
 
 
 def command_problem(
-    command: Sequence[str], *, uid_dropped: bool | None = None, protected: Sequence[Path] = ()
+    command: Sequence[str],
+    *,
+    uid_dropped: bool | None = None,
+    files: Collection[str] | None = None,
 ) -> str | None:
     """Why ``command`` cannot run in the sandbox, said so the submitter can fix it; None if it
-    can. Checked at submission (``POST /runs`` on a local stack) so a run never fails late
-    for a reason known early (docs/local-sandbox.md, "Commands")."""
+    can. ``files`` are the relative names of the adapter's own files when the team handed
+    them over (they appear under :data:`ADAPTER_MOUNT`). Checked at submission (``POST
+    /runs`` on a local stack) so a run never fails late for a reason known early
+    (docs/local-sandbox.md, "Commands"). Arguments are never looked up on the host: no host
+    path is mounted, whatever the command names."""
     dropped = os.geteuid() == 0 if uid_dropped is None else uid_dropped
     program = command[0]
-    hint = f"use an absolute path or a name on the sandbox's PATH ({SAFE_PATH}, toolcall300)"
+    hint = (
+        f"use a name on the sandbox's PATH ({SAFE_PATH}, toolcall300), a system program "
+        f"(/usr/...), or hand over the adapter's folder and name it as {ADAPTER_MOUNT}/..."
+    )
     if "/" in program and not program.startswith("/"):
         return f"adapter_cmd[0] {program!r} is a relative path: the adapter runs in its own scratch folder; {hint}"
     for i, arg in enumerate(command[1:], 1):
@@ -362,32 +453,34 @@ def command_problem(
         if looks_like_file:
             return (
                 f"adapter_cmd[{i}] {arg!r} looks like a relative path: the adapter runs in its "
-                "own scratch folder, so name files by absolute path"
+                f"own scratch folder; name its own files as {ADAPTER_MOUNT}/..."
             )
+    if program.startswith(ADAPTER_MOUNT + "/"):
+        name = program[len(ADAPTER_MOUNT) + 1 :]
+        if files is None:
+            return f"adapter_cmd[0] {program!r} names the adapter's own files, but none were handed over"
+        if name not in files:
+            return f"adapter_cmd[0] {program!r} is not among the adapter's files"
+        return None
     if "/" not in program:
         if program == "toolcall300":
             return None
         found = shutil.which(program, path=SAFE_PATH)
-        if found is None:
+        if found is None or not _is_system(os.path.realpath(found)):
             return f"adapter_cmd[0] {program!r} is not on the sandbox's PATH ({SAFE_PATH}); {hint}"
         program = found
+    if not _is_system(os.path.realpath(program)):
+        return (
+            f"adapter_cmd[0] {program!r} is not in the sandbox: it holds the system "
+            f"(/usr) and the adapter's own files, and no host path is mounted; {hint}"
+        )
     if not os.path.isfile(program):
         return f"adapter_cmd[0] {program!r} does not exist or is not a file"
-    try:
-        program_folders(command, protected)
-    except CommandRefused as exc:
-        return str(exc)
-    if not dropped:
-        return None
-    why = (
-        "the adapter runs as uid 65534, and a folder above it is private (mode 700, as root's "
-        f"home is): use {SYSTEM_PYTHON} or install the program outside private folders"
-    )
-    if not _nobody_may(program, stat.S_IXOTH):
-        return f"uid 65534 cannot execute {program}: {why}"
-    for i, arg in enumerate(command[1:], 1):
-        if arg.startswith("/") and os.path.isfile(arg) and not _nobody_may(arg, stat.S_IROTH):
-            return f"uid 65534 cannot read adapter_cmd[{i}] {arg}: {why}"
+    if dropped and not _nobody_may(program, stat.S_IXOTH):
+        return (
+            f"uid 65534 cannot execute {program}: the adapter runs as an unprivileged uid, and "
+            f"a folder above it is private; use {SYSTEM_PYTHON}"
+        )
     return None
 
 
@@ -404,22 +497,46 @@ def _bwrap_system() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    for path in USR_HIDDEN:
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", path]
+    for name in ETC_NEEDED:
+        path = os.path.join("/etc", name)
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
 def bwrap_prefix(
-    scratch: Path, kit_dir: Path, folders: Sequence[tuple[Path, Path]] = ()
+    scratch: Path,
+    kit_dir: Path,
+    adapter_dir: Path | None = None,
+    *,
+    limits: Limits = Limits(),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """The adapter's whole filesystem: system, kit, program folders, scratch, private temp.
-
-    The tmpfs for ``/tmp`` comes before the binds beneath it (scratch lives in ``/tmp``).
-    """
-    args = _bwrap_system()
-    args += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
+    """The adapter's whole filesystem: system, kit, its own files, private temp folders of
+    bounded size, and its scratch folder inside the ``/tmp`` one (so the scratch total is
+    that tmpfs's size and nothing of it lands on the host's disk); it runs as uid 65534 of a
+    user namespace, under the seccomp filter when there is one."""
+    args = [*_bwrap_system(), "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    for size, path in (
+        (limits.tmp_bytes, "/tmp"),
+        (limits.var_tmp_bytes, "/var/tmp"),
+        (limits.shm_bytes, "/dev/shm"),
+    ):
+        args += ["--size", str(size), "--tmpfs", path]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
-    for source, mount in folders:
-        args += ["--ro-bind", str(source), str(mount)]
-    return [*args, "--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--"]
+    if adapter_dir is not None:
+        args += ["--ro-bind", str(adapter_dir), ADAPTER_MOUNT]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    args += ["--perms", "0700", "--dir", str(scratch)]
+    # the root bubblewrap builds (a tmpfs holding /etc's few entries and the mount points) is
+    # made read-only last: only the sized temp folders are writable
+    return [*args, "--remount-ro", "/", "--chdir", str(scratch), "--"]
 
 
 def _init_argv(life_fd: int) -> list[str]:
@@ -434,7 +551,9 @@ def wrap(
     *,
     life_fd: int | None = None,
     kit_dir: Path | None = None,
-    folders: Sequence[tuple[Path, Path]] = (),
+    adapter_dir: Path | None = None,
+    limits: Limits = Limits(),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """``command`` (under the lifeline init when ``life_fd`` is given) inside the namespaces
     ``iso`` says this machine allows."""
@@ -442,11 +561,14 @@ def wrap(
     if not iso.network_isolated:
         return inner
     if iso.method == "bwrap":
-        return [*bwrap_prefix(scratch, kit_dir or kit(), folders), *inner]
+        prefix = bwrap_prefix(
+            scratch, kit_dir or kit(), adapter_dir, limits=limits, seccomp_fd=seccomp_fd
+        )
+        return [*prefix, *inner]
     return [*UNSHARE, *inner]
 
 
-def _preexec(limits: Limits, drop_uid: bool, parent: int) -> Callable[[], None]:
+def _preexec(limits: Limits, uid: int | None, parent: int) -> Callable[[], None]:
     """Runs in the child between fork and exec (after setsid: ``start_new_session``)."""
 
     def apply() -> None:
@@ -455,8 +577,8 @@ def _preexec(limits: Limits, drop_uid: bool, parent: int) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if drop_uid:
-            _drop_to_nobody()  # RLIMIT_NPROC is ignored for root, so drop last
+        if uid is not None:
+            _drop_to(uid)  # RLIMIT_NPROC is ignored for root, so drop last
         _die_with_parent(parent)  # after the uid change, which would clear it
 
     return apply
@@ -505,29 +627,48 @@ def prepare(
     *,
     limits: Limits = Limits(),
     isolation: Isolation | None = None,
-    protected: Sequence[Path] = (),
+    adapter_dir: Path | None = None,
 ) -> Prepared:
-    """The sandboxed form of ``command`` running in ``scratch`` (which must exist).
+    """The sandboxed form of ``command`` running in ``scratch`` (which must exist), with the
+    adapter's own files (``adapter_dir``, a folder of the run's) at :data:`ADAPTER_MOUNT`.
 
-    Raises :class:`CommandRefused` when a program folder would expose a protected one. The
-    caller must ``close()`` the result (``session`` does).
+    Raises :class:`CommandRefused` when files were handed over but this machine cannot give
+    the adapter its own filesystem. The caller must ``close()`` the result (``session`` does).
     """
     iso = isolation or probe()
     kit_dir = kit()
-    folders = program_folders(command, protected) if iso.filesystem_private else []
-    if iso.uid_dropped:
-        os.chown(scratch, NOBODY, NOBODY)
+    if adapter_dir is not None and not iso.filesystem_private:
+        raise CommandRefused(
+            f"the adapter's own files need bubblewrap to appear at {ADAPTER_MOUNT}; this "
+            "machine has none (apt-get install bubblewrap)"
+        )
+    # its own uid where namespaces hide it (inside a container, one run per container: 65534)
+    identity = RunIdentity.take() if iso.uid_dropped and iso.network_isolated else None
+    uid = identity.uid if identity else NOBODY if iso.uid_dropped else None
+    if uid is not None:
+        os.chown(scratch, uid, uid)
+    bpf = seccomp_filter() if iso.filesystem_private and iso.seccomp else None
+    seccomp_fd = os.open(bpf, os.O_RDONLY) if bpf is not None else None
     read, write = os.pipe()
-    argv = wrap(command, scratch, iso, life_fd=read, kit_dir=kit_dir, folders=folders)
+    argv = wrap(
+        command,
+        scratch,
+        iso,
+        life_fd=read,
+        kit_dir=kit_dir,
+        adapter_dir=adapter_dir,
+        limits=limits,
+        seccomp_fd=seccomp_fd,
+    )
     kwargs: dict[str, Any] = {
         "cwd": str(scratch),
         "env": adapter_env(scratch, KIT_MOUNT if iso.filesystem_private else str(kit_dir)),
         "start_new_session": True,
-        "preexec_fn": _preexec(limits, iso.uid_dropped, os.getpid()),
+        "preexec_fn": _preexec(limits, uid, os.getpid()),
         "close_fds": True,
-        "pass_fds": (read,),
+        "pass_fds": (read,) if seccomp_fd is None else (read, seccomp_fd),
     }
-    return Prepared(argv, kwargs, scratch, iso, (read, write))
+    return Prepared(argv, kwargs, scratch, iso, (read, write), False, identity, seccomp_fd)
 
 
 @contextmanager
@@ -541,18 +682,37 @@ def scratch_dir(root: str | None = None) -> Iterator[Path]:
 
 
 @contextmanager
+def adapter_copy(archive: bytes | None) -> Iterator[Path | None]:
+    """A fresh copy of the adapter's own files for one run (None when none were handed over),
+    unpacked into a folder of this process's scratch root and removed afterwards; an archive
+    that cannot be unpacked raises :class:`CommandRefused`."""
+    if archive is None:
+        yield None
+        return
+    holder = Path(tempfile.mkdtemp(prefix="tc300-files-", dir=_scratch_root()))
+    try:
+        holder.chmod(0o755)
+        try:
+            yield adapter_files.unpack(archive, holder / "adapter")
+        except adapter_files.FilesRefused as exc:
+            raise CommandRefused(f"the adapter's files: {exc}") from exc
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+@contextmanager
 def session(
     command: list[str],
     *,
     limits: Limits = Limits(),
     isolation: Isolation | None = None,
-    protected: Sequence[Path] = (),
+    adapter_dir: Path | None = None,
 ) -> Iterator[Prepared]:
     """A scratch directory and the sandboxed command in it; afterwards the lifeline is closed
     (anything the adapter left running dies) and the scratch directory removed."""
     with scratch_dir() as scratch:
         prepared = prepare(
-            command, scratch, limits=limits, isolation=isolation, protected=protected
+            command, scratch, limits=limits, isolation=isolation, adapter_dir=adapter_dir
         )
         try:
             yield prepared

@@ -74,7 +74,7 @@ class LocalStackContext:
     template: dict[str, Any]
     webhook_secret: str = DEV_WEBHOOK_SECRET
     extra: dict[str, Any] = field(default_factory=dict)
-    #: Folders that hold labels or state: never bound into an adapter's sandbox.
+    #: Folders that hold labels or state: the workers refuse to start if a sandbox shows one.
     protected: tuple[Path, ...] = ()
     restored: bool = False  # the state folder's recording was replayed
 

@@ -81,8 +81,9 @@ class WorkerDeps:
     clock: Clock = utcnow
     #: At most this many runs of one team run at once (the pool's other workers stay free).
     team_limit: int = 1
-    #: Folders never bound into a sandbox: the stack's corpus and state (the labels).
-    protected: tuple[Path, ...] = ()
+    #: Reads the adapter's own files by object key (``runs.adapter_files_key``): the tar the
+    #: team handed over, unpacked afresh for each run (docs/local-sandbox.md).
+    adapter_files: Callable[[str], bytes] = lambda _key: b""
     in_flight: InFlight = field(default_factory=InFlight)
 
 
@@ -128,7 +129,13 @@ def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     corpus = deps.corpus()
     inputs = harness.job_inputs(corpus.cases)  # labels never reach the adapter
     command = list(run.adapter.get("command") or [])
-    with sandbox.session(command, limits=deps.sandbox_limits, protected=deps.protected) as prepared:
+    files = run.adapter.get("files")
+    key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
+    archive = deps.adapter_files(key) if key else None
+    with (
+        sandbox.adapter_copy(archive) as adapter_dir,
+        sandbox.session(command, limits=deps.sandbox_limits, adapter_dir=adapter_dir) as prepared,
+    ):
         deps.in_flight.add(run.run_id, prepared)
         try:
             output = harness.run_job(
@@ -383,14 +390,26 @@ def local_deps(context: Any) -> WorkerDeps:
         sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
         max_attempts=conf.max_attempts,
         team_limit=local.team_runs,
-        protected=tuple(getattr(context, "protected", ())),
+        adapter_files=wiring.report_store().get,
     )
+
+
+def refuse_exposed(protected: tuple[Path, ...]) -> None:
+    """The sandbox shows the system read-only: a corpus or state folder kept there would be
+    readable by every adapter, so the stack does not start its workers on one."""
+    for folder in protected:
+        if sandbox.shows(folder):
+            raise SystemExit(
+                f"toolcall300 serve: {folder} lies in what every adapter's sandbox shows "
+                "(the system, /usr, part of /etc); keep the corpus and the state elsewhere"
+            )
 
 
 def start_local(context: Any) -> Callable[[], None]:
     """The local stack's background hook: end what a dead stack left running, start a pool."""
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
+    refuse_exposed(tuple(getattr(context, "protected", ())))
     deps = local_deps(context)
     sandbox.sweep_leftovers()  # what a killed stack left in /tmp
     ended = recover(deps)  # before the pool claims anything, so only the dead stack's runs

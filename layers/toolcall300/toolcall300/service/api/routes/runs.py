@@ -8,6 +8,7 @@ itself is never stored. The contract is docs/runs-contract.md (the user's guide:
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -29,13 +30,15 @@ from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.callback import callback_secret
 from toolcall300.service.domain.licences import TEAM_PATTERN, Licence
 from toolcall300.service.domain.runs import submission
-from toolcall300.service.errors import BadRequest, PayloadTooLarge
+from toolcall300.service.errors import BadRequest, PayloadTooLarge, StoreConflict
 from toolcall300.service.hosted import flow
 from toolcall300.service.hosted.submit import image_problem
 from toolcall300.service.observability import count
 
 router = make_router()
 MAX_BODY = 16 * 1024
+#: On a local stack the body may carry the adapter's files (base64, ``adapter_files``).
+MAX_LOCAL_BODY = 16 * 1024 + (submission.MAX_FILES_BYTES + 2) // 3 * 4
 
 
 def _team_licence(team: str | None = None) -> Licence:
@@ -53,6 +56,10 @@ class RunRequest(BaseModel):
     adapter_cmd: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=submission.MAX_ARG_CHARS)]] | None,
         Field(min_length=1, max_length=submission.MAX_ARGS),
+    ] = None
+    #: A local stack only: the adapter's folder as a tar archive (plain or gzip), base64.
+    adapter_files: Annotated[
+        str | None, Field(max_length=(submission.MAX_FILES_BYTES + 2) // 3 * 4)
     ] = None
     ref: Annotated[str, Field(pattern=submission.REF_PATTERN)]
     commit: Annotated[str, Field(pattern=submission.COMMIT_PATTERN)]
@@ -141,11 +148,11 @@ def submit(
     request: Annotated[RunRequest, Body()],
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
 ) -> Response[str]:
-    if len(raw_body(router.current_event.raw_event)) > MAX_BODY:
-        raise PayloadTooLarge("the body is too large", code="body_too_large")
-    licence = _team_licence()
     conf = wiring.runs_settings()
     local = conf.toolcall300_local_stack
+    if len(raw_body(router.current_event.raw_event)) > (MAX_LOCAL_BODY if local else MAX_BODY):
+        raise PayloadTooLarge("the body is too large", code="body_too_large")
+    licence = _team_licence()
     sub = runs.parse_submission(
         request.model_dump(exclude_unset=True),
         local=local,
@@ -160,11 +167,7 @@ def submit(
         if refused is not None:
             raise BadRequest(refused[1], code=refused[0])
     if local:
-        from toolcall300.jobs.sandbox import command_problem  # the local worker's own rules
-
-        problem = command_problem(sub.adapter["command"])
-        if problem is not None:
-            raise BadRequest(problem, code="adapter_cmd_unusable")
+        _check_local_adapter(sub, str(licence.team))
     if sub.callback_url is not None:
         try:  # checked here and again at each delivery (docs/hosted-scoring.md, "Callbacks")
             callback.checked_addresses(
@@ -192,6 +195,27 @@ def submit(
         {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
     )
     return json_response(202, body.model_dump(by_alias=True), {"Location": f"/runs/{run.run_id}"})
+
+
+def _check_local_adapter(sub: runs.Submission, team: str) -> None:
+    """The local worker's own rules (docs/local-sandbox.md), before a run exists: the files
+    unpack, the command can run with them; then the files are kept for the worker."""
+    from toolcall300.jobs import adapter_files
+    from toolcall300.jobs.sandbox import command_problem
+
+    names = None
+    if sub.files is not None:
+        try:
+            names = adapter_files.listing(sub.files)
+        except adapter_files.FilesRefused as exc:
+            raise BadRequest(f"'adapter_files': {exc}", code="adapter_files_unusable") from exc
+    problem = command_problem(sub.adapter["command"], files=names)
+    if problem is not None:
+        raise BadRequest(problem, code="adapter_cmd_unusable")
+    if sub.files is not None:
+        key = runs.adapter_files_key(team, sub.adapter["files"]["sha256"])
+        with suppress(StoreConflict):  # content-addressed: the same folder is already kept
+            wiring.report_store().put_once(key, sub.files)
 
 
 @router.get(

@@ -63,6 +63,7 @@ from toolcall300.service.domain.runs.submission import (
     MAX_URL_CHARS,
     REF_RE,
     Submission,
+    adapter_files_key,
     parse_submission,
 )
 from toolcall300.service.domain.runs.sweeper import JobAlive, sweep
@@ -94,6 +95,7 @@ __all__ = [
     "Summarise",
     "TakeQuota",
     "Verdict",
+    "adapter_files_key",
     "baseline_history",
     "baselines_document",
     "callback_document",

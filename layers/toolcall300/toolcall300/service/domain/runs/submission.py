@@ -5,9 +5,11 @@ Pure validation (400 with a reason code on anything malformed); it stores nothin
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.canonical import canonical_bytes, sha256_hex
@@ -22,6 +24,9 @@ BASELINE_PATTERN = r"^[A-Za-z0-9._/\-]{1,64}$"
 IMAGE_RE, REF_RE = re.compile(IMAGE_PATTERN), re.compile(REF_PATTERN)
 COMMIT_RE, BASELINE_RE = re.compile(COMMIT_PATTERN), re.compile(BASELINE_PATTERN)
 MAX_ARGS, MAX_ARG_CHARS, MAX_URL_CHARS = 32, 1024, 2048
+#: ``adapter_files``: a tar archive (plain or gzip) of the adapter's folder, base64, on a local
+#: stack only; at most this many bytes once decoded (``jobs.adapter_files`` checks the rest).
+MAX_FILES_BYTES = 6 * 1024 * 1024
 #: The CPU architectures a Fargate job may run (Batch's runtimePlatform); amd64 by default.
 PLATFORMS = ("linux/amd64", "linux/arm64")
 DEFAULT_PLATFORM = "linux/amd64"
@@ -45,6 +50,8 @@ class Submission:
     commit: str
     baseline: str = "main"
     callback_url: str | None = None
+    #: The adapter's own files as sent (a tar archive); the adapter names them by digest.
+    files: bytes | None = field(default=None, repr=False)
 
     def fingerprint(self) -> str:
         """What an idempotent retry must repeat exactly (a different body is a 409)."""
@@ -112,6 +119,30 @@ def _adapter(body: Mapping[str, Any], *, local: bool, ecr_region: str | None) ->
     return {"kind": "command", "command": list(cmd or [])}
 
 
+def adapter_files_key(team: str, sha256: str) -> str:
+    """Where a team's adapter files are kept (content-addressed: the same folder, one object)."""
+    return f"adapters/{team}/{sha256}.tar"
+
+
+def _files(body: Mapping[str, Any], adapter: dict[str, Any]) -> bytes | None:
+    value = body.get("adapter_files")
+    if value is None:
+        return None
+    if adapter["kind"] != "command":
+        raise BadRequest("'adapter_files' goes with 'adapter_cmd'", code="invalid_run")
+    try:
+        if not isinstance(value, str) or len(value) > (MAX_FILES_BYTES + 2) // 3 * 4:
+            raise ValueError
+        archive = base64.b64decode(value, validate=True)
+    except (ValueError, binascii.Error):
+        raise BadRequest(
+            f"'adapter_files' must be a base64 tar archive of at most {MAX_FILES_BYTES} bytes",
+            code="invalid_run",
+        ) from None
+    adapter["files"] = {"sha256": sha256_hex(archive), "bytes": len(archive)}
+    return archive
+
+
 def _callback(value: Any, *, local: bool) -> str | None:
     if value is None:
         return None
@@ -134,8 +165,11 @@ def parse_submission(body: Any, *, local: bool, ecr_region: str | None = None) -
     """
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object", code="invalid_run")
+    adapter = _adapter(body, local=local, ecr_region=ecr_region)
+    files = _files(body, adapter)
     return Submission(
-        adapter=_adapter(body, local=local, ecr_region=ecr_region),
+        adapter=adapter,
+        files=files,
         ref=_need_str(body, "ref", REF_RE),
         commit=_need_str(body, "commit", COMMIT_RE),
         baseline=_need_str(body, "baseline", BASELINE_RE, "main"),

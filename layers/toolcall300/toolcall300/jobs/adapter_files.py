@@ -1,0 +1,110 @@
+"""The adapter's own files on a local stack: a folder the team hands over with its run.
+
+The local counterpart of the AWS path's image (docs/local-sandbox.md, "The adapter's own
+files"): the team sends its adapter's folder as a tar archive (``toolcall300 ci
+--adapter-dir`` makes one), the service keeps the bytes, and the worker unpacks a fresh copy
+for each run, which the sandbox shows read-only at ``/adapter``. Nothing of the host is named
+or mounted on the team's behalf, so what the adapter can read is, by construction, the
+system, the kit and what the team sent.
+
+:func:`listing` checks an archive before a run exists (``400 adapter_files_unusable``):
+regular files, folders and links inside the folder only, within :data:`MAX_FILES` entries and
+:data:`MAX_UNPACKED_BYTES`. :func:`unpack` writes it with the standard library's ``data``
+extraction filter and then owns every entry itself (root-owned when run as root, folders
+0755, files 0644 or 0755), so the adapter can read but never change its own copy.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import tarfile
+from pathlib import Path
+
+#: The archive as sent (gzip allowed); base64 in the JSON body keeps it under the gateway's
+#: 10 MiB request limit.
+MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
+#: What it may unpack to: entries and bytes (a small archive must not fill the disk).
+MAX_FILES = 4096
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+
+
+class FilesRefused(ValueError):
+    """The archive cannot be the adapter's folder; the message says why."""
+
+
+def _name(member: tarfile.TarInfo) -> str:
+    return posixpath.normpath(member.name)
+
+
+def _open(archive: bytes) -> tarfile.TarFile:
+    if len(archive) > MAX_ARCHIVE_BYTES:
+        raise FilesRefused(f"the archive is over {MAX_ARCHIVE_BYTES} bytes")
+    try:
+        return tarfile.open(fileobj=io.BytesIO(archive), mode="r:*")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
+
+
+def listing(archive: bytes) -> dict[str, int]:
+    """Every entry of the folder (relative name -> mode), or :class:`FilesRefused`."""
+    names: dict[str, int] = {}
+    total = 0
+    try:
+        with _open(archive) as tar:
+            for member in tar:
+                if len(names) >= MAX_FILES:
+                    raise FilesRefused(f"more than {MAX_FILES} entries")
+                name = _name(member)
+                if name == ".":
+                    continue
+                if member.name.startswith("/") or name == ".." or name.startswith("../"):
+                    raise FilesRefused(f"{member.name!r} lies outside the folder")
+                if member.isfile():
+                    total += member.size
+                    if total > MAX_UNPACKED_BYTES:
+                        raise FilesRefused(f"it unpacks to over {MAX_UNPACKED_BYTES} bytes")
+                elif member.issym() or member.islnk():
+                    target = member.linkname
+                    if member.issym():
+                        target = posixpath.join(posixpath.dirname(name), target)
+                    target = posixpath.normpath(target)
+                    if (
+                        member.linkname.startswith("/")
+                        or target == ".."
+                        or target.startswith("../")
+                    ):
+                        raise FilesRefused(
+                            f"{member.name!r} links outside the folder ({member.linkname!r})"
+                        )
+                elif not member.isdir():
+                    raise FilesRefused(f"{member.name!r} is not a file, folder or link")
+                names[name] = member.mode
+    except tarfile.TarError as exc:
+        raise FilesRefused(f"the archive is damaged: {exc}") from exc
+    if not names:
+        raise FilesRefused("the archive is empty")
+    return names
+
+
+def unpack(archive: bytes, into: Path) -> Path:
+    """Unpack a checked archive into ``into`` (created, must not exist); entries are then
+    owned by this process's user, folders 0755, files 0644 or 0755 (executable if the
+    archive said so for anyone), so the adapter reads its copy and cannot change it."""
+    modes = listing(archive)
+    into.mkdir(mode=0o755)
+    with _open(archive) as tar:
+        tar.extractall(into, filter="data")
+    uid, gid = os.geteuid(), os.getegid()
+    for folder, dirs, files in os.walk(into):
+        os.chown(folder, uid, gid)
+        os.chmod(folder, 0o755)
+        for entry in (*dirs, *files):
+            path = os.path.join(folder, entry)
+            os.lchown(path, uid, gid)
+            if os.path.islink(path) or os.path.isdir(path):
+                continue
+            mode = modes.get(os.path.relpath(path, into), 0o644)
+            os.chmod(path, 0o755 if mode & 0o111 else 0o644)
+    return into

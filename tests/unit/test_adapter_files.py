@@ -1,0 +1,97 @@
+"""The adapter's own files: what an archive may hold, and the copy a run gets of it."""
+
+from __future__ import annotations
+
+import io
+import stat
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolcall300.jobs import adapter_files
+
+
+def archive(*members: tuple[tarfile.TarInfo, bytes], gz: bool = True) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz" if gz else "w") as tar:
+        for info, data in members:
+            info.size = len(data) if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return out.getvalue()
+
+
+def entry(
+    name: str, kind: bytes = tarfile.REGTYPE, mode: int = 0o644, link: str = ""
+) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.linkname = kind, mode, link
+    return info
+
+
+def test_a_folder_unpacks_read_only_with_its_exec_bits(tmp_path: Path) -> None:
+    data = archive(
+        (entry("./bin", tarfile.DIRTYPE, 0o700), b""),
+        (entry("./bin/run", mode=0o700), b"#!/bin/sh\n"),
+        (entry("./lib/data.json", mode=0o600), b"{}"),
+        (entry("./lib/alias.json", tarfile.SYMTYPE, link="data.json"), b""),
+    )
+    names = adapter_files.listing(data)
+    assert set(names) == {"bin", "bin/run", "lib/data.json", "lib/alias.json"}
+    copy = adapter_files.unpack(data, tmp_path / "adapter")
+    modes = {
+        p.relative_to(copy).as_posix(): stat.S_IMODE(p.lstat().st_mode)
+        for p in copy.rglob("*")
+        if not p.is_symlink()
+    }
+    assert modes == {"bin": 0o755, "bin/run": 0o755, "lib": 0o755, "lib/data.json": 0o644}
+    assert (copy / "lib" / "alias.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    ("members", "says"),
+    [
+        ([(entry("/etc/passwd"), b"x")], "outside the folder"),
+        ([(entry("../up.txt"), b"x")], "outside the folder"),
+        ([(entry("a/../../up.txt"), b"x")], "outside the folder"),
+        ([(entry("ln", tarfile.SYMTYPE, link="/etc/passwd"), b"")], "links outside"),
+        ([(entry("d/ln", tarfile.SYMTYPE, link="../../x"), b"")], "links outside"),
+        ([(entry("hard", tarfile.LNKTYPE, link="../corpus.jsonl"), b"")], "links outside"),
+        ([(entry("dev", tarfile.CHRTYPE), b"")], "not a file, folder or link"),
+        ([(entry("fifo", tarfile.FIFOTYPE), b"")], "not a file, folder or link"),
+        ([], "empty"),
+    ],
+)
+def test_an_archive_that_is_not_a_plain_folder_is_refused(
+    members: list[tuple[tarfile.TarInfo, bytes]], says: str
+) -> None:
+    with pytest.raises(adapter_files.FilesRefused, match=says):
+        adapter_files.listing(archive(*members))
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: b"not a tar at all", "not a tar archive"),
+        (lambda: b"\0" * (adapter_files.MAX_ARCHIVE_BYTES + 1), "over"),
+        (
+            lambda: archive(*[(entry(f"f{i}"), b"") for i in range(adapter_files.MAX_FILES + 1)]),
+            "entries",
+        ),
+    ],
+)
+def test_archives_over_the_caps_or_damaged_are_refused(
+    make: Callable[[], bytes], says: str
+) -> None:
+    with pytest.raises(adapter_files.FilesRefused, match=says):
+        adapter_files.listing(make())
+
+
+def test_a_small_archive_that_would_unpack_too_large_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(adapter_files, "MAX_UNPACKED_BYTES", 1000)
+    zeros = archive((entry("a"), b"\0" * 600), (entry("b"), b"\0" * 600))
+    with pytest.raises(adapter_files.FilesRefused, match="unpacks to over 1000 bytes"):
+        adapter_files.listing(zeros)
