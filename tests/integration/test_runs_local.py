@@ -327,6 +327,24 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run_id]
 
 
+def test_a_submitted_run_wakes_the_idle_pool_which_never_polls(stack: LocalStack, buy: Any) -> None:
+    """Issue 21: two idle workers polled the runs table every 0.2 s and nothing called
+    ``wake()``. Now ``POST /runs`` wakes the pool: with polling off, a run submitted once every
+    worker has looked and found nothing is still taken."""
+    key = buy("team", "runs-woken")
+    pool: worker.WorkerPool = stack.context.extra["run_workers"]
+    pool.stop()
+    fresh = worker.WorkerPool(pool.deps, size=pool.size, poll_s=None, sweep_s=3600).start()
+    stack.context.extra["run_workers"] = fresh  # the stack stops it at the end
+    for _ in range(6000):  # every worker has read the table and waits
+        if fresh.waiting == fresh.size:
+            break
+        time.sleep(0.01)
+    assert fresh.waiting == fresh.size
+    run_id = post_run(stack, key, fakes.ECHO)["run_id"]
+    assert wait(stack, key, run_id, timeout=60)["status"] == "scored"
+
+
 @pytest.mark.parametrize(
     ("command", "says"),
     [

@@ -447,3 +447,64 @@ def test_one_team_cannot_hold_every_worker() -> None:
     assert most_of_a == 1
     assert started[b1] < max(started[a1], started[a2])
     assert all(runs.load(d.store, i).status == "failed" for i in (a1, a2, b1))  # type: ignore[union-attr]
+
+
+def wait_final(d: worker.WorkerDeps, run_id: str) -> runs.Run:
+    give_up = time.monotonic() + 120  # a safety stop for a broken pool, not a speed bound
+    while time.monotonic() < give_up:
+        run = runs.load(d.store, run_id)
+        if run is not None and run.status in runs.FINAL:
+            return run
+        time.sleep(0.02)
+    raise AssertionError(f"run {run_id} never finished")
+
+
+def test_an_idle_pool_without_polling_takes_a_run_when_woken() -> None:
+    d = deps()
+    pool = worker.WorkerPool(d, size=2, poll_s=None, sweep_s=3600).start()
+    try:
+        give_up = time.monotonic() + 60
+        while pool.waiting < 2 and time.monotonic() < give_up:
+            time.sleep(0.01)  # both workers have looked, found nothing, and wait
+        assert pool.waiting == 2
+        run = queue(d, fakes.ECHO)
+        pool.wake()
+        assert wait_final(d, run.run_id).status == "scored"
+    finally:
+        pool.stop()
+
+
+def test_a_callback_that_never_answers_holds_up_no_other_run() -> None:
+    """Issue 22: delivering to an endpoint that never answers held the worker after the run
+    was final, and another team's run waited behind it. The only worker here scores team b's
+    run while team a's callback still waits on a loopback black hole."""
+    from toolcall300.service.domain import callback
+
+    black_hole = socket.socket()  # completes the handshake (backlog), never reads or answers
+    black_hole.bind(("127.0.0.1", 0))
+    black_hole.listen(16)
+    url = f"http://127.0.0.1:{black_hole.getsockname()[1]}/hook"
+    post = callback.guarded_post(local=True)
+    delivered = threading.Event()
+
+    def notify(run: runs.Run) -> None:
+        if run.team == "a":  # no timeout of its own: it waits until the black hole closes
+            callback.deliver(
+                url, {"run_id": run.run_id}, "s" * 32, attempts=1, timeout=600, post=post
+            )
+            delivered.set()
+
+    d = deps(notify=notify)
+    pool = worker.WorkerPool(d, size=1, sweep_s=3600).start()
+    try:
+        a = queue(d, fakes.ECHO, team="a")
+        pool.wake()
+        assert wait_final(d, a.run_id).status == "scored"
+        b = queue(d, fakes.ECHO, team="b")
+        pool.wake()
+        assert wait_final(d, b.run_id).status == "scored"
+        assert not delivered.is_set()  # a's callback is still in the black hole
+    finally:
+        black_hole.close()  # resets the waiting connection: the delivery ends
+        pool.stop()
+    assert delivered.wait(30)

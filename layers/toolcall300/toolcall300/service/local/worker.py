@@ -11,17 +11,23 @@ Fairness and stops (docs/local-sandbox.md): a team has at most ``team_limit`` ru
 at once (another team's queued run gets the next free worker), every run has the harness's
 whole-run limit, ``stop()`` kills every adapter at once through its lifeline and fails its
 run with a reason (scratch directories removed), and :func:`recover` fails the runs a
-previous process left ``running`` when it died. Not a distributed scheduler: one process,
-polling the runs table.
+previous process left ``running`` when it died. Not a distributed scheduler: one process.
+
+Woken, not polled: an idle worker waits until :meth:`WorkerPool.wake` (a submission through
+``POST /runs`` calls it, ``api.wiring.run_queued``; so do a finished run and a re-queue), so an
+idle stack reads nothing. Callbacks leave the workers: a bounded queue with a thread of its own
+(:class:`CallbackQueue`) delivers them, so an endpoint that never answers (4 attempts, 5 s each,
+with backoff: about 27 s) delays other callbacks, never the next run (issue 22).
 """
 
 from __future__ import annotations
 
+import queue
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -212,7 +218,8 @@ def recover(deps: WorkerDeps) -> list[runs.Run]:
 
     Call before a pool starts on restored state: no worker of this process holds those leases,
     and the process that did is gone, so the adapter it ran is gone too (its lifeline). The
-    callbacks are the caller's to send (:func:`notify_all`), so a slow endpoint delays nothing.
+    callbacks are the caller's to send (a pool's :class:`CallbackQueue`), so a slow endpoint
+    delays nothing.
     """
     ended = []
     for item in deps.store.by_status("running"):
@@ -224,11 +231,6 @@ def recover(deps: WorkerDeps) -> list[runs.Run]:
     return ended
 
 
-def notify_all(deps: WorkerDeps, ended: list[runs.Run]) -> None:
-    for run in ended:
-        _notify(deps, run)
-
-
 def _notify(deps: WorkerDeps, run: runs.Run) -> None:
     try:
         deps.notify(run)
@@ -236,24 +238,89 @@ def _notify(deps: WorkerDeps, run: runs.Run) -> None:
         logger.exception("callback failed", extra={"run_id": run.run_id})
 
 
+class CallbackQueue:
+    """Run callbacks delivered in order by a thread of their own, from a bounded queue.
+
+    Used as a worker's ``notify``: queuing never blocks, so a slow or silent endpoint holds
+    this thread only. When the queue is full the callback is dropped with a warning (the
+    run's outcome stays readable at ``GET /runs/{id}``); ``stop`` delivers what is queued
+    for a bounded time.
+    """
+
+    def __init__(self, deliver: Callable[[runs.Run], None], *, size: int = 256) -> None:
+        self._deliver = deliver
+        self._queue: queue.Queue[runs.Run | None] = queue.Queue(maxsize=size)
+        self._thread = threading.Thread(target=self._run, name="tc300-callbacks", daemon=True)
+
+    def start(self) -> CallbackQueue:
+        self._thread.start()
+        return self
+
+    def __call__(self, run: runs.Run) -> None:
+        try:
+            self._queue.put_nowait(run)
+        except queue.Full:
+            logger.warning("callback dropped: delivery queue full", extra={"run_id": run.run_id})
+
+    def _run(self) -> None:
+        while (run := self._queue.get()) is not None:
+            try:
+                self._deliver(run)
+            except Exception:
+                logger.exception("callback failed", extra={"run_id": run.run_id})
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Deliver what is queued for up to ``timeout`` seconds, then leave the rest."""
+        deadline = time.monotonic() + timeout
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        if self._thread.is_alive():
+            self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+
 class WorkerPool:
-    """``size`` worker threads polling for queued runs, plus the lease sweeper."""
+    """``size`` worker threads taking queued runs when woken, plus the lease sweeper.
+
+    ``poll_s`` (None: never) is how long an idle worker waits for a wake before it looks at
+    the runs table anyway. The pool's callbacks go through its own :class:`CallbackQueue`
+    around ``deps.notify`` (``deps`` stays as given, so a pool can be rebuilt from it).
+    """
 
     def __init__(
-        self, deps: WorkerDeps, *, size: int = 2, poll_s: float = 0.2, sweep_s: float = 2.0
+        self,
+        deps: WorkerDeps,
+        *,
+        size: int = 2,
+        poll_s: float | None = None,
+        sweep_s: float = 2.0,
+        retry_s: float = 0.2,
     ) -> None:
         self.deps = deps
         self.size = size
         self.poll_s = poll_s
         self.sweep_s = sweep_s
+        self.retry_s = retry_s
+        self.callbacks = CallbackQueue(deps.notify)
+        self._deps = replace(deps, notify=self.callbacks)
         self.name = "w" + secrets.token_hex(4)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._claiming = threading.Lock()  # picking and claiming, so team limits hold
         self._threads: list[threading.Thread] = []
+        self._waiting = 0  # workers that found nothing and wait for a wake
+        self._counting = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        """How many workers have found nothing to take and wait to be woken."""
+        with self._counting:
+            return self._waiting
 
     def start(self) -> WorkerPool:
         self.deps.in_flight.stopping.clear()
+        self.callbacks.start()
         for i in range(self.size):
             t = threading.Thread(
                 target=self._work, args=(f"{self.name}-{i}",), name=f"tc300-worker-{i}", daemon=True
@@ -270,13 +337,15 @@ class WorkerPool:
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop at once: every running adapter is killed and its run failed with a reason."""
+        """Stop at once: every running adapter is killed and its run failed with a reason;
+        the callbacks queued by then get what is left of ``timeout``."""
         self._stop.set()
         self._wake.set()
         self.deps.in_flight.kill_all()
         deadline = time.monotonic() + timeout
         for t in self._threads:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
+        self.callbacks.stop(timeout=max(0.5, deadline - time.monotonic()))
 
     def _claim_next(self, owner: str) -> runs.Run | None:
         """The oldest queued run whose team is under its limit, claimed; None if none."""
@@ -294,11 +363,11 @@ class WorkerPool:
                 if running.get(item.get("team", ""), 0) >= self.deps.team_limit:
                     continue
                 run = runs.claim(
-                    self.deps.store,
+                    self._deps.store,
                     item["run_id"],
                     owner=owner,
-                    now=self.deps.clock(),
-                    lease_s=self.deps.lease_s,
+                    now=self._deps.clock(),
+                    lease_s=self._deps.lease_s,
                 )
                 if run is not None:
                     return run
@@ -307,35 +376,40 @@ class WorkerPool:
     def _work(self, owner: str) -> None:
         failures = 0
         while not self._stop.is_set():
-            did = False
+            # Cleared before the table is read: a wake after this point (its run already
+            # written) ends the wait below at once, so no submission is missed.
+            self._wake.clear()
             try:
                 run = self._claim_next(owner)
                 failures = 0
-                if run is not None:
-                    process_claimed(self.deps, run, owner)
-                    did = True
             except Exception as exc:  # the store is down: back off, say so once per streak
                 failures += 1
                 if failures == 1:
                     logger.warning(
                         "worker cannot read the runs table", extra={"error": type(exc).__name__}
                     )
-            if not did:
-                self._wake.wait(self._pause(failures))
-                self._wake.clear()
-            else:
-                self._wake.set()  # a team slot is free: another worker may take its next run
+                self._stop.wait(self._pause(failures))
+                continue
+            if run is None:
+                with self._counting:
+                    self._waiting += 1
+                self._wake.wait(self.poll_s)
+                with self._counting:
+                    self._waiting -= 1
+                continue
+            process_claimed(self._deps, run, owner)
+            self._wake.set()  # a team slot is free: another worker may take its next run
 
     def _pause(self, failures: int) -> float:
-        """The poll interval, doubled per consecutive store failure up to 5 s."""
-        return min(5.0, self.poll_s * float(2 ** min(failures, 10)))
+        """The retry interval, doubled per consecutive store failure up to 5 s."""
+        return min(5.0, self.retry_s * float(2 ** min(failures, 10)))
 
     def _sweep(self) -> None:
         failures = 0
         while not self._stop.wait(max(self.sweep_s, self._pause(failures))):
             try:
                 changed = runs.sweep(
-                    self.deps.store, now=self.deps.clock(), max_attempts=self.deps.max_attempts
+                    self._deps.store, now=self._deps.clock(), max_attempts=self._deps.max_attempts
                 )
                 failures = 0
             except Exception as exc:
@@ -350,7 +424,7 @@ class WorkerPool:
                 if run.status == "queued":
                     self._wake.set()
                 else:
-                    _notify(self.deps, run)
+                    _notify(self._deps, run)
 
 
 # ----------------------------------------------------------------------------- local stack
@@ -406,21 +480,27 @@ def refuse_exposed(protected: tuple[Path, ...]) -> None:
 
 
 def start_local(context: Any) -> Callable[[], None]:
-    """The local stack's background hook: end what a dead stack left running, start a pool."""
+    """The local stack's background hook: end what a dead stack left running, start a pool
+    that ``POST /runs`` wakes (``wiring.on_run_queued``)."""
+    from toolcall300.service.api import wiring
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
     refuse_exposed(tuple(getattr(context, "protected", ())))
     deps = local_deps(context)
     sandbox.sweep_leftovers()  # what a killed stack left in /tmp
-    ended = recover(deps)  # before the pool claims anything, so only the dead stack's runs
-    threading.Thread(
-        target=notify_all, args=(deps, ended), name="tc300-recover", daemon=True
-    ).start()
-    pool = WorkerPool(deps, size=get_settings(LocalWorkerSettings).workers).start()
-    context.extra["run_workers"] = pool
+    # A lease can only lapse under a run in flight here (heartbeats stop only with a crash,
+    # and a crashed stack's runs are ended by recover): a third of the lease is soon enough.
+    pool = WorkerPool(
+        deps, size=get_settings(LocalWorkerSettings).workers, sweep_s=max(2.0, deps.lease_s / 3)
+    )
+    for ended in recover(deps):  # before the pool claims anything, so only the dead stack's
+        pool.callbacks(ended)  # queued: a slow endpoint delays nothing
+    context.extra["run_workers"] = pool.start()
+    # the pool may have been replaced (tests pause and restart it): wake and stop the current one
+    stop_waking = wiring.on_run_queued(lambda: context.extra["run_workers"].wake())
 
     def stop() -> None:
-        # the pool may have been replaced (tests pause and restart it): stop the current one
+        stop_waking()
         context.extra["run_workers"].stop()
 
     return stop

@@ -191,6 +191,8 @@ def submit(
         count("RunsSubmitted")
         if run.adapter["kind"] == "image":
             run = flow.dispatch(run, now=now)
+        else:
+            wiring.run_queued()  # the local worker pool takes it now, not at some poll
     body = RunAccepted.model_validate(
         {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
     )
