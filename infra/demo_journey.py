@@ -4,8 +4,8 @@
 reference normaliser, then start the local stack (moto as the AWS endpoint, the local gateway, the sandboxed worker),
 buy a test team licence with a signed Stripe event, download the licensed corpus and verify
 its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
-adapter that refuses everything (a regression: exit 2). Every step is the public command; the
-script only strings them together. The stack keeps its state in ``.toolcall300/demo`` (emptied
+adapter handed over as a folder of its own that refuses everything (a regression: exit 2).
+Every step is the public command; the script only strings them together. The stack keeps its state in ``.toolcall300/demo`` (emptied
 first) and the team key goes to ``.toolcall300/demo/licence-key`` (mode 600; the key is never
 echoed), so the dashboard can be visited afterwards with the demo's runs: ``KEEP=1`` (``make
 demo KEEP=1``) leaves the stack running until Ctrl-C, else ``toolcall300 serve --state
@@ -31,10 +31,12 @@ BIN = Path(sys.executable).parent
 TOOL = str(BIN / "toolcall300")
 STATE = ROOT / ".toolcall300" / "demo"
 KEY_FILE = STATE / "licence-key"
-# Adapter commands run inside the sandbox as uid 65534: bare names, resolved on its own PATH.
+# Adapter commands run inside the sandbox: names on its own PATH (`toolcall300`, `python3`), or
+# the adapter's own files, handed over with the run and seen at /adapter (docs/local-sandbox.md).
 REFUSE_ALL = (
-    'python3 -c "import sys, json\n'
-    "for line in sys.stdin: print(json.dumps({'id': json.loads(line)['id'], 'call': None}), flush=True)\""
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    print(json.dumps({'id': json.loads(line)['id'], 'call': None}), flush=True)\n"
 )
 
 
@@ -152,24 +154,31 @@ def main() -> int:
             ],
             env=env,
         )
-        step(
-            "hosted CI run of an adapter that refuses everything: a regression, exit 2",
-            [
-                TOOL,
-                "ci",
-                "--api",
-                api,
-                "--adapter-cmd",
-                REFUSE_ALL,
-                "--ref",
-                "main",
-                "--commit",
-                "d4e5f60",
-                "--wait",
-            ],
-            env=env,
-            ok=(2,),
-        )
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "refuse-all"
+            folder.mkdir()
+            (folder / "adapter.py").write_text(REFUSE_ALL, encoding="utf-8")
+            step(
+                "hosted CI run of an adapter handed over as a folder, that refuses everything: "
+                "a regression, exit 2",
+                [
+                    TOOL,
+                    "ci",
+                    "--api",
+                    api,
+                    "--adapter-files",
+                    str(folder),
+                    "--adapter-cmd",
+                    "python3 /adapter/adapter.py",
+                    "--ref",
+                    "main",
+                    "--commit",
+                    "d4e5f60",
+                    "--wait",
+                ],
+                env=env,
+                ok=(2,),
+            )
         keep = os.environ.get("KEEP", "") not in ("", "0")
         where = KEY_FILE.relative_to(ROOT)
         print(f"\nDashboard: {api}/dashboard (sign in with the key in {where}: `cat {where}`)")

@@ -351,6 +351,7 @@ def test_a_submitted_run_wakes_the_idle_pool_which_never_polls(stack: LocalStack
         (["./adapter.py"], "relative path"),
         (["python3", "adapter.py"], "relative path"),
         (["no-such-program-tc300"], "not on the sandbox's PATH"),
+        (["/home/me/adapter"], "no host path is mounted"),
     ],
 )
 def test_a_command_the_sandbox_cannot_run_is_refused_at_submission(
@@ -441,3 +442,60 @@ def test_a_hostile_adapter_given_copies_of_the_corpus_scores_only_what_refusing_
     assert run["status"] == "scored", run["failure"]
     assert run["sandbox"]["filesystem"] == "private"
     assert run["summary"] == expected(cases, lambda _c: None)
+
+
+def test_an_adapter_handed_over_as_a_folder_runs_from_its_copy_through_ci(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    folder = tmp_path / "my-adapter"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "answer.py").write_text(
+        "import json\n"
+        "def answer(text):\n"
+        "    try:\n        return json.loads(text)\n    except ValueError:\n        return None\n"
+    )
+    (folder / "adapter.py").write_text(
+        "import json,os,sys\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))\n"
+        "from answer import answer\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':answer(item['text'])}),flush=True)\n"
+    )
+    env = {"TOOLCALL300_LICENCE": buy("team", "runs-folder")}
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--api", stack.url, "--adapter-cmd", "python3 /adapter/adapter.py"]
+    argv += ["--adapter-files", str(folder), "--ref", "main", "--commit", "abc1234"]
+    argv += ["--wait", "--poll", "0.1", "--timeout", "60", "--json"]
+    code = ci_client.run(ci_client.parse_args(argv), out, err, env=env)
+    assert code == 0, err.getvalue()
+    run = json.loads(out.getvalue())
+    assert run["status"] == "scored" and run["summary"] == expected(cases, echo_answer)
+    assert run["adapter"]["files"]["bytes"] == len(ci_client.folder_archive(str(folder)))
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "says"),
+    [
+        ({"adapter_files": files_of({"../escape.py": "x"})}, "adapter_files_unusable", "outside"),
+        ({"adapter_files": "bm90IGEgdGFy"}, "adapter_files_unusable", "not a tar archive"),
+        ({"adapter_files": "%%%"}, "invalid_run", "base64 tar archive"),
+        ({}, "adapter_cmd_unusable", "none were handed over"),
+        ({"adapter_files": files_of({"other.py": "x"})}, "adapter_cmd_unusable", "not among"),
+    ],
+)
+def test_adapter_files_that_cannot_work_are_refused_at_submission(
+    stack: LocalStack, acme: str, extra: dict[str, Any], code: str, says: str
+) -> None:
+    body = {"adapter_cmd": ["python3", "/adapter/run.py"], "ref": "main", "commit": "abc1234"}
+    if code == "adapter_cmd_unusable":  # the program itself is one of the adapter's files
+        body["adapter_cmd"] = ["/adapter/run.py"]
+    with pytest.raises(ApiError) as err:
+        request_json(
+            "POST",
+            f"{stack.url}/runs",
+            headers=auth(acme),
+            body=json.dumps({**body, **extra}).encode(),
+        )
+    assert err.value.status == 400 and err.value.code == code
+    assert says in str(err.value)

@@ -43,10 +43,36 @@ def test_it_installs_this_repository_not_an_index_package() -> None:
 def test_every_flag_the_action_passes_is_one_ci_accepts() -> None:
     script = action()["runs"]["steps"][-1]["run"]
     flags = sorted({w for w in re.findall(r"--[a-z-]+", script)})
-    assert {"--api", "--image", "--wait", "--summary", "--junit"} <= set(flags)
-    argv = [part for flag in flags for part in ([flag] if flag == "--wait" else [flag, "1"])]
-    args = ci_client.parse_args(argv)  # an unknown flag raises UsageError
-    assert args.wait is True and args.api == "1"
+    assert {"--api", "--image", "--adapter-cmd", "--adapter-files", "--wait"} <= set(flags)
+    assert {"--summary", "--junit"} <= set(flags)
+    for other in ("--image", "--adapter-cmd"):  # one adapter or the other, never both
+        chosen = [f for f in flags if f != other]
+        argv = [part for flag in chosen for part in ([flag] if flag == "--wait" else [flag, "1"])]
+        args = ci_client.parse_args(argv)  # an unknown flag raises UsageError
+        assert args.wait is True and args.api == "1"
+
+
+def test_a_local_stacks_command_and_folder_reach_ci_as_flags(tmp_path: Path) -> None:
+    import subprocess
+
+    script = action()["runs"]["steps"][-1]["run"].replace("toolcall300 ci", 'printf "%s\\n"')
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TC300_API": "http://127.0.0.1:8300",
+        "TC300_IMAGE": "",
+        "TC300_ADAPTER_CMD": "python3 /adapter/adapter.py --stream",
+        "TC300_ADAPTER_FILES": "my adapter",
+        "TC300_BASELINE": "main",
+        "TC300_TIMEOUT": "60",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+    }
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    argv = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert "--image" not in argv
+    assert argv[argv.index("--adapter-cmd") + 1] == "python3 /adapter/adapter.py --stream"
+    assert argv[argv.index("--adapter-files") + 1] == "my adapter"
+    ci_client.parse_args(argv)
 
 
 def test_the_documented_workflow_installs_what_exists() -> None:

@@ -200,3 +200,35 @@ def test_the_table_without_a_baseline_says_the_run_set_it() -> None:
         )
     )
     assert "now the baseline" in text and "truncated" in text
+
+
+def test_adapter_files_are_sent_as_a_tar_the_same_folder_always_gives_the_same_bytes(
+    tmp_path: Any,
+) -> None:
+    import base64
+    import os
+    import tarfile
+
+    folder = tmp_path / "adapter"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "adapter.py").write_text("print('hi')\n")
+    (folder / "lib" / "helper.py").write_text("X = 1\n")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "adapter.cpython-311.pyc").write_bytes(b"\0")
+    first = ci_client.folder_archive(str(folder))
+    os.utime(folder / "adapter.py", (1, 1))  # a fresh checkout: other times, same bytes sent
+    assert ci_client.folder_archive(str(folder)) == first
+    with tarfile.open(fileobj=io.BytesIO(first)) as tar:
+        assert sorted(tar.getnames()) == ["adapter.py", "lib/helper.py"]
+    packed = tmp_path / "adapter.tar"
+    packed.write_bytes(b"a tar archive as built elsewhere")
+    assert ci_client.folder_archive(str(packed)) == packed.read_bytes()  # sent as is
+    api = FakeApi([final()])
+    argv = ["--api", "http://127.0.0.1:8300", "--adapter-cmd", "python3 /adapter/adapter.py"]
+    argv += ["--adapter-files", str(folder), "--ref", "main", "--commit", "abc1234"]
+    assert run(argv, api)[0] == 0
+    body = json.loads(api.requests[0][3] or b"")
+    assert base64.b64decode(body["adapter_files"]) == first
+    assert body["adapter_cmd"] == ["python3", "/adapter/adapter.py"]
+    missing = [*argv[:4], "--adapter-files", str(tmp_path / "nowhere"), *argv[6:]]
+    assert run(missing, FakeApi([final()]))[0] == 1
