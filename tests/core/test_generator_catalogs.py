@@ -283,3 +283,84 @@ def test_a_dotted_property_beside_its_nested_namesake_is_a_valid_catalog(tmp_pat
     assert code == 0, err
     flattened = cases_of(out)
     assert len(flattened) == 25 and all(c["category"] == "nested_flattened" for c in flattened)
+
+
+def _wide_catalog(tools: int) -> list[dict[str, Any]]:
+    params = {
+        "type": "object",
+        "properties": {
+            "level": {"type": "string", "enum": ["low", "high"]},
+            "count": {"type": "integer", "minimum": 1, "maximum": 9},
+        },
+        "required": ["level"],
+        "additionalProperties": False,
+    }
+    return [
+        {"type": "function", "function": {"name": f"tool_{i}_op", "parameters": params}}
+        for i in range(tools)
+    ]
+
+
+def test_each_tool_name_is_normalised_once_per_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rule-3 index per catalog: a case no longer re-normalises every name of the catalog
+    (that made a build quadratic in the number of tools; bench/bench_generate.py times it)."""
+    import toolcall300.generator.rules as shared
+    from toolcall300.catalog import load_catalog
+    from toolcall300.generator.build import make_cases
+
+    calls = []
+    real = shared.normalise_tool_name
+
+    def counting(name: str) -> str:
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(shared, "normalise_tool_name", counting)
+    catalog = load_catalog(_wide_catalog(300))
+    cases, _, _ = make_cases(catalog, {}, 3)
+    assert len(cases) >= 250
+    assert len(calls) <= 2 * len(catalog), len(calls)
+
+
+def test_an_enum_is_indexed_once_not_once_per_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 4 through one index per enum: an enum of n members costs O(n), not O(n^2)."""
+    import toolcall300.rules as rules
+    from toolcall300.catalog import load_catalog
+    from toolcall300.generator.build import make_cases
+
+    members = 2000
+    catalog = load_catalog(
+        [
+            {
+                "function": {
+                    "name": "pick_colour",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "colour": {
+                                "type": "string",
+                                "enum": [f"c_{i}" for i in range(members)],
+                            },
+                            "count": {"type": "integer", "minimum": 1, "maximum": 9},
+                        },
+                        "required": ["colour", "count"],
+                        "additionalProperties": False,
+                    },
+                }
+            }
+        ]
+    )
+    calls = 0
+    real = rules.normalise_enum_token
+
+    def counting(value: str) -> str:
+        nonlocal calls
+        calls += 1
+        return real(value)
+
+    monkeypatch.setattr(rules, "normalise_enum_token", counting)
+    if hasattr(rules, "_enum_index"):
+        rules._enum_index.cache_clear()  # count this build's normalisations, not a cached one
+    cases, _, _ = make_cases(catalog, {}, 3)
+    assert any(c["category"] == "enum_violation" for c in cases)
+    assert calls <= 20 * members, calls

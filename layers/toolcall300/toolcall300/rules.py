@@ -127,15 +127,61 @@ def _normalised_enum_token(value: str) -> str:
 _cached_enum_token = lru_cache(maxsize=4096)(_normalised_enum_token)
 
 
+#: An enum longer than this is matched through a cached :class:`EnumMembers` index.
+_INDEXED_FROM = 64
+
+
 def enum_matches(value: Any, members: Sequence[Any]) -> list[Any]:
     """The string members ``value`` equals under rule 4 (exact members first)."""
     if not isinstance(value, str):
         return []
+    if len(members) > _INDEXED_FROM:
+        try:
+            return _enum_index(tuple(members)).matches(value)
+        except TypeError:  # an unhashable member (an object or array): scan
+            pass
     exact = [m for m in members if isinstance(m, str) and m == value]
     if exact:
         return exact
     key = normalise_enum_token(value)
     return [m for m in members if isinstance(m, str) and normalise_enum_token(m) == key]
+
+
+class EnumMembers:
+    """Rule 4 over one enum, indexed once by normalised form: :meth:`matches` is
+    :func:`enum_matches` without a pass over every member (a generator asks about many
+    spellings of the same enum, which made an enum of n members cost n squared)."""
+
+    def __init__(self, members: Sequence[Any]) -> None:
+        self.members = members
+        self._exact = frozenset(m for m in members if isinstance(m, str))
+        self._by_key: dict[str, list[str]] = {}
+        for m in members:
+            if isinstance(m, str):
+                self._by_key.setdefault(normalise_enum_token(m), []).append(m)
+
+    def has(self, value: Any) -> bool:
+        """Whether ``value`` is a string member as written."""
+        return isinstance(value, str) and value in self._exact
+
+    def matches(self, value: Any) -> list[Any]:
+        """The string members ``value`` equals under rule 4 (an exact member alone first).
+
+        >>> EnumMembers(["in_progress", "In-Progress", "done"]).matches("IN PROGRESS")
+        ['in_progress', 'In-Progress']
+        """
+        if not isinstance(value, str):
+            return []
+        if value in self._exact:
+            return [value]
+        return list(self._by_key.get(normalise_enum_token(value), ()))
+
+
+@lru_cache(maxsize=32)
+def _enum_index(members: tuple[Any, ...]) -> EnumMembers:
+    """One index per enum's contents (a long enum is asked about again and again; the key is
+    the members themselves, so an edited enum is never answered from a stale index)."""
+    return EnumMembers(members)
 
 
 def match_enum(value: Any, members: Sequence[Any]) -> Any | None:

@@ -133,6 +133,10 @@ class Build:
 # --------------------------------------------------------------------------- the pure core
 
 
+#: How many tools a category tries with one variant before the next (see make_category).
+STRIDE = 64
+
+
 class CategoryUnfed(GenerationError):
     """The catalog cannot feed one category; the message is the reason the manifest states."""
 
@@ -160,11 +164,15 @@ def make_category(
     out: list[Draft] = []
     seen = set() if seen is None else seen
     tool_errors: dict[str, str] = {}
+    # the variant moves on after a full turn of the tools, or after STRIDE of them in a large
+    # catalog: a variant no tool can make (a repeated prose answer) must not cost a turn of
+    # thousands of tools per case, which made a build quadratic in the catalog's size
+    stride = min(len(order), STRIDE)
     for i in range(count):
         for attempt in range(len(order) * 12):
             tool = order[(i + attempt) % len(order)]
             try:
-                made = maker(ctx, tool, i + attempt // len(order))
+                made = maker(ctx, tool, i + attempt // stride)
             except GenerationError as exc:
                 tool_errors.setdefault(tool_name(tool), str(exc))
                 continue

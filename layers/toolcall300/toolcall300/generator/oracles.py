@@ -259,6 +259,15 @@ def strip_undeclared(value: Any, schema: dict[str, Any]) -> Any:
 # --------------------------------------------------------------------------- rule 10
 
 
+def _is_member(value: Any, members: list[Any]) -> bool:
+    """``value`` is a member as written (a string equals only an equal string: one C-level
+    scan, where canonicalising every member of a large enum for each value would not be)."""
+    if isinstance(value, str):
+        return value in members
+    written = canonical(value)
+    return any(canonical(m) == written for m in members)
+
+
 def repaired_copy(call: dict[str, Any], case: dict[str, Any]) -> dict[str, Any] | None:
     """One copy of a multiple_calls text read under the repairs D10.3 allows a copy (rule 3
     names, rule 9 strings, rule 5 coercion and rule 4 enums, top level), or ``None``."""
@@ -275,7 +284,7 @@ def repaired_copy(call: dict[str, Any], case: dict[str, Any]) -> dict[str, Any] 
             return None
         members = sub.get("enum")
         kind = value_type(sub)
-        if isinstance(members, list) and not any(canonical(value) == canonical(m) for m in members):
+        if isinstance(members, list) and not _is_member(value, members):
             hits = enum_matches(value, members)
             if len(hits) != 1:
                 return None

@@ -21,6 +21,7 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
@@ -31,12 +32,38 @@ from toolcall300.generator.values import (
     build_call,
     build_value,
 )
-from toolcall300.rules import normalise_tool_name
+from toolcall300.rules import EnumMembers, normalise_tool_name
 from toolcall300.schema import format_path, is_valid, iter_errors
 
 Call = dict[str, Any]
 Path = tuple[str, ...]
 SCALARS = ("string", "integer", "number", "boolean")
+
+
+class CatalogIndex:
+    """Each tool's rule-3 key and name tokens, computed once per catalog: the rules ask for
+    them on every case (the tools a case declares, a twin name, a look-alike), and asking the
+    whole catalog each time made a build quadratic in the number of tools."""
+
+    def __init__(self, catalog: list[Tool]) -> None:
+        self._key = {id(t): normalise_tool_name(tool_name(t)) for t in catalog}
+        self._tokens = {i: frozenset(k.split("_")) for i, k in self._key.items()}
+        self.by_key: dict[str, list[Tool]] = {}
+        for t in catalog:
+            self.by_key.setdefault(self._key[id(t)], []).append(t)
+
+    def key(self, tool: Tool) -> str:
+        """The tool's name under rule 3."""
+        found = self._key.get(id(tool))
+        return found if found is not None else normalise_tool_name(tool_name(tool))
+
+    def tokens(self, tool: Tool) -> frozenset[str]:
+        found = self._tokens.get(id(tool))
+        return found if found is not None else frozenset(self.key(tool).split("_"))
+
+    def twins(self, tool: Tool) -> list[Tool]:
+        """The other tools whose names normalise like this one's (rule 3: ambiguous)."""
+        return [t for t in self.by_key.get(self.key(tool), ()) if t is not tool]
 
 
 @dataclass(frozen=True)
@@ -46,6 +73,23 @@ class Ctx:
     rng: random.Random
     catalog: list[Tool]
     pools: Pools
+
+    @cached_property
+    def index(self) -> CatalogIndex:
+        """The catalog's rule-3 index, built the first time a rule asks."""
+        return CatalogIndex(self.catalog)
+
+    @cached_property
+    def _enums(self) -> dict[int, tuple[list[Any], EnumMembers]]:
+        return {}
+
+    def enum_members(self, members: list[Any]) -> EnumMembers:
+        """Rule 4's index of one enum of the catalog, built once per build (no rule mutates a
+        tool, so an enum list is the same list for the whole build)."""
+        held = self._enums.get(id(members))
+        if held is None or held[0] is not members:
+            held = self._enums[id(members)] = (members, EnumMembers(members))
+        return held[1]
 
 
 @dataclass(frozen=True)
@@ -95,19 +139,16 @@ def choose_tools(
     the anchor's own name stays unambiguous; tools that normalise to a key in ``avoid`` are
     always left out (a hallucinated name must match nothing).
     """
-    rng = ctx.rng
+    rng, index = ctx.rng, ctx.index
     chosen = ([anchor] if anchor else []) + [t for t in must if t is not anchor]
-    keys = {normalise_tool_name(tool_name(t)) for t in chosen}
-    banned = set(avoid) | ({normalise_tool_name(tool_name(anchor))} if anchor else set())
-    pool = [
-        t
-        for t in ctx.catalog
-        if t not in chosen and normalise_tool_name(tool_name(t)) not in banned | keys
-    ]
-    tokens = set(normalise_tool_name(tool_name(anchor)).split("_")) if anchor else set()
-    near = [t for t in pool if tokens & set(normalise_tool_name(tool_name(t)).split("_"))]
+    excluded = {index.key(t) for t in chosen} | set(avoid)
+    taken = {id(t) for t in chosen}
+    pool = [t for t in ctx.catalog if id(t) not in taken and index.key(t) not in excluded]
+    tokens = index.tokens(anchor) if anchor else frozenset()
+    near = [t for t in pool if tokens & index.tokens(t)]
     rng.shuffle(near)
-    rest = [t for t in pool if t not in near[:2]]
+    first = {id(t) for t in near[:2]}
+    rest = [t for t in pool if id(t) not in first]
     rng.shuffle(rest)
     size = min(rng.randint(3, 6), len(chosen) + len(pool))
     picked = chosen + near[:2]

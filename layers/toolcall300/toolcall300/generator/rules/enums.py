@@ -20,7 +20,7 @@ from toolcall300.generator.rules import (
     render_call,
     set_in,
 )
-from toolcall300.rules import enum_matches
+from toolcall300.rules import EnumMembers
 
 ENUM_SPELLINGS: tuple[Callable[[str], str], ...] = (
     str.upper,
@@ -38,12 +38,15 @@ def string_enum(sub: dict[str, Any]) -> bool:
     return isinstance(sub.get("enum"), list) and any(isinstance(m, str) for m in sub["enum"])
 
 
-def respell(member: str, members: list[Any], start: int) -> str | None:
+def respell(
+    member: str, members: list[Any], start: int, index: EnumMembers | None = None
+) -> str | None:
     """The first spelling of ``member`` from ``start`` that is no member and maps to it alone
-    under rule 4 (D4.1), or None."""
+    under rule 4 (D4.1), or None. ``index``: the enum's, when the caller holds one."""
+    index = index or EnumMembers(members)
     for k in range(len(ENUM_SPELLINGS)):
         spelled = ENUM_SPELLINGS[(start + k) % len(ENUM_SPELLINGS)](member)
-        if spelled not in members and enum_matches(spelled, members) == [member]:
+        if not index.has(spelled) and index.matches(spelled) == [member]:
             return spelled
     return None
 
@@ -59,7 +62,7 @@ def enum_violation(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     members = sub["enum"]
     if not isinstance(member, str):
         return None  # D4.1: only string members take part
-    spelled = respell(member, members, variant)
+    spelled = respell(member, members, variant, ctx.enum_members(members))
     if spelled is None:
         return None
     sent = copy.deepcopy(call["arguments"])

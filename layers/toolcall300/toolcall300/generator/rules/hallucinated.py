@@ -47,13 +47,19 @@ def hallucinated_tool(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     absent = variant % 3 == 2
     name = tool_name(tool) if absent or not pool else _pick(rng, pool)
     key = normalise_tool_name(name)
-    others = [t for t in ctx.catalog if normalise_tool_name(tool_name(t)) != key]
+    others = [t for t in ctx.catalog if ctx.index.key(t) != key]
     anchor = _pick(rng, others) if absent and others else tool
     # a declared look-alike ("get_weather" for "getweather") makes the refusal a real test
-    lookalikes = tuple(
-        t for t in others if hallucination_note(name, [tool_name(t)]).startswith("it ")
+    squashed = key.replace("_", "")
+    lookalike = next(
+        (
+            t
+            for t in others
+            if (k := ctx.index.key(t)).replace("_", "") == squashed or k in key or key in k
+        ),
+        None,
     )
-    tools = choose_tools(ctx, anchor, must=lookalikes[:1], avoid=(key,))
+    tools = choose_tools(ctx, anchor, must=(lookalike,) if lookalike else (), avoid=(key,))
     if tool_name_matches(name, [tool_name(t) for t in tools]) or name in [
         tool_name(t) for t in tools
     ]:

@@ -71,7 +71,7 @@ def _spoil(
         return name, args, f"writes {key} as {quote(spelled)} (rule 5 / D5.1)"
     keys = [key for key in args if string_enum(props.get(key, {})) and isinstance(args[key], str)]
     for key in keys:
-        noisy = respell(args[key], props[key]["enum"], k)
+        noisy = respell(args[key], props[key]["enum"], k, ctx.enum_members(props[key]["enum"]))
         if noisy is not None:
             args[key] = noisy
             return name, args, f"writes {key} as {quote(noisy)} (rule 4 / D4.1)"

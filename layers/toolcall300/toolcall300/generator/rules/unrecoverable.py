@@ -36,7 +36,7 @@ from toolcall300.generator.rules.coercion import coercible
 from toolcall300.generator.rules.enums import ENUM_SPELLINGS, string_enum
 from toolcall300.generator.rules.names import MANGLERS
 from toolcall300.generator.values import build_value, pool_list, props_of
-from toolcall300.rules import enum_matches, is_lossless, normalise_tool_name, tool_name_matches
+from toolcall300.rules import is_lossless, tool_name_matches
 
 UNRECOVERABLE_KINDS = (
     "missing_required",
@@ -93,7 +93,8 @@ def _u_enum_no_match(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     member = get_in(call["arguments"], path)
     if not isinstance(member, str):
         return None
-    wrong = next((w for w in _misspellings(member) if not enum_matches(w, sub["enum"])), None)
+    index = ctx.enum_members(sub["enum"])
+    wrong = next((w for w in _misspellings(member) if not index.matches(w)), None)
     if wrong is None:
         return None
     set_in(call["arguments"], path, wrong)
@@ -108,13 +109,14 @@ def _u_enum_no_match(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 def _u_enum_two(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     for path, sub in leaf_paths(tool_schema(tool), string_enum):
+        members = ctx.enum_members(sub["enum"])  # one index per enum: linear in its size
         for member in sub["enum"]:
             if not isinstance(member, str):
                 continue
             for spell in ENUM_SPELLINGS:
                 spelled = spell(member)
-                hits = enum_matches(spelled, sub["enum"])
-                if spelled not in sub["enum"] and len(hits) >= 2:
+                hits = members.matches(spelled)
+                if not members.has(spelled) and len(hits) >= 2:
                     call = call_with_path(ctx, tool, path, sub)
                     set_in(call["arguments"], path, spelled)
                     why = f"{dotted(path)} is {quote(spelled)}, which after rule-4 normalisation equals two members, {quote(hits)}; D4.1 refuses an ambiguous value like one matching none."
@@ -155,8 +157,8 @@ def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 
 def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    key = normalise_tool_name(tool_name(tool))
-    twins = [t for t in ctx.catalog if t is not tool and normalise_tool_name(tool_name(t)) == key]
+    key = ctx.index.key(tool)
+    twins = ctx.index.twins(tool)
     if not twins:
         return None
     tools = choose_tools(ctx, tool, must=(twins[0],))
