@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.budget import examples
 
 from toolcall300.catalog import MAX_SCHEMA_DEPTH, catalog_problems
 from toolcall300.cli import dispatch
@@ -525,7 +526,7 @@ def toolish(draw: st.DrawFn) -> Any:
     return draw(st.sampled_from([tools, {"tools": tools}, {"functionDeclarations": tools}]))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(JSON, toolish()))
 @example([{"name": "0", "inputSchema": {"properties": {"0": {"enum": None, "default": None}}}}])
 def test_importing_never_crashes(raw: Any) -> None:
@@ -540,7 +541,7 @@ def test_importing_never_crashes(raw: Any) -> None:
     assert again.tools == imported.tools and not again.changes  # an import is a fixed point
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(toolish())
 def test_an_imported_catalog_imports_as_itself(raw: Any) -> None:
     try:

@@ -50,12 +50,63 @@ def test_download_verifies_every_pin(
     assert client.run(args, out, err) == 0, err.getvalue()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "LICENSE-COMMERCIAL.txt",
+        "manifest.json",
         "rationale.jsonl",
         "toolcall300.jsonl",
     ]
-    assert "3 files verified" in out.getvalue()
+    assert "4 files verified" in out.getvalue()
     # the commercial licence travels with the corpus it governs (README, "Licence")
     assert (tmp_path / "LICENSE-COMMERCIAL.txt").read_bytes() == (PRIVATE / LICENCE).read_bytes()
+
+
+def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
+    local_stack: Any, buy_licence: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's promise to a buyer: `toolcall300 download` delivers what `generate --check-only`
+    and `--rebuild` need, verified by the manifest's pins, readable by its owner only."""
+    import boto3
+    from support.corpus import make_corpus
+
+    from toolcall300.cli import dispatch
+    from toolcall300.service.domain import corpus as served
+    from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
+
+    bucket = CorpusObjects(
+        local_stack.context.names["CorpusBucket"],
+        boto3.client("s3", endpoint_url=local_stack.context.aws_endpoint),
+    )
+    upload_corpus(PRIVATE, bucket)  # the real corpus, with its recorded inputs
+    served.clear_cache()
+    try:
+        monkeypatch.setenv("TOOLCALL300_LICENCE", buy_licence())
+        bought, out, err = tmp_path / "bought", io.StringIO(), io.StringIO()
+        args = client.parse_args(["--api", local_stack.url, "--out", str(bought)])
+        assert client.run(args, out, err) == 0, err.getvalue()
+    finally:
+        make_corpus(tmp_path / "small")  # what the stack served before, byte for byte
+        upload_corpus(tmp_path / "small", bucket)
+        served.clear_cache()
+    files = [p for p in bought.rglob("*") if p.is_file()]
+    assert {p.relative_to(bought).as_posix() for p in files} >= {
+        "manifest.json", "toolcall300.jsonl", "inputs/recipe.json", "inputs/tools.json",
+        "inputs/pools.json", "LICENSE-COMMERCIAL.txt",
+    }  # fmt: skip
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o600"}
+    assert oct(bought.stat().st_mode & 0o777) == oct((bought / "inputs").stat().st_mode & 0o777)
+    assert oct(bought.stat().st_mode & 0o777) == "0o700"
+    assert "--check-only" in out.getvalue()
+    code = dispatch(["generate", "--check-only", "--out", str(bought)], io.StringIO(), err)
+    assert code == 0, err.getvalue()
+    rebuilt = tmp_path / "rebuilt"
+    code = dispatch(
+        ["generate", "--rebuild", str(bought), "--out", str(rebuilt)], io.StringIO(), err
+    )
+    assert code == 0, err.getvalue()
+    for made in (p for p in rebuilt.rglob("*") if p.is_file()):
+        assert made.read_bytes() == (bought / made.relative_to(rebuilt)).read_bytes(), made
+    assert (rebuilt / "toolcall300.jsonl").read_bytes() == (
+        PRIVATE / "toolcall300.jsonl"
+    ).read_bytes()
 
 
 def test_download_refuses_a_tampered_file(

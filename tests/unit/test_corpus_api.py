@@ -54,6 +54,28 @@ def test_corpus_lists_pins_and_sigv4_links_of_at_most_five_minutes(
         assert int(query["X-Amz-Expires"][0]) <= 300
 
 
+def test_corpus_lists_the_manifest_and_the_generator_inputs_it_pins(
+    call: Call, aws: Any, tmp_path: Path, key: str
+) -> None:
+    """What `generate --check-only` and `--rebuild` need travels with the corpus: the manifest
+    (pinned by its own sha256) and the recorded inputs, each with the manifest's pin."""
+    import requests
+    from support.corpus import PRIVATE
+
+    upload_corpus(PRIVATE, CorpusObjects(aws.names["CorpusBucket"]))
+    _, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    manifest_bytes = (PRIVATE / "manifest.json").read_bytes()
+    assert data["manifest"]["sha256"] == hashlib.sha256(manifest_bytes).hexdigest()
+    assert requests.get(data["manifest"]["url"], timeout=10).content == manifest_bytes
+    manifest = json.loads(manifest_bytes)
+    inputs = {f["name"]: f for f in data["inputs"]}
+    assert set(inputs) == {"inputs/recipe.json", "inputs/tools.json", "inputs/pools.json"}
+    assert inputs["inputs/tools.json"]["sha256"] == manifest["catalog"]["sha256"]
+    assert inputs["inputs/pools.json"]["sha256"] == manifest["pools"]["sha256"]
+    for name, f in inputs.items():
+        assert requests.get(f["url"], timeout=10).content == (PRIVATE / name).read_bytes()
+
+
 def test_presigned_link_serves_the_pinned_bytes(
     call: Call, published: dict[str, Any], key: str
 ) -> None:

@@ -1,10 +1,14 @@
 """``toolcall300 download --api URL --out DIR``: fetch the licensed corpus and verify every pin.
 
 The key comes from ``TOOLCALL300_LICENCE`` or a hidden prompt (never a flag: flags land in
-shell history). Each file is streamed to a temporary file while its sha256 is computed, with a
-progress bar on stderr; a file whose hash (or size) does not match the pin from ``GET /corpus``
-is deleted and the command fails; only a matching file is moved into place. Standard library
-only.
+shell history). ``GET /corpus`` lists the manifest (pinned by its sha256), the files it pins
+and the generator's recorded inputs (``inputs/``); the manifest is fetched and checked first,
+then every file and input is held to the manifest's own pin (and its size), so the folder is
+what ``generate --check-only`` and ``--rebuild`` need (README, "The generator and the corpus").
+Each file is streamed to a temporary file while its sha256 is computed, with a progress bar on
+stderr; a mismatch deletes it and fails the command; only a matching file is moved into place.
+The licensed corpus is private to its buyer: the folders are 0700 and the files 0600. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any, TextIO
 
+from toolcall300.canonical import loads_strict
 from toolcall300.client.http import TIMEOUT_S, ApiError, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
 CHUNK = 64 * 1024
+MANIFEST = "manifest.json"
+RECIPE = "inputs/recipe.json"
 
 
 class PinMismatch(Exception):
@@ -70,7 +77,7 @@ def fetch_verified(
     """Download ``url`` to ``dest`` only if its sha256 (and size) match the pins."""
     digest = hashlib.sha256()
     done = 0
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", dir=dest.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:
@@ -85,27 +92,75 @@ def fetch_verified(
             raise PinMismatch(
                 f"{name}: sha256 {digest.hexdigest()[:16]}... does not match the pin {sha256[:16]}..."
             )
-        tmp.chmod(0o644)  # mkstemp makes it private; the corpus is an ordinary data file
+        tmp.chmod(0o600)  # the licensed corpus is its buyer's alone (mkstemp's mode, said)
         tmp.replace(dest)
     finally:
         tmp.unlink(missing_ok=True)
 
 
+def private_folder(path: Path) -> Path:
+    """``path``, created if missing, readable by its owner only (0700)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+    return path
+
+
+def manifest_pins(manifest: dict[str, Any]) -> dict[str, str]:
+    """name -> sha256 for every file and generator input a manifest pins (the inputs named
+    as they lie beside the corpus: ``inputs/tools.json``)."""
+    files = manifest.get("files") or {}
+    entries = files.items() if isinstance(files, dict) else ((f["name"], f) for f in files)
+    pins = {str(name): str(meta["sha256"]) for name, meta in entries}
+    for field in ("catalog", "pools"):
+        pin = manifest.get(field)
+        if isinstance(pin, dict) and "name" in pin:
+            pins[f"inputs/{Path(str(pin['name'])).name}"] = str(pin["sha256"])
+    return pins
+
+
 def download(api: str, key: str, out: Path, progress: TextIO) -> dict[str, Any]:
-    """Fetch ``GET /corpus`` and every file it lists; returns the corpus description."""
+    """Fetch ``GET /corpus``, the manifest it pins, then every file and input the manifest
+    pins, each held to the manifest's own pin; returns the corpus description."""
     check_transport(api)
     _, _, corpus = request_json("GET", f"{api}/corpus", headers={"Authorization": f"Bearer {key}"})
-    out.mkdir(parents=True, exist_ok=True)
-    for f in corpus["files"]:
-        name = Path(str(f["name"])).name  # never a path from the server
+    private_folder(out)
+    listed = corpus.get("manifest")
+    if not isinstance(listed, dict):
+        raise PinMismatch("the service lists no manifest.json: it cannot be checked or rebuilt")
+    fetch_verified(
+        listed["url"],
+        out / MANIFEST,
+        sha256=listed["sha256"],
+        size=listed.get("bytes"),
+        name=MANIFEST,
+        progress=progress,
+    )
+    manifest = loads_strict((out / MANIFEST).read_bytes())
+    pins = manifest_pins(manifest)
+    listed_inputs: list[dict[str, Any]] = list(corpus.get("inputs") or [])
+    recipe_pin = next((f for f in listed_inputs if f["name"] == RECIPE), None)
+    for f in [*corpus["files"], *listed_inputs]:
+        parts = Path(str(f["name"])).parts  # a plain name, or inputs/<name>: never a path
+        inside = parts[0] == "inputs" and len(parts) == 2
+        name = f"inputs/{parts[-1]}" if inside else parts[-1]
+        pin = pins.get(name)
+        if pin is None and name == RECIPE:  # the manifest cannot pin it: the listing does
+            pin = str(f["sha256"])
+        if pin is None:
+            raise PinMismatch(f"{name}: the manifest pins no such file")
+        folder = private_folder(out / "inputs") if inside else out
         fetch_verified(
             f["url"],
-            out / name,
-            sha256=f["sha256"],
+            folder / parts[-1],
+            sha256=pin,
             size=f.get("bytes"),
             name=name,
             progress=progress,
         )
+    if recipe_pin is not None:
+        recipe = loads_strict((out / RECIPE).read_bytes())
+        if recipe.get("seed") != manifest.get("seed"):
+            raise PinMismatch(f"{RECIPE}: its seed is not the manifest's")
     return dict(corpus)
 
 
@@ -125,7 +180,15 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except (ApiError, PinMismatch, ValueError, OSError, KeyError) as exc:
         stderr.write(f"toolcall300 download: {exc}\n")
         return EXIT_ERROR
-    for f in corpus["files"]:
-        stdout.write(f"{f['sha256']}  {args.out / Path(f['name']).name}\n")
-    stdout.write(f"corpus {corpus['version']}: {len(corpus['files'])} files verified\n")
+    listed = [corpus["manifest"], *corpus["files"], *(corpus.get("inputs") or [])]
+    for f in listed:
+        stdout.write(f"{f['sha256']}  {args.out / f['name']}\n")
+    stdout.write(
+        f"corpus {corpus['version']}: {len(listed)} files verified (folder 0700, files 0600)\n"
+    )
+    if corpus.get("inputs"):
+        stdout.write(
+            f"check every pin:    toolcall300 generate --check-only --out {args.out}\n"
+            f"rebuild it exactly: toolcall300 generate --rebuild {args.out} --out REBUILT\n"
+        )
     return EXIT_OK

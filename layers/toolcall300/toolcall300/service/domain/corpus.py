@@ -30,12 +30,33 @@ class ObjectStore(Protocol):
     def presign(self, key: str, *, seconds: int) -> str: ...
 
 
+#: Where the generator's recorded inputs live beside the corpus (``corpus_private/inputs/``):
+#: what ``toolcall300 generate --check-only`` and ``--rebuild`` read. The recipe names the seed
+#: and the two files; the manifest pins those two as ``catalog`` and ``pools``.
+INPUTS = "inputs"
+RECIPE = f"{INPUTS}/recipe.json"
+
+
 @dataclass(frozen=True)
 class Manifest:
     version: str
     files: tuple[dict[str, Any], ...]
     digest: str  # sha256 of the manifest bytes: identifies this exact publication
     spec_version: str | None = None  # the grading contract its labels follow
+    size: int = 0  # bytes of the manifest itself
+    #: the generator's inputs it pins: ``[{"name": "inputs/tools.json", "sha256"}, ...]``
+    inputs: tuple[dict[str, Any], ...] = ()
+
+
+def pinned_inputs(doc: Any) -> list[dict[str, Any]]:
+    """The generator inputs a manifest pins (``catalog``, ``pools``: ``{"name", "sha256"}``),
+    named as they lie beside the corpus (``inputs/<name>``); [] for a manifest without them."""
+    out = []
+    for field in ("catalog", "pools"):
+        pin = doc.get(field) if isinstance(doc, dict) else None
+        if isinstance(pin, dict) and "name" in pin and "sha256" in pin:
+            out.append({"name": f"{INPUTS}/{pin['name']}", "sha256": pin["sha256"]})
+    return out
 
 
 def manifest_entries(doc: Any) -> list[dict[str, Any]]:
@@ -55,12 +76,11 @@ def parse_manifest(raw: bytes) -> Manifest:
     try:
         doc = json.loads(raw)
         entries = manifest_entries(doc)
-        ok = all(
-            isinstance(f["name"], str)
-            and SAFE_NAME_RE.match(f["name"])
-            and isinstance(f["sha256"], str)
-            and re.fullmatch(r"[0-9a-f]{64}", f["sha256"])
-            for f in entries
+        inputs = pinned_inputs(doc)
+        names = [f["name"] for f in entries] + [f["name"][len(INPUTS) + 1 :] for f in inputs]
+        ok = all(isinstance(n, str) and SAFE_NAME_RE.match(n) for n in names) and all(
+            isinstance(f["sha256"], str) and re.fullmatch(r"[0-9a-f]{64}", f["sha256"])
+            for f in [*entries, *inputs]
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UpstreamUnavailable(
@@ -74,7 +94,12 @@ def parse_manifest(raw: bytes) -> Manifest:
     )
     spec = doc.get("spec_version")
     return Manifest(
-        version or digest[:16], tuple(entries), digest, spec if isinstance(spec, str) else None
+        version or digest[:16],
+        tuple(entries),
+        digest,
+        spec if isinstance(spec, str) else None,
+        len(raw),
+        tuple(inputs),
     )
 
 
@@ -100,16 +125,40 @@ def load_manifest(store: ObjectStore, *, max_age: float = 300) -> Manifest:
 
 def corpus_links(store: ObjectStore, *, seconds: int, max_age: float = 300) -> dict[str, Any]:
     """``GET /corpus``: the version served (the uploaded manifest's, which a hosted baseline
-    must share, docs/runs-contract.md), its grading contract, each file's pin and a presigned
-    link valid ``seconds``."""
+    must share, docs/runs-contract.md), its grading contract, and a pin and a presigned link
+    valid ``seconds`` for the manifest itself, each file it lists and, when it pins them, the
+    generator's inputs (``inputs/``): what ``generate --check-only`` and ``--rebuild`` need."""
     manifest = load_manifest(store, max_age=max_age)
     files = [dict(f, url=store.presign(f["name"], seconds=seconds)) for f in manifest.files]
+    inputs: list[dict[str, Any]] = []
+    recipe = _recipe(store) if manifest.inputs else None
+    if recipe is not None:  # the manifest cannot pin the recipe: it is pinned here, and
+        digest = hashlib.sha256(
+            recipe
+        ).hexdigest()  # `--check-only` holds its seed to the manifest's
+        inputs = [{"name": RECIPE, "sha256": digest, "bytes": len(recipe)}]
+        inputs += [dict(f) for f in manifest.inputs]
     return {
         "version": manifest.version,
         "spec_version": manifest.spec_version,
+        "manifest": {
+            "name": MANIFEST,
+            "sha256": manifest.digest,
+            "bytes": manifest.size,
+            "url": store.presign(MANIFEST, seconds=seconds),
+        },
         "files": files,
+        "inputs": [dict(f, url=store.presign(f["name"], seconds=seconds)) for f in inputs],
         "expires_in": seconds,
     }
+
+
+def _recipe(store: ObjectStore) -> bytes | None:
+    """The recorded recipe beside the corpus, or None when it was published without its inputs."""
+    try:
+        return store.read(RECIPE)
+    except NotFound:
+        return None
 
 
 def validate_case_id(case_id: str) -> str:

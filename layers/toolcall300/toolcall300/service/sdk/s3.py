@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
-from toolcall300.service.domain.corpus import manifest_entries
+from toolcall300.service.domain.corpus import RECIPE, manifest_entries, pinned_inputs
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
 from toolcall300.service.sdk.files import content_type
@@ -58,7 +58,9 @@ def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
     """Upload every file ``manifest.json`` lists, then the manifest itself (last, so a reader
     never sees a manifest whose files are not there yet). Refuses a file whose sha256 does not
     match its pin. The private corpus's label-free job inputs are derived and stored beside it
-    (``job-inputs/``), so submitting a hosted run never reads the labels. Returns the manifest."""
+    (``job-inputs/``), so submitting a hosted run never reads the labels; the generator's
+    recorded inputs the manifest pins (``inputs/``, and the recipe) go beside the corpus, so a
+    buyer's download can be checked and rebuilt. Returns the manifest."""
     manifest_bytes = (directory / "manifest.json").read_bytes()
     manifest = json.loads(manifest_bytes)
     for entry in manifest_entries(manifest):
@@ -72,5 +74,14 @@ def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
         if name == CORPUS_FILE:  # the jobs' label-free inputs, derived here once per version
             for key, body in derive_inputs(data).items():
                 objects.put(key, body, content_type(key))
+    # the generator's inputs, so a buyer can rebuild; a copy without them (a test's) serves none
+    inputs = pinned_inputs(manifest) if (directory / RECIPE).is_file() else []
+    if inputs:
+        objects.put(RECIPE, (directory / RECIPE).read_bytes(), "application/json")
+    for entry in inputs:
+        data = (directory / entry["name"]).read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise ValueError(f"{entry['name']}: sha256 does not match the manifest pin")
+        objects.put(entry["name"], data, content_type(entry["name"]))
     objects.put("manifest.json", manifest_bytes, "application/json")
     return dict(manifest)

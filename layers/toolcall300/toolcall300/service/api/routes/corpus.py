@@ -29,7 +29,11 @@ class CorpusFile(BaseModel):
 class CorpusView(BaseModel):
     version: str
     spec_version: str | None = None
+    #: the manifest itself, pinned by its sha256: it holds every other pin
+    manifest: CorpusFile
     files: list[CorpusFile]
+    #: the generator's recorded inputs (``inputs/recipe.json``, the catalog, the pools)
+    inputs: list[CorpusFile] = []
     expires_in: int
 
 
