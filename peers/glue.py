@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolcall300.controls import ARGUMENT_KEYS, NO_PARAMETERS, first_call
+from toolcall300.controls import CONFLICT, call_arguments, first_call
+from toolcall300.spec import no_parameters
 
 Parse = Callable[[str], Any]
 
@@ -27,8 +28,8 @@ def call_parts(value: Any) -> tuple[str, Any] | None:
     if found is None:
         return None
     call, _ = found
-    key = next((k for k in ARGUMENT_KEYS if k in call), None)
-    return call["name"], (call[key] if key else {})
+    arguments = call_arguments(call)
+    return None if arguments is CONFLICT else (call["name"], arguments)
 
 
 def tool_parameters(tools: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
@@ -36,7 +37,7 @@ def tool_parameters(tools: list[dict[str, Any]], name: str) -> dict[str, Any] | 
     for tool in tools:
         fn = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(fn, dict) and fn.get("name") == name:
-            params = fn.get("parameters", NO_PARAMETERS)
+            params = fn["parameters"] if "parameters" in fn else no_parameters()
             return params if isinstance(params, dict) else None
     return None
 

@@ -51,17 +51,31 @@ def test_the_first_call_is_taken_even_when_a_later_copy_differs() -> None:
     assert integrator(text([{"name": "nope", "arguments": {}}, CALL]), TOOLS) is None
 
 
-def test_string_arguments_are_decoded_once_and_only_in_the_openai_family() -> None:
+def test_string_arguments_are_decoded_once_whatever_the_envelope() -> None:
+    """C2 (corpus v3): defensive integrators decode a string once wherever it appears, not only
+    where the OpenAI family's format carries one; twice-encoded arguments stay a string."""
     once, twice = json.dumps(ARGS), json.dumps(json.dumps(ARGS))
-    assert integrator(text({"function": {"name": "get_weather", "arguments": once}}), TOOLS) == CALL
-    assert (
-        integrator(text({"function": {"name": "get_weather", "arguments": twice}}), TOOLS) is None
-    )
     for envelope in (
-        {"name": "get_weather", "arguments": once},
-        {"name": "get_weather", "input": once},
+        {"function": {"name": "get_weather", "arguments": "{}"}},
+        {"name": "get_weather", "arguments": "{}"},
+        {"name": "get_weather", "input": "{}"},
+        {"name": "get_weather", "parameters": "{}"},
+        {"type": "tool_use", "id": "t", "name": "get_weather", "input": "{}"},
     ):
-        assert integrator(text(envelope), TOOLS) is None  # E3: these carry an object
+        key = next(k for k in ("function", "arguments", "input", "parameters") if k in envelope)
+        for value, want in ((once, CALL), (twice, None)):
+            if key == "function":
+                sent: dict[str, Any] = {"function": {"name": "get_weather", "arguments": value}}
+            else:
+                sent = {**envelope, key: value}
+            assert integrator(text(sent), TOOLS) == want, sent
+
+
+def test_argument_keys_that_disagree_are_refused_e2() -> None:
+    agree = {"name": "get_weather", "arguments": ARGS, "input": dict(ARGS)}
+    assert integrator(text(agree), TOOLS) == CALL
+    differ = {"name": "get_weather", "arguments": ARGS, "input": {"city": "Rome"}}
+    assert integrator(text(differ), TOOLS) is None
 
 
 def test_the_name_must_be_exact() -> None:

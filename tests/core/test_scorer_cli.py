@@ -15,7 +15,7 @@ from test_scorer_data import TRUTH, corpus_bytes, tiny_corpus, write_corpus
 
 from toolcall300.cli import dispatch
 from toolcall300.scoring.corpus import published_versions
-from toolcall300.spec import render_spec
+from toolcall300.spec import CORPUS_VERSION, render_spec
 
 SAMPLE = Path(__file__).parents[2] / "layers/toolcall300/toolcall300/data/sample30.jsonl"
 
@@ -339,14 +339,29 @@ def test_a_baseline_saved_on_corpus_version_1_is_refused_naming_both(tmp_path: P
     saved = tmp_path / "base.json"
     code, _, _ = score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
     report = json.loads(saved.read_text())
-    assert code == 0 and report["corpus_version"] == "2.0"
+    assert code == 0 and report["corpus_version"] == CORPUS_VERSION
     saved.write_text(json.dumps(_as_version_1(report)))
     code, out, err = score(
         "--corpus", str(SAMPLE), "--adapter", "integrator", "--baseline", str(saved)
     )
     assert code == 1 and out == ""
     assert err.count("\n") == 1
-    assert "corpus version 1.0" in err and "version 2.0" in err
+    assert "corpus version 1.0" in err and f"version {CORPUS_VERSION}" in err
+
+
+def test_a_baseline_saved_on_corpus_version_2_is_refused_naming_both(tmp_path: Path) -> None:
+    """Corpus v3 rebuilt args_as_string and multiple_calls (D9.2, D10.3): a v2 score is not
+    comparable, so a v2 baseline is refused in one line, as v1's was."""
+    saved = tmp_path / "base.json"
+    score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
+    report = json.loads(saved.read_text())
+    report.update(corpus_version="2.0", spec_version="toolcall300-grading/2.0")
+    saved.write_text(json.dumps(report))
+    code, out, err = score(
+        "--corpus", str(SAMPLE), "--adapter", "integrator", "--baseline", str(saved)
+    )
+    assert (code, out, err.count("\n")) == (1, "", 1)
+    assert "corpus version 2.0" in err and "version 3.0" in err
 
 
 def test_a_baseline_on_the_same_version_is_compared(tmp_path: Path) -> None:
@@ -366,7 +381,7 @@ def test_the_version_comes_from_the_manifest_that_pins_the_corpus(tmp_path: Path
     (tmp_path / "toolcall300.jsonl").write_bytes(data)
     sha = hashlib.sha256(data).hexdigest()
     # a published corpus is known by its pin even with no manifest beside it (a download)
-    assert corpus_version(tmp_path / "toolcall300.jsonl", sha) == "2.0"
+    assert corpus_version(tmp_path / "toolcall300.jsonl", sha) == CORPUS_VERSION
     built = data + b"\n"  # bytes this suite never published: only a manifest can say
     (tmp_path / "toolcall300.jsonl").write_bytes(built)
     built_sha = hashlib.sha256(built).hexdigest()
@@ -374,7 +389,7 @@ def test_the_version_comes_from_the_manifest_that_pins_the_corpus(tmp_path: Path
     manifest = json.loads((private / "manifest.json").read_bytes())
     manifest["files"]["toolcall300.jsonl"]["sha256"] = built_sha
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    assert corpus_version(tmp_path / "toolcall300.jsonl", built_sha) == "2.0"
+    assert corpus_version(tmp_path / "toolcall300.jsonl", built_sha) == CORPUS_VERSION
     assert corpus_version(tmp_path / "toolcall300.jsonl", "0" * 64) is None  # pins other bytes
 
 
@@ -382,8 +397,8 @@ def test_compare_reports_refuses_another_version() -> None:
     from toolcall300.scoring.report import VersionMismatch, compare_reports, score_cases
 
     cases = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
-    now = score_cases(cases, {}, corpus_sha256="x", corpus_version="2.0")
-    with pytest.raises(VersionMismatch, match=r"version 1\.0, this run on version 2\.0"):
+    now = score_cases(cases, {}, corpus_sha256="x", corpus_version=CORPUS_VERSION)
+    with pytest.raises(VersionMismatch, match=r"version 1\.0, this run on version 3\.0"):
         compare_reports(_as_version_1(now), now)
     assert compare_reports(now, now)["regressed"] is False
 
@@ -408,3 +423,41 @@ def test_a_copied_private_corpus_keeps_the_in_sample_note(tmp_path: Path) -> Non
     copy.write_bytes(private.read_bytes())
     code, out, _ = score("--corpus", str(copy), "--adapter", "toolshim")
     assert code == 0 and "in-sample" in out
+
+
+NO_PARAMS_CASES = [
+    {
+        "id": f"np-{i}",
+        "category": "extra_undeclared_arg",
+        "text": text,
+        "tools": [
+            {"type": "function", "function": {"name": "ping", "description": "no arguments"}}
+        ],
+        "expected_kind": "value",
+        "expected": {"name": "ping", "arguments": {}},
+    }
+    for i, text in enumerate(
+        ['{"name": "ping", "arguments": {"host": "a"}}', '{"name": "ping", "arguments": {}}']
+    )
+]
+
+
+def test_a_tool_declared_without_parameters_takes_no_arguments_through_the_scorer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D6.3, one reading everywhere: the adapter is handed the tool as taking no arguments, so a
+    normaliser following the contract returns {} and passes; one keeping what was written fails."""
+    from toolcall300.scoring.corpus import adapter_items
+
+    (tool,) = adapter_items(NO_PARAMS_CASES)[0]["tools"]
+    assert tool["function"]["parameters"] == {"type": "object", "properties": {}}
+    corpus = tmp_path / "np.jsonl"
+    corpus.write_text("".join(json.dumps(c) + "\n" for c in NO_PARAMS_CASES))
+    (tmp_path / "keeps.py").write_text(
+        "import json\ndef keep(text, tools):\n    return json.loads(text)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for adapter, exact in (("toolcall300.toolshim:normalise", 2), ("keeps:keep", 1)):
+        saved = tmp_path / f"{exact}.json"
+        code, _, _ = score("--corpus", str(corpus), "--adapter", adapter, "--json", str(saved))
+        assert code == 0 and json.loads(saved.read_text())["exact"] == exact, adapter

@@ -211,3 +211,21 @@ def test_the_answers_files_errors_are_untrusted_and_bounded() -> None:
     assert set(output.errors) == {"a"}
     assert 0 < len(output.errors["a"]) <= 800
     assert events.read_answers(b'{"answers": {}, "errors": []}').errors == {}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"answers": {"a": {"name": "x", "arguments": {"n": NaN}}}}',
+        b'{"answers": {"a": {"name": "x", "arguments": {"n": 1e999}}}}',
+        b'{"answers": {"a": {"name": "x", "arguments": {"n": 1, "n": 2}}}}',
+        b'{"answers": {"a": null, "a": {"name": "x", "arguments": {}}}}',
+        b'\xef\xbb\xbf{"answers": {}}',
+    ],
+)
+def test_an_answers_file_that_is_not_strict_json_is_never_graded(raw: bytes) -> None:
+    """E1: the one strict reader, as `toolcall300 score` reads an adapter's line; the harness
+    never writes such a file, so it is output_malformed, not a graded answer."""
+    output = events.read_answers(raw)
+    assert output.answers == {} and output.failure is not None
+    assert output.failure["reason"] == "output_malformed"

@@ -20,6 +20,7 @@ from toolcall300.service.domain.licences import issue_manual, revoke
 from toolcall300.service.errors import BadRequest, UpstreamUnavailable
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
+from toolcall300.spec import CORPUS_VERSION, SPEC_VERSION
 
 
 @pytest.fixture
@@ -204,7 +205,7 @@ def test_the_real_corpus_uploads_with_its_pins(aws: Any, call: Call, key: str) -
     upload_corpus(real, CorpusObjects(aws.names["CorpusBucket"]))
     status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
     manifest = json.loads((real / "manifest.json").read_bytes())
-    assert (data["version"], data["spec_version"]) == ("2.0", "toolcall300-grading/2.0")
+    assert (data["version"], data["spec_version"]) == (CORPUS_VERSION, SPEC_VERSION)
     assert data["version"] == manifest["version"]  # the version it was deployed with
     assert status == 200 and {f["name"] for f in data["files"]} >= {
         "toolcall300.jsonl",

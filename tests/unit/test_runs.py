@@ -15,8 +15,9 @@ from support.stores import CountingQuota, MemoryReports, MemoryRunStore
 
 from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import runs
-from toolcall300.service.domain.runs import compare, summary_of
 from toolcall300.service.errors import BadRequest, Conflict, NotFound, TooManyRequests
+from toolcall300.service.hosted.flow import compare, summary_of
+from toolcall300.spec import CORPUS_VERSION
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 IMAGE = "registry.example.com/team/adapter@sha256:" + "a" * 64
@@ -485,7 +486,9 @@ def test_a_baseline_saved_on_corpus_version_1_fails_the_run_naming_both_versions
     run = submit(store, commit="ccccccc", now=T0 + timedelta(minutes=1))
     runs.claim(store, run.run_id, owner="w", now=T0, lease_s=30)
     now = scoring(GOOD)
-    current = runs.Scoring(dict(now.report, corpus_version="2.0"), now.corpus_sha256, "v", {}, {})
+    current = runs.Scoring(
+        dict(now.report, corpus_version=CORPUS_VERSION), now.corpus_sha256, "v", {}, {}
+    )
     done = runs.finish_scored(
         store,
         reports,
@@ -500,8 +503,8 @@ def test_a_baseline_saved_on_corpus_version_1_fails_the_run_naming_both_versions
     assert done.failure is not None and done.failure["reason"] == "baseline_version"
     detail = done.failure["detail"]
     assert detail == (
-        "baseline was scored on corpus version 1.0, this run on version 2.0: "
-        "re-score the baseline on version 2.0"
+        f"baseline was scored on corpus version 1.0, this run on version {CORPUS_VERSION}: "
+        f"re-score the baseline on version {CORPUS_VERSION}"
     )
     assert runs.current_baseline(runs.team_runs(store, "acme"), "main") is not None
     assert runs.current_baseline(runs.team_runs(store, "acme"), "main").run_id == first.run_id
@@ -597,7 +600,7 @@ def test_one_busy_run_does_not_stop_the_sweep() -> None:
 def test_the_hosted_corpus_version_is_the_uploaded_manifests_when_it_pins_the_corpus() -> None:
     from pathlib import Path
 
-    from toolcall300.service.domain.runs import load_corpus
+    from toolcall300.service.hosted.flow import load_corpus
 
     private = Path(__file__).resolve().parents[2] / "corpus_private"
     files = {n: (private / n).read_bytes() for n in ("toolcall300.jsonl", "manifest.json")}
@@ -610,10 +613,12 @@ def test_the_hosted_corpus_version_is_the_uploaded_manifests_when_it_pins_the_co
 
         return read
 
-    assert load_corpus(read_from(files)).version == "2.0"
+    assert load_corpus(read_from(files)).version == CORPUS_VERSION
     assert load_corpus(read_from({"toolcall300.jsonl": files["toolcall300.jsonl"]})).version is None
     other = dict(files, **{"toolcall300.jsonl": files["toolcall300.jsonl"] + b""})
-    other["manifest.json"] = files["manifest.json"].replace(b'"2.0"', b'"9.9"', 1)
+    other["manifest.json"] = files["manifest.json"].replace(
+        f'"{CORPUS_VERSION}"'.encode(), b'"9.9"', 1
+    )
     assert load_corpus(read_from(other)).version == "9.9"
     unpinned = json.loads(files["manifest.json"])
     unpinned["files"]["toolcall300.jsonl"]["sha256"] = "0" * 64

@@ -28,6 +28,7 @@ from toolcall300.schema import (
     json_type_matches,
     schema_problems,
 )
+from toolcall300.spec import no_parameters
 
 Tool = dict[str, Any]
 
@@ -304,7 +305,7 @@ def model_view(entry: dict[str, Any]) -> Tool:
     if too_deep:
         raise CatalogError([too_deep])
     fn = {k: copy.deepcopy(v) for k, v in entry["function"].items() if not _is_pack_key(k)}
-    params = fn.get("parameters", {})
+    params = fn.get("parameters", no_parameters())  # D6.3: no parameters, no arguments
     fn["parameters"] = {"type": "object", **params}
     return {"type": "function", "function": fn}
 

@@ -3,8 +3,8 @@
 A report is read against two controls that repair nothing. The naive control (C1) trusts
 the model; this one does what every integrator's own code already does: parse, unwrap the
 documented envelopes (E2), take the first call, look the tool up by its exact name, decode
-the arguments once where the envelope's own format carries a string (E3), and validate them
-with the suite's own schema engine, refusing when they are invalid. It lives in the
+string arguments once whatever the envelope, and validate them with the suite's own schema
+engine, refusing when they are invalid. It lives in the
 foundation because two suites need the same steps: the scorer runs it as
 ``--adapter integrator``, and the generator's integrity check ``integrator_fails`` proves no
 repairable case passes it.
@@ -16,13 +16,10 @@ from typing import Any
 
 from toolcall300.canonical import canonical, loads_strict
 from toolcall300.schema import is_valid
+from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, FUNCTION_KEYS, no_parameters
 
-#: E2: where a call object keeps its arguments, in the order an SDK looks.
-ARGUMENT_KEYS = ("arguments", "parameters", "input")
-#: E2: keys whose object value is the call one level down (OpenAI's function family).
-FUNCTION_KEYS = ("function", "function_call")
-#: D6.3: a tool without ``parameters`` takes no arguments.
-NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+#: What :func:`call_arguments` answers for a call whose argument keys disagree (E2: refused).
+CONFLICT = object()
 
 
 def first_call(value: Any) -> tuple[dict[str, Any], bool] | None:
@@ -35,10 +32,10 @@ def first_call(value: Any) -> tuple[dict[str, Any], bool] | None:
     ({'name': 'f', 'input': {}}, False)
     """
     if isinstance(value, list):
-        value = value[0] if value else None
+        value = value[0] if value else None  # E1; an item that is itself an array is no call (E4)
     openai = False
-    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
-        entries = value["tool_calls"]
+    if isinstance(value, dict) and isinstance(value.get(CALLS_KEY), list):
+        entries = value[CALLS_KEY]
         value, openai = (entries[0] if entries else None), True
     if isinstance(value, dict):
         inner = next((value[k] for k in FUNCTION_KEYS if isinstance(value.get(k), dict)), None)
@@ -49,6 +46,26 @@ def first_call(value: Any) -> tuple[dict[str, Any], bool] | None:
     return value, openai
 
 
+def call_arguments(call: dict[str, Any]) -> Any:
+    """E2: a call object's arguments, under the first of E2's keys it writes; ``{}`` when it
+    writes none (D1.3); :data:`CONFLICT` when two are written and differ canonically.
+
+    >>> call_arguments({"name": "f", "input": {"n": 1}})
+    {'n': 1}
+    >>> call_arguments({"name": "f", "arguments": {}, "input": {"n": 1}}) is CONFLICT
+    True
+    """
+    present = [call[k] for k in ARGUMENT_KEYS if k in call]
+    if not present:
+        return {}
+    try:
+        if any(canonical(other) != canonical(present[0]) for other in present[1:]):
+            return CONFLICT
+    except (TypeError, ValueError, RecursionError):
+        return CONFLICT
+    return present[0]
+
+
 def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     """C2: the integrator control; ``None`` is a refusal (rule 12).
 
@@ -56,7 +73,9 @@ def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     ...     "type": "object", "properties": {"n": {"type": "integer"}}}}}]
     >>> integrator('{"function": {"name": "f", "arguments": "{\\\\"n\\\\": 1}"}}', tools)
     {'name': 'f', 'arguments': {'n': 1}}
-    >>> integrator('{"name": "f", "arguments": "{\\\\"n\\\\": 1}"}', tools) is None
+    >>> integrator('{"name": "f", "arguments": "{\\\\"n\\\\": 1}"}', tools)
+    {'name': 'f', 'arguments': {'n': 1}}
+    >>> integrator('{"name": "f", "arguments": "\\\\"{}\\\\""}', tools) is None
     True
     >>> integrator('{"name": "F", "arguments": {"n": 1}}', tools) is None
     True
@@ -67,11 +86,10 @@ def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     if found is None:
         return None
-    call, openai = found
+    call, _openai = found
     name = call["name"]
-    key = next((k for k in ARGUMENT_KEYS if k in call), None)
-    arguments = call[key] if key else {}
-    if openai and isinstance(arguments, str):
+    arguments = call_arguments(call)
+    if isinstance(arguments, str):  # once, whatever the envelope (C2)
         try:
             arguments = loads_strict(arguments)
         except (ValueError, RecursionError):
@@ -81,7 +99,7 @@ def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     for tool in tools:
         fn = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(fn, dict) and fn.get("name") == name:
-            schema = fn.get("parameters", NO_PARAMETERS)
+            schema = fn["parameters"] if "parameters" in fn else no_parameters()  # D6.3
             try:
                 valid = isinstance(schema, dict) and is_valid(arguments, schema)
             except (TypeError, ValueError, RecursionError):

@@ -8,10 +8,12 @@ example ``D11.1``). This module is data and a renderer; it enforces nothing itse
 
 from __future__ import annotations
 
-SPEC_VERSION = "toolcall300-grading/2.0"
+from typing import Any
+
+SPEC_VERSION = "toolcall300-grading/3.0"
 #: The corpus version the generator builds under this contract; reports and hosted baselines
 #: record it, and one scored on another version is never compared with this one.
-CORPUS_VERSION = "2.0"
+CORPUS_VERSION = "3.0"
 
 #: The twelve categories of the case format (docs/case-format.md), in report order.
 CATEGORIES = (
@@ -28,6 +30,27 @@ CATEGORIES = (
     "truncated",
     "unrecoverable",
 )
+
+#: E2's vocabulary, the one every reader of a text uses (the controls, toolshim and the
+#: generator's own reader keep independent code, but read these keys and no others).
+#: Where a call object keeps its arguments, in the order E2 lists them.
+ARGUMENT_KEYS = ("arguments", "parameters", "input")
+#: Keys whose object value is the call one level down (OpenAI's function, and its legacy form).
+FUNCTION_KEYS = ("function", "function_call")
+#: The key of OpenAI's message whose array holds the calls.
+CALLS_KEY = "tool_calls"
+
+
+def no_parameters() -> dict[str, Any]:
+    """D6.3: the schema of a tool declared without ``parameters`` (it takes no arguments).
+
+    A function, not a shared dict, so no caller can change what every other caller reads.
+
+    >>> no_parameters()
+    {'type': 'object', 'properties': {}}
+    """
+    return {"type": "object", "properties": {}}
+
 
 #: D2.1: every case in these categories expects a refusal.
 REFUSAL_CATEGORIES = frozenset({"hallucinated_tool", "unrecoverable"})
@@ -133,6 +156,20 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "where its schema does not allow null is refused (rule 6 fills only a property "
                 "that is missing, never one written as null).",
             ),
+            (
+                "D5.4",
+                "A string coerced to a `number` becomes the number a JSON reader reads from that "
+                'spelling: with a fraction or an exponent it is a float ("12.5" -> 12.5, '
+                '"1e3" and "1E3" -> 1000.0, written 1000.0), without either an integer '
+                '("-3" -> -3). For an `integer` property "1e3" is refused (D5.1).',
+            ),
+            (
+                "D5.5",
+                "A value that no rule repairs is refused, on an optional property as on a "
+                'required one: `"days": "abc"` where `days` is an optional integer refuses the '
+                "call; the property is never dropped to make the call valid (rule 7 drops only "
+                "undeclared keys, and dropping would delete what was written).",
+            ),
         ),
     ),
     (
@@ -195,6 +232,25 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "and are kept as written, unless it says additionalProperties: false (then every "
                 "key is undeclared and dropped).",
             ),
+            (
+                "D7.5",
+                "Re-nesting applies at every level of the arguments: inside a declared object, a "
+                "key that belongs to one of that object's nested objects is re-nested under "
+                "D7.1-D7.3, read relative to that object (its own properties are its top level).",
+            ),
+            (
+                "D7.6",
+                "A flattened key re-nested where the nested object was also written merges into "
+                "it: a key the written object lacks is added; the same key with a canonically "
+                "equal value collapses; a different value is a conflict, and the call is refused.",
+            ),
+            (
+                "D7.7",
+                "Property names are never normalised: rule 3's noise (case, separators) applies "
+                'to tool names only. A key that is not exactly a declared name (`"City"` for '
+                "`city`) is undeclared and dropped (D7.2); a required property left missing is "
+                "then refused unless its default fills it (rule 6).",
+            ),
         ),
     ),
     (
@@ -214,6 +270,12 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "where an array of objects is declared becomes a one-element array). `null` is "
                 "never wrapped, unwrapped or coerced (D5.3).",
             ),
+            (
+                "D8.3",
+                "The unwrapping direction applies to every declared type but array, objects "
+                'included: `[{"city": "Oslo"}]` where an object is declared becomes '
+                '`{"city": "Oslo"}`; an empty array or one of two or more is refused.',
+            ),
         ),
     ),
     (
@@ -229,10 +291,10 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
             (
                 "D9.2",
                 "How the corpus builds rule 9: every args_as_string case carries arguments "
-                "encoded more than once, or encoded once in an envelope whose own format carries "
-                "an object (E3). A string encoded once in the OpenAI family is that format's wire "
-                "form, decoded by every client (control C2), so a case built on it would measure "
-                "envelope handling, not rule 9.",
+                "encoded at least twice, in every envelope. Integrators decode a string of "
+                "arguments once wherever it appears (control C2): in the OpenAI family that is "
+                "the format's wire form (E3), and elsewhere it is what defensive code does, so a "
+                "case encoded once would measure what every client already does, not rule 9.",
             ),
         ),
     ),
@@ -256,10 +318,17 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "D10.3",
                 "How the corpus builds rule 10: the copies of a multiple_calls case differ "
                 "textually and each needs at least one repair under another rule (rule 3 name "
-                "noise, rule 9 string arguments, rule 5 lossless coercion or rule 4 enum "
-                "spelling) before all agree; the rationale names each copy's repairs. Identical "
-                "valid copies pass by taking the first call (control C2), so they would measure "
-                "nothing of rule 10.",
+                "noise, rule 9 string arguments encoded twice (D9.2), rule 5 lossless coercion "
+                "or rule 4 enum spelling) before all agree, and no copy is the call after C2's "
+                "one decode; the rationale names each copy's repairs. Identical valid copies "
+                "pass by taking the first call (control C2), so they would measure nothing of "
+                "rule 10.",
+            ),
+            (
+                "D10.4",
+                "One complete call inside an array cut after it (`[{...}` or `[{...},` at the "
+                "cut) is that call: rule 11 closes the array and nothing was begun after the "
+                "call. A second call begun and cut is D10.2: the text is refused.",
             ),
         ),
     ),
@@ -355,8 +424,8 @@ READING: tuple[tuple[str, str], ...] = (
         "E3",
         "The OpenAI family (`function`, `function_call`, `tool_calls`) carries arguments as a "
         'JSON string by its own format; bare `{"name", "arguments"}`, `parameters` '
-        "and `input` carry an object. Rule 9 decodes a string in either; the difference "
-        "defines control C2 and how the corpus builds rule 9 (D9.2).",
+        "and `input` carry an object. Rule 9 decodes a string in either, and so does "
+        "control C2, once (D9.2).",
     ),
     (
         "E4",
@@ -379,7 +448,8 @@ CONTROLS: tuple[tuple[str, str], ...] = (
         "integrator: what an integrator's own code does by following its SDK's documentation. "
         "Parse the text (refuse if it does not parse); unwrap the envelopes of E2; take the "
         "first call; look the tool up by its exact declared name; decode the arguments once "
-        "when they are a string in the OpenAI family (E3); validate them against the tool's "
+        "when they are a string, whatever the envelope (what defensive integrators write, not "
+        "only what the OpenAI family's format promises); validate them against the tool's "
         "schema with the suite's own engine and refuse if they are invalid or not an object; "
         "return {name, arguments}. The corpus is built so that no repairable case passes C2 "
         "(the integrity check integrator_fails), as none passes C1.",

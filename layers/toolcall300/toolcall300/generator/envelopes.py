@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall300.canonical import canonical
+from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, FUNCTION_KEYS
+
 #: Envelope names, in the rotation order the generator uses.
 ENVELOPES = ("bare", "function", "typed", "tool_calls", "parameters", "input")
-
-#: Where an envelope keeps the arguments.
-ARGUMENT_KEYS = ("arguments", "parameters", "input")
 
 #: E3: the envelopes of the OpenAI family, whose own format carries arguments as a JSON
 #: string; the others (bare, parameters, input) carry an object.
@@ -98,26 +98,35 @@ def dumps(value: Any, style: Style) -> str:
 
 
 def _unwrap_one(value: Any) -> dict[str, Any] | None:
+    """E2 for one array item or one ``tool_calls`` entry: the call as written, or ``None``
+    when it is not one (E4) or its argument keys disagree (E2: refused)."""
     if not isinstance(value, dict):
-        return None
-    if isinstance(value.get("function"), dict):
-        value = value["function"]
+        return None  # an item that is itself an array is no call either (E1, E4)
+    inner = next((value[k] for k in FUNCTION_KEYS if isinstance(value.get(k), dict)), None)
+    if inner is not None:
+        value = inner
     if not isinstance(value.get("name"), str):
         return None
-    for key in ARGUMENT_KEYS:
-        if key in value:
-            return {"name": value["name"], "arguments": value[key]}
-    return {"name": value["name"], "arguments": None}
+    present = [value[key] for key in ARGUMENT_KEYS if key in value]
+    if any(canonical(other) != canonical(present[0]) for other in present[1:]):
+        return None
+    return {"name": value["name"], "arguments": present[0] if present else None}
 
 
 def sent_calls(parsed: Any) -> list[dict[str, Any]] | None:
-    """The calls a parsed text carries, as written (no repair); ``None`` when it is not calls."""
-    items = (
-        parsed.get("tool_calls") if isinstance(parsed, dict) and "tool_calls" in parsed else parsed
-    )
-    if not isinstance(items, list):
-        items = [items]
-    calls = [_unwrap_one(item) for item in items]
-    if not calls or any(c is None for c in calls):
-        return None
-    return [c for c in calls if c is not None]
+    """The calls a parsed text carries, as written (no repair), read as E1 and E2 say; ``None``
+    when it is not calls (any item that is not one makes the whole text none, D10.2)."""
+    items = parsed if isinstance(parsed, list) else [parsed]
+    calls: list[dict[str, Any]] = []
+    for item in items:
+        entries = (
+            item[CALLS_KEY]
+            if isinstance(item, dict) and isinstance(item.get(CALLS_KEY), list)
+            else [item]
+        )
+        for entry in entries:
+            call = _unwrap_one(entry)
+            if call is None:
+                return None
+            calls.append(call)
+    return calls or None

@@ -23,6 +23,7 @@ from toolcall300.importers.dialects import (
     Refused,
     normalise_schema,
 )
+from toolcall300.spec import no_parameters
 
 Entry = dict[str, Any]
 #: ``mapper(entry, note) -> declaration``: one foreign entry as a tools.json declaration.
@@ -46,7 +47,7 @@ def _declaration(
     if description is not None:
         fn["description"] = description
     if parameters is None:
-        parameters = {"type": "object", "properties": {}}
+        parameters = no_parameters()
         note("parameters", "none declared: an object with no properties")
     fn["parameters"] = normalise_schema(parameters, dialect, note)
     return {"type": "function", "function": fn}
@@ -336,8 +337,6 @@ def detect(raw: Any) -> str:
     entries, implied = unwrap(raw)
     if implied:
         return implied
-    if isinstance(raw, list) and not raw:
-        raise Refused("the catalog declares no tools (an empty array)")
     forms = {f for f in (entry_form(e) for e in entries) if f}
     if forms == {"tools-json"}:
         return "tools-json"

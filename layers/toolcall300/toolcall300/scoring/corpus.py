@@ -15,7 +15,7 @@ from typing import Any
 from toolcall300.canonical import loads_strict
 from toolcall300.catalog import depth_problem, model_view
 from toolcall300.schema import schema_problems
-from toolcall300.spec import CATEGORIES, CORPUS_VERSION, REFUSAL_CATEGORIES
+from toolcall300.spec import CATEGORIES, CORPUS_VERSION, REFUSAL_CATEGORIES, no_parameters
 
 
 class CorpusError(ValueError):
@@ -37,7 +37,7 @@ def _tool_problem(tool: Any, index: int) -> str | None:
         return f"{where}.function is not an object"
     if not isinstance(fn.get("name"), str) or not fn["name"]:
         return f"{where}.function.name must be a non-empty string"
-    params = fn.get("parameters", {"type": "object"})
+    params = fn["parameters"] if "parameters" in fn else no_parameters()  # D6.3
     problems = schema_problems(params)
     if problems:
         return f"{where} ({fn['name']}) parameters: {problems[0].message}"

@@ -15,13 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.canonical import canonical
+from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, FUNCTION_KEYS
 from toolcall300.toolshim.reader import OpenArray, OpenObject, is_complete
 from toolcall300.toolshim.types import ABSENT
-
-#: The keys a call's arguments may arrive under, in order of preference.
-ARGUMENT_KEYS = ("arguments", "parameters", "input")
-#: Keys whose value is one call, one level down (``tool_calls`` holds a list of them).
-_ONE_KEYS = ("function", "function_call")
 
 
 @dataclass(slots=True)
@@ -58,10 +54,10 @@ def extract_calls(documents: list[Any]) -> list[RawCall]:
     whose ``is_call`` is false, so that a caller can refuse them under rule 10 (D10.1)."""
     out: list[RawCall] = []
     if len(documents) == 1:
-        _extract(documents[0], _ONE_DOCUMENT, out)
+        _extract(documents[0], _ONE_DOCUMENT, out, array_allowed=True)
         return out
     for i, doc in enumerate(documents):
-        _extract(doc, (i,), out)
+        _extract(doc, (i,), out, array_allowed=True)
     return out
 
 
@@ -69,13 +65,17 @@ def extract_calls(documents: list[Any]) -> list[RawCall]:
 _ONE_DOCUMENT = (None,)
 
 
-def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
-    """Append the calls in ``value``; ``where`` is the way to it (its length bounds the depth)."""
+def _extract(
+    value: Any, where: tuple[Any, ...], out: list[RawCall], array_allowed: bool = False
+) -> None:
+    """Append the calls in ``value``; ``where`` is the way to it (its length bounds the depth).
+    ``array_allowed``: ``value`` is a document or a ``tool_calls`` value, where an array holds
+    calls (E1, E2); an array anywhere else, an array's item included, is no call (E4)."""
     if isinstance(value, dict):  # the usual case first
         members, is_open = value, False
     elif isinstance(value, OpenObject):
         members, is_open = value.members, True
-    elif isinstance(value, (list, OpenArray)):
+    elif isinstance(value, (list, OpenArray)) and array_allowed:
         for i, item in enumerate(value if isinstance(value, list) else value.items):
             _extract(item, (*where, i), out)
         return
@@ -84,13 +84,13 @@ def _extract(value: Any, where: tuple[Any, ...], out: list[RawCall]) -> None:
     if members is None or len(where) > 9:
         out.append(RawCall(ABSENT, ABSENT, None, not is_complete(value), where))
         return
-    if "tool_calls" in members:
-        inner = members["tool_calls"]
+    if CALLS_KEY in members:
+        inner = members[CALLS_KEY]
         if isinstance(inner, (list, OpenArray)):
-            _extract(inner, (*where, "tool_calls"), out)
+            _extract(inner, (*where, CALLS_KEY), out, array_allowed=True)
             return
     if "function" in members or "function_call" in members:
-        for key in _ONE_KEYS:
+        for key in FUNCTION_KEYS:
             inner = members.get(key)
             if isinstance(inner, (dict, OpenObject)):
                 _extract(inner, (*where, key), out)

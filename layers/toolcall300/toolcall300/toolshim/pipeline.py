@@ -44,6 +44,7 @@ from toolcall300.schema import (
     format_path,
     schema_problems,
 )
+from toolcall300.spec import no_parameters
 from toolcall300.toolshim.envelope import RawCall, extract_calls
 from toolcall300.toolshim.reader import (
     CutString,
@@ -59,8 +60,6 @@ from toolcall300.toolshim.types import ABSENT, Explained, Reason, Refusal, Repai
 
 __all__ = ["Explained", "Reason", "Refusal", "Repair", "normalise", "normalise_explained"]
 
-#: A tool declared without ``parameters`` takes no arguments.
-_NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 #: Rule 9 decodes repeatedly; each decode shortens the text, this only bounds the work.
 _MAX_DECODES = 32
 
@@ -186,7 +185,7 @@ def _schemas_by_name(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
         fn = tool.get("function", tool)
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             continue
-        params = fn.get("parameters", _NO_PARAMETERS)
+        params = fn["parameters"] if "parameters" in fn else no_parameters()  # D6.3
         out.setdefault(fn["name"], []).append(params)
     return out
 

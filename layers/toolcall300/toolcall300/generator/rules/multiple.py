@@ -15,7 +15,7 @@ from typing import Any
 from toolcall300.canonical import canonical
 from toolcall300.catalog import Tool, tool_name, tool_schema
 from toolcall300.controls import integrator
-from toolcall300.generator.envelopes import ENVELOPE_NOTES, STRING_FORMAT, call_id, wrap
+from toolcall300.generator.envelopes import ENVELOPE_NOTES, call_id, wrap
 from toolcall300.generator.rules import (
     Call,
     Ctx,
@@ -55,11 +55,10 @@ def _spoil(
         mangled, index = found
         return mangled, args, f"calls {quote(mangled)}, {MANGLER_NOISE[index]} (rule 3 / D3.1)"
     if kind == "string":
-        times = 2 if env in STRING_FORMAT else 1
-        return (
+        return (  # D9.2: twice in every envelope, since one decode is what C2 does
             name,
-            encode(ctx, args, times),
-            f"carries the arguments as a JSON string encoded {TIMES[times]} (rule 9 / D9.1, D9.2)",
+            encode(ctx, args, 2),
+            f"carries the arguments as a JSON string encoded {TIMES[2]} (rule 9 / D9.1, D9.2)",
         )
     if kind == "coerce":
         keys = [key for key in args if coercible(props.get(key, {}))]

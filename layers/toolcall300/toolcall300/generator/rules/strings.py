@@ -1,10 +1,9 @@
 """Rule 9: arguments delivered as a JSON string that only rule 9 turns back into an object.
 
-How the corpus builds rule 9 (D9.2): the OpenAI family's own format carries arguments as a
-JSON string (E3), which every client decodes once, so there the arguments are encoded twice
-(or three times); the other envelopes carry an object, so there one encoding is already a
-defect. Either way a client that decodes only what its format promises is left with a
-string, and no case of this category passes the integrator control (C2).
+How the corpus builds rule 9 (D9.2): integrators decode a string of arguments once, whatever
+the envelope (control C2), so every case encodes the arguments twice (or three times) in
+every envelope. A client that decodes once is left with a string, so no case of this
+category passes C2; only decoding repeatedly, as rule 9 says, gets the call.
 """
 
 from __future__ import annotations
@@ -39,17 +38,16 @@ def encode(ctx: Ctx, value: Any, times: int) -> Any:
     return value
 
 
-def string_times(envelope: str, variant: int) -> int:
-    """D9.2: one more encoding than the envelope's own format carries, every third case one more."""
-    base = 2 if envelope in STRING_FORMAT else 1
-    return base + (1 if variant % 3 == 2 else 0)
+def string_times(variant: int) -> int:
+    """D9.2: more encodings than one decode undoes (two), every third case three."""
+    return 2 + (1 if variant % 3 == 2 else 0)
 
 
 def args_as_string(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 9 / D9.2: arguments as a JSON string encoded more than the envelope's format says."""
+    """Rule 9 / D9.2: arguments as a JSON string encoded more than one decode undoes."""
     call = valid_call(ctx, tool)
     env = ROTATION[variant % len(ROTATION)]
-    times = string_times(env, variant)
+    times = string_times(variant)
     encoded = encode(ctx, call["arguments"], times)
     text = render(ctx, wrap(tool_name(tool), encoded, env, call_id(ctx.rng, env)))
     keys = ", ".join(quote(k) for k in call["arguments"]) or "no properties"
@@ -61,8 +59,8 @@ def args_as_string(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     why = (
         f"The text is {ENVELOPE_NOTES[env]} (E2), {native}; the arguments of "
         f"{quote(tool_name(tool))} arrive as a JSON string encoded {TIMES[times]}. Rule 9 (D9.1) "
-        f"decodes it {'repeatedly ' if times > 1 else ''}until it is an object ({keys}), which is "
-        "already the valid call as written, so nothing else changes. A client that decodes only "
-        "what its envelope's format promises is left with a string (D9.2)."
+        f"decodes it repeatedly until it is an object ({keys}), which is already the valid call "
+        "as written, so nothing else changes. A client that decodes once is left with a "
+        "string (D9.2)."
     )
     return draft("args_as_string", text, choose_tools(ctx, tool), call, "rule 9 / D9.1, D9.2", why)

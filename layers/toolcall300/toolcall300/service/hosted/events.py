@@ -6,20 +6,19 @@ caller's ``score``); FAILED maps Batch's reason onto the closed list of failure 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from toolcall300.canonical import loads_strict
 from toolcall300.jobs import harness
 from toolcall300.jobs.failures import HARNESS_EXITS
 from toolcall300.scoring.protocol import error_tail
 from toolcall300.service.domain import runs
-from toolcall300.service.domain.runs.objects import answers_key
 from toolcall300.service.errors import NotFound, PayloadTooLarge
 from toolcall300.service.hosted.batch import BatchPort, Objects
-from toolcall300.service.hosted.submit import JOB_PREFIX
+from toolcall300.service.hosted.submit import JOB_PREFIX, answers_key
 
 # ----------------------------------------------------------------------------- job events
 
@@ -116,11 +115,13 @@ def failure_of(ev: JobEvent) -> dict[str, str]:
 def read_answers(raw: bytes) -> harness.JobOutput:
     """Validate the job's answers file (string ids only; a bad file is output_malformed).
 
-    The file comes from inside the team's container, so it is treated as untrusted input.
+    The file comes from inside the team's container, so it is treated as untrusted input, and
+    read by the suite's one strict reader (E1): the harness writes only strict JSON, so a file
+    with NaN or a repeated key was not written by it, and is never graded.
     """
     try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not JSON, or too deep
+        doc = loads_strict(raw)
+    except (ValueError, RecursionError):  # not strict JSON (UnicodeDecodeError is one), or too deep
         doc = None
     if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
         bad = runs.failure("output_malformed", "the job's answers file is not valid")

@@ -1,0 +1,111 @@
+"""Cases built on the decisions corpus v3 added where the contract had left a held-out writer
+to guess (D5.4, D5.5, D7.5-D7.7, D8.3, D10.4): each a text, a catalog and the one expected
+outcome, graded as the scorer grades, and followed by the reference normaliser.
+
+They are written from the decision's text; toolshim passing them is in-sample (same team),
+so they pin the contract's reading, not a score.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from toolcall300.spec import decision_ids
+from toolcall300.toolshim.pipeline import normalise
+
+
+def tools(properties: dict[str, Any], required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    params = {"type": "object", "properties": properties, "required": list(required)}
+    return [{"type": "function", "function": {"name": "f", "parameters": params}}]
+
+
+NUMBER = tools({"x": {"type": "number"}})
+INTEGER = tools({"x": {"type": "integer"}}, ("x",))
+OPTIONAL = tools({"x": {"type": "integer"}, "days": {"type": "integer"}}, ("x",))
+ADDRESS = tools(
+    {
+        "name": {"type": "string"},
+        "address": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+        },
+    }
+)
+DEEP = tools(
+    {
+        "a": {
+            "type": "object",
+            "properties": {
+                "b": {
+                    "type": "object",
+                    "properties": {"c": {"type": "integer"}, "d": {"type": "integer"}},
+                }
+            },
+        }
+    }
+)
+CITY = tools({"city": {"type": "string"}}, ("city",))
+
+
+def call(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "f", "arguments": arguments}
+
+
+def text(arguments: Any) -> str:
+    return json.dumps({"name": "f", "arguments": arguments})
+
+
+CASES = [
+    ("D5.4", text({"x": "1e3"}), NUMBER, call({"x": 1000.0})),
+    ("D5.4", text({"x": "1E3"}), NUMBER, call({"x": 1000.0})),
+    ("D5.4", text({"x": "-3"}), NUMBER, call({"x": -3})),
+    ("D5.4", text({"x": "12.5"}), NUMBER, call({"x": 12.5})),
+    ("D5.4", text({"x": "1e3"}), INTEGER, None),
+    ("D5.5", text({"x": 1, "days": "abc"}), OPTIONAL, None),
+    ("D5.5", text({"x": 1, "days": [1, 2]}), OPTIONAL, None),
+    ("D7.5", text({"a": {"b.c": 1, "d": 2}}), DEEP, call({"a": {"b": {"c": 1, "d": 2}}})),
+    ("D7.5", text({"a": {"c": 1}}), DEEP, call({"a": {"b": {"c": 1}}})),
+    (
+        "D7.6",
+        text({"address": {"city": "Oslo"}, "zip": "0150"}),
+        ADDRESS,
+        call({"address": {"city": "Oslo", "zip": "0150"}}),
+    ),
+    (
+        "D7.6",
+        text({"address": {"zip": "0150"}, "address.zip": "0150"}),
+        ADDRESS,
+        call({"address": {"zip": "0150"}}),
+    ),
+    ("D7.6", text({"address": {"zip": "0150"}, "zip": "9999"}), ADDRESS, None),
+    ("D7.7", text({"City": "Oslo"}), CITY, None),
+    ("D7.7", text({"city": "Oslo", "City": "Rome"}), CITY, call({"city": "Oslo"})),
+    ("D8.3", text({"address": [{"city": "Oslo"}]}), ADDRESS, call({"address": {"city": "Oslo"}})),
+    ("D8.3", text({"address": []}), ADDRESS, None),
+    ("D8.3", text({"address": [{"city": "Oslo"}, {"city": "Rome"}]}), ADDRESS, None),
+    ("D10.4", '[{"name": "f", "arguments": {"x": 1}}', INTEGER, call({"x": 1})),
+    ("D10.4", '[{"name": "f", "arguments": {"x": 1}},', INTEGER, call({"x": 1})),
+    ("D10.4", '[{"name": "f", "arguments": {"x": 1}}, {"name": "f", "argu', INTEGER, None),
+]
+
+
+def test_every_case_rests_on_a_decision_of_the_contract() -> None:
+    assert {did for did, *_ in CASES} <= set(decision_ids())
+
+
+@pytest.mark.parametrize(
+    ("decision", "sent", "catalog", "expected"),
+    CASES,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)],
+)
+def test_the_reference_normaliser_follows_the_decision(
+    decision: str, sent: str, catalog: list[dict[str, Any]], expected: dict[str, Any] | None
+) -> None:
+    got = normalise(sent, catalog)
+    if expected is None:
+        assert got is None, (decision, got)
+    else:  # rule 1: compared by canonical JSON spelling, so 1000.0 and 1000 differ (D1.2)
+        assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)
