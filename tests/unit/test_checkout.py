@@ -128,6 +128,31 @@ def test_a_checkout_started_with_a_team_key_buys_a_seat_of_that_team(
     assert start(call, {"product": "team"}, authorization="Bearer tc300_" + "x" * 32)[0] == 401
 
 
+def test_a_member_key_buys_no_seat_and_revoking_it_leaves_no_key_it_made(
+    call: Call, aws: Any, stripe_sessions: Any
+) -> None:
+    """docs/tenancy.md: only the purchase key buys seats and makes members. A member that
+    tries both is refused before Stripe is asked, and once the owner revokes it, no live key
+    of the team is one the owner did not make (the seat a member bought was one)."""
+    key, owner = owner_key(aws)
+    base = f"/teams/{owner.team}/keys"
+    status, member = keys_call(call, "POST", base, key)
+    assert status == 201
+    status, data = start(call, {"product": "team"}, authorization=f"Bearer {member['key']}")
+    assert (status, data["error"]["code"]) == (403, "owner_only")
+    assert stripe_sessions.requests == []  # no checkout session was started for it
+    assert keys_call(call, "POST", base, member["key"])[1]["error"]["code"] == "owner_only"
+    assert keys_call(call, "DELETE", f"{base}/{member['key_id']}", key)[0] == 200
+    assert keys_call(call, "GET", "/licence", member["key"])[0] == 401
+    table = LicenceTable(aws.names["LicencesTable"])
+    alive = [
+        lic
+        for lic in (licences.Licence.from_item(i) for i in table.by_team(str(owner.team)))
+        if lic.status == "active"
+    ]
+    assert [lic.licence_id for lic in alive] == [owner.licence_id]
+
+
 def keys_call(call: Call, method: str, path: str, key: str) -> tuple[int, Any]:
     status, _, data = call(method, path, headers={"authorization": f"Bearer {key}"})
     return status, data

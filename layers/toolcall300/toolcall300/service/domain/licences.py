@@ -428,12 +428,19 @@ def list_licences(store: LicenceStore) -> list[Licence]:
     )
 
 
+def require_purchase_key(licence: Licence, *, to: str = "manage member keys") -> None:
+    """Only a team's purchase key (claimed for a paid team checkout, or issued by an operator)
+    manages member keys and buys seats; a member key never does, so revoking a member leaves
+    no key it created (docs/tenancy.md, "Joining a team"). 403 ``owner_only`` otherwise."""
+    if licence.parent_id is not None or licence.source == "member":
+        raise Forbidden(f"only the team's purchase key may {to}", code="owner_only")
+
+
 def _require_owner(owner: Licence, team: str) -> None:
     """Only the team's own paid licence manages its member keys (docs/tenancy.md)."""
     if owner.tier != "team" or owner.team != team:
         raise Forbidden("this licence belongs to another team", code="wrong_team")
-    if owner.parent_id is not None:
-        raise Forbidden("only the team's purchase key manages member keys", code="owner_only")
+    require_purchase_key(owner)
 
 
 def issue_member(

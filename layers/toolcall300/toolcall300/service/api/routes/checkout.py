@@ -2,8 +2,8 @@
 
 The buyer names a product (``domain.products``) and, for a team, a display name; the service
 sets the price, the metadata the webhook reads and, for a new team, the team's identity
-(docs/tenancy.md). Sent with a team licence key, the checkout buys another seat of that team
-instead. The answer is the hosted payment page to send the buyer to; its success URL is the
+(docs/tenancy.md). Sent with a team's purchase key, the checkout buys another seat of that
+team instead; a member key may not (403 ``owner_only``). The answer is the hosted payment page to send the buyer to; its success URL is the
 one-time key claim.
 """
 
@@ -23,7 +23,12 @@ from toolcall300.service.api.resolver import (
     public_base_url,
 )
 from toolcall300.service.api.wiring import licence_store, stripe_api_key
-from toolcall300.service.domain.licences import TEAM_NAME_MAX, new_team_id, team_name_problem
+from toolcall300.service.domain.licences import (
+    TEAM_NAME_MAX,
+    new_team_id,
+    require_purchase_key,
+    team_name_problem,
+)
 from toolcall300.service.domain.products import PRODUCTS, product_named
 from toolcall300.service.errors import BadRequest
 from toolcall300.service.observability import count
@@ -68,6 +73,7 @@ def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:
     team = team_name = None
     if product.needs_team and bearer_key(headers) is not None:
         seat_of = require_licence(headers, store=licence_store(), tier="team")
+        require_purchase_key(seat_of, to="buy seats")  # a member key buys nothing
         team, team_name = seat_of.team, seat_of.team_name
     elif product.needs_team:
         problem = team_name_problem(request.team_name)
