@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import ipaddress
 import socket
 import threading
 from typing import Any
@@ -172,6 +173,65 @@ def test_on_aws_no_private_loopback_link_local_or_metadata_address_is_allowed(ad
         callback.checked_addresses(
             "https://hooks.example.com/x", local=False, resolve=resolves_to(address)
         )
+
+
+EMBEDDING_REFUSED_IPV4 = [
+    "64:ff9b::a9fe:a9fe",  # NAT64 well-known prefix -> 169.254.169.254
+    "64:ff9b::10.0.0.1",
+    "64:ff9b:1::a00:1",  # NAT64 local-use prefix: refused whole
+    "2002:a9fe:a9fe::1",  # 6to4 -> 169.254.169.254
+    "2002:c0a8:101::",  # 6to4 -> 192.168.1.1
+    "::10.0.0.1",  # IPv4-compatible
+    "::169.254.169.254",
+    "::127.0.0.1",
+    "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo: client 10.0.0.1 (obfuscated)
+]
+
+
+@pytest.mark.parametrize("address", EMBEDDING_REFUSED_IPV4)
+def test_on_aws_an_ipv6_form_of_a_refused_ipv4_address_is_refused(address: str) -> None:
+    assert not callback.address_allowed(address, local=False)
+    with pytest.raises(callback.DestinationRefused):
+        callback.checked_addresses(
+            "https://hooks.example.com/x", local=False, resolve=resolves_to(address)
+        )
+
+
+_V4_REFUSED = st.ip_addresses(v=4).filter(
+    lambda ip: not callback.address_allowed(str(ip), local=False)
+)
+
+
+def _embeddings(
+    v4: ipaddress.IPv4Address, low: int, teredo_server: ipaddress.IPv4Address
+) -> list[str]:
+    n = int(v4)
+    teredo_prefix = (0x20010000 << 96) | (int(teredo_server) << 64)
+    return [
+        str(ipaddress.IPv6Address((0xFFFF << 32) | n)),  # ::ffff:a.b.c.d
+        str(ipaddress.IPv6Address(n)),  # ::a.b.c.d
+        str(ipaddress.IPv6Address((0x0064FF9B << 96) | n)),  # 64:ff9b::a.b.c.d
+        str(ipaddress.IPv6Address((0x2002 << 112) | (n << 80) | (low & (2**80 - 1)))),  # 6to4
+        # Teredo: the client's address is stored inverted in the last 32 bits
+        str(ipaddress.IPv6Address(teredo_prefix | (low & 0xFFFF_FFFF) << 32 | (n ^ 0xFFFFFFFF))),
+        str(
+            ipaddress.IPv6Address((0x2001 << 112) | (n << 64) | (low & (2**64 - 1)))
+        ),  # Teredo server
+        str(ipaddress.IPv6Address((0x0064FF9B0001 << 80) | (low & (2**80 - 1)))),  # local-use NAT64
+    ]
+
+
+@given(v4=_V4_REFUSED, low=st.integers(0, 2**80 - 1), server=st.ip_addresses(v=4))
+def test_any_ipv6_address_embedding_a_refused_ipv4_address_is_refused(
+    v4: ipaddress.IPv4Address, low: int, server: ipaddress.IPv4Address
+) -> None:
+    for address in _embeddings(v4, low, server):
+        assert not callback.address_allowed(address, local=False), address
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "::ffff:93.184.216.34"])
+def test_on_aws_an_ipv6_form_of_a_public_ipv4_address_is_allowed(address: str) -> None:
+    assert callback.address_allowed(address, local=False)
 
 
 @pytest.mark.parametrize("address", ["93.184.216.34", "2606:4700::1111", "8.8.8.8"])

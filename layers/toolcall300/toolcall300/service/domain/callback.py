@@ -123,15 +123,57 @@ class DestinationRefused(ValueError):
     """The callback URL names a host the service does not send callbacks to."""
 
 
+#: NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address it reaches.
+NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+#: NAT64's local-use prefix (RFC 8215): the operator chooses the embedding, so where an address
+#: in it leads cannot be read from it; refused whole.
+NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
+#: IPv4-compatible addresses (RFC 4291, deprecated): ``::a.b.c.d``.
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address leads to by a transition form: IPv4-mapped
+    (``::ffff:a.b.c.d``), IPv4-compatible (``::a.b.c.d``), NAT64 (``64:ff9b::a.b.c.d``), 6to4
+    (``2002:AABB:CCDD::/48``) and Teredo (``2001::/32``: its server and its client).
+
+    >>> [str(a) for a in embedded_ipv4(ipaddress.IPv6Address("64:ff9b::a9fe:a9fe"))]
+    ['169.254.169.254']
+    """
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip in NAT64_WELL_KNOWN or ip in IPV4_COMPATIBLE:
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return found
+
+
 def address_allowed(address: str, *, local: bool) -> bool:
     """Whether a callback may be sent to ``address``: loopback only on a local stack, only
     globally routable addresses on AWS (which excludes private, loopback, link-local with the
-    metadata service 169.254.169.254, shared, reserved and multicast ranges)."""
+    metadata service 169.254.169.254, shared, reserved and multicast ranges).
+
+    On AWS an IPv6 address that embeds an IPv4 address (:func:`embedded_ipv4`) is allowed only
+    when that IPv4 address is, so NAT64, 6to4, Teredo or ``::a.b.c.d`` never reach a private or
+    link-local IPv4 address the rule refuses (docs/hosted-scoring.md, "Callbacks")."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     if local:
         return ip.is_loopback
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in NAT64_LOCAL_USE:
+            return False
+        if not all(_global(v4) for v4 in embedded_ipv4(ip)):
+            return False
+    return _global(ip)
+
+
+def _global(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
