@@ -3,6 +3,7 @@ each mapping is made and reported, what the contract cannot say is refused by na
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -693,3 +694,19 @@ def test_every_bfcl_sample_case_imports_as_bfcl_ships_it() -> None:
         assert catalog_problems(imported.tools) == []
         partial += bool(imported.left_out)
     assert partial <= len(cases) // 20  # a tool left out (named) in at most 5 % of catalogs
+
+
+def test_generate_builds_a_checked_corpus_from_a_bfcl_case_as_shipped(tmp_path: Path) -> None:
+    line = BFCL_SAMPLE.read_text().splitlines()[0]
+    src = tmp_path / "case.json"
+    src.write_text(line)
+    imported = import_file(line.encode())
+    out = tmp_path / "corpus"
+    code, _, err = cli("generate", "--tools", str(src), "--out", str(out))
+    assert code == 0, err
+    assert "import: read case.json as bfcl" in err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["catalog"]["name"] == "case.imported.json"
+    pinned = catalog_bytes(imported, line.encode())
+    assert manifest["catalog"]["sha256"] == hashlib.sha256(pinned).hexdigest()
+    assert cli("generate", "--check-only", "--out", str(out))[0] == 0
