@@ -119,6 +119,7 @@ def main() -> int:
 
     print("\n$ toolcall300 serve --port 0    # the local stack, in the background", flush=True)
     proc, api = start_stack()
+    keep = os.environ.get("KEEP", "") not in ("", "0")
     try:
         bought = step(
             "buy a test team licence",
@@ -179,21 +180,35 @@ def main() -> int:
                 env=env,
                 ok=(2,),
             )
-        keep = os.environ.get("KEEP", "") not in ("", "0")
-        where = KEY_FILE.relative_to(ROOT)
-        print(f"\nDashboard: {api}/dashboard (sign in with the key in {where}: `cat {where}`)")
-        print(
-            f"To look around later with the demo's data:\n"
-            f"  toolcall300 serve --state {STATE.relative_to(ROOT)}   (or: make demo KEEP=1)"
-        )
         if keep:
-            print("The stack keeps running with the demo's data; Ctrl-C stops it.", flush=True)
+            print(closing_words(api, keep=True), flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 proc.wait()
     finally:
         stop_stack(proc)
+    if not keep:
+        print(closing_words(api, keep=False))
     print("\ndemo: every step behaved as expected")
     return 0
+
+
+def closing_words(api: str, *, keep: bool) -> str:
+    """Where to see the demo's runs: the running stack's dashboard with ``KEEP=1``; otherwise
+    (the stack has stopped, so its URL is dead) how to bring it back with the demo's data."""
+    where = KEY_FILE.relative_to(ROOT)
+    sign_in = f"sign in with the key in {where}: `cat {where}`"
+    again = f"toolcall300 serve --state {STATE.relative_to(ROOT)}"
+    if keep:
+        return (
+            f"\nDashboard: {api}/dashboard ({sign_in})\n"
+            f"To look around later with the demo's data:\n  {again}\n"
+            "The stack keeps running with the demo's data; Ctrl-C stops it."
+        )
+    return (
+        "\nThe demo's stack has stopped. To see its runs on the dashboard:\n"
+        f"  {again}   (or: make demo KEEP=1)\n"
+        f"then open the URL it prints followed by /dashboard and {sign_in}"
+    )
 
 
 if __name__ == "__main__":

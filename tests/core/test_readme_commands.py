@@ -35,3 +35,14 @@ def test_every_corpus_the_readme_names_exists_from_the_root() -> None:
 def test_every_readme_score_command_parses() -> None:
     for words in score_commands():
         parse_args(words[2:])
+
+
+def test_the_top_of_the_readme_is_the_quickest_route_the_kit() -> None:
+    """A new user's first score needs nothing installed: README's first commands are the kit's."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = text.split("```sh", 1)[1].split("```", 1)[0]
+    assert "make kit" in first
+    runs = [line for line in first.splitlines() if line.startswith("python3 score.py")]
+    assert runs and all("--corpus sample30.jsonl" in line for line in runs)
+    for line in runs:
+        parse_args(shlex.split(line, comments=True)[2:])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.dashboard import EMPTY_KEY, GOOD_KEY, SINGLE_KEY, ContractApi, shoot
+from support.dashboard import EMPTY_KEY, GOOD_KEY, PACK_KEY, SINGLE_KEY, ContractApi, shoot
 
 
 def open_dashboard(pg: Any, api: ContractApi, key: str | None = GOOD_KEY) -> None:
@@ -200,6 +200,16 @@ def test_single_licence_is_refused_with_a_reason(
     open_dashboard(watched_page, contract_api, key=SINGLE_KEY)
     watched_page.locator("#signin-error").wait_for()
     assert "needs a team licence" in watched_page.locator("#signin-error").text_content()
+
+
+def test_a_check_pack_key_is_refused_saying_its_balance_not_single_developer(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=PACK_KEY)
+    watched_page.locator("#signin-error").wait_for()
+    said = watched_page.locator("#signin-error").text_content() or ""
+    assert "check-pack key (37 of 500 paid checks left)" in said
+    assert "single-developer" not in said and "needs a team licence" in said
 
 
 def test_empty_team_shows_the_empty_state(watched_page: Any, contract_api: ContractApi) -> None:

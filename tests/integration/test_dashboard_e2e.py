@@ -266,3 +266,36 @@ def test_member_keys_are_listed_for_the_purchase_key_only(watched_page: Any, tea
     pg.get_by_role("heading", name=f"Team {team.name}").wait_for()
     assert pg.locator("#members").is_hidden()
     assert pg.console_errors == []
+
+
+def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
+    watched_page: Any, dashboard_stack: str
+) -> None:
+    """The dashboard manages member keys as `toolcall300 team keys` does: issue (shown once),
+    list, revoke; a team with no runs yet can do it too."""
+    url, name = dashboard_stack, "keys-" + secrets.token_hex(4)
+    owner = buy_team_licence(url, name)
+    pg = watched_page
+    pg.goto(url + "/dashboard")
+    pg.get_by_label("Licence key").fill(owner)
+    pg.get_by_role("button", name="Sign in").click()
+    pg.get_by_role("heading", name="Member keys").wait_for()
+    pg.get_by_role("button", name="Issue a member key").click()
+    shown = pg.locator("#member-new-key")
+    shown.wait_for()
+    member = shown.text_content() or ""
+    assert member.startswith("tc300_")
+    auth = {"Authorization": f"Bearer {member}"}
+    seen = requests.get(f"{url}/licence", headers=auth, timeout=30).json()
+    assert seen["tier"] == "team" and seen["manages_members"] is False
+    key_id = requests.get(
+        f"{url}/teams/{seen['team']}/keys", headers={"Authorization": f"Bearer {owner}"}, timeout=30
+    ).json()["keys"][0]["key_id"]
+    assert key_id in (pg.locator("#members-list").text_content() or "")
+    pg.get_by_role("button", name=f"Revoke {key_id}").click()
+    pg.get_by_text(f"Member key {key_id} is revoked.").wait_for()
+    assert requests.get(f"{url}/licence", headers=auth, timeout=30).status_code == 401
+    assert pg.get_by_role("button", name=f"Revoke {key_id}").count() == 0
+    pg.get_by_role("button", name="Sign out").click()
+    assert member not in pg.content()  # the key shown once does not outlive the session
+    assert pg.console_errors == []

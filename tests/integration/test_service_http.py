@@ -41,6 +41,17 @@ def test_dev_purchase_shows_back_a_team_name_it_cannot_use(local_stack: Any) -> 
     assert "(acme_corp)" in out.getvalue()
 
 
+def test_dev_purchase_of_a_check_pack_says_its_balance_not_a_team(local_stack: Any) -> None:
+    from toolcall300.client import dev as devtools
+
+    argv = ["purchase", "--api", local_stack.url, "--tier", "checks-500"]
+    out, err = io.StringIO(), io.StringIO()
+    assert devtools.run(devtools.parse_args(argv), out, err) == 0, err.getvalue()
+    first = out.getvalue().splitlines()[0]
+    assert first.endswith(": a check pack, 500 of 500 paid checks left (POST /check)"), first
+    assert "team" not in first
+
+
 def test_download_verifies_every_pin(
     local_stack: Any, buy_licence: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -341,3 +352,35 @@ def test_partial_refunds_over_http_leave_a_pack_only_the_checks_still_paid_for(
     two = requests.post(f"{local_stack.url}/check", json=request, headers=auth, timeout=30)
     assert one.status_code == 200, one.text
     assert two.status_code == 402 and two.json()["error"]["code"] == "no_paid_checks"
+
+
+def test_team_keys_issue_list_and_revoke_from_the_cli(
+    local_stack: Any, buy_licence: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`toolcall300 team keys ...` does what curl did: issue (shown once), list, revoke."""
+    from toolcall300.cli import dispatch
+
+    owner = buy_licence("team", "cli-team")
+
+    def team(*argv: str, key: str = owner) -> tuple[int, str, str]:
+        monkeypatch.setenv("TOOLCALL300_LICENCE", key)
+        out, err = io.StringIO(), io.StringIO()
+        code = dispatch(["team", "keys", *argv, "--api", local_stack.url], out, err)
+        return code, out.getvalue(), err.getvalue()
+
+    code, out, err = team("issue")
+    assert code == 0, err
+    member = out.splitlines()[-1]
+    key_id = out.split()[2]
+    assert member.startswith("tc300_") and key_id.startswith("lic_k")
+    auth = {"Authorization": f"Bearer {member}"}
+    seen = requests.get(f"{local_stack.url}/licence", headers=auth, timeout=10).json()
+    assert seen["tier"] == "team" and seen["manages_members"] is False
+    code, out, _ = team("list")
+    assert code == 0 and f"{key_id}  active" in out and member not in out
+    code, _, err = team("issue", key=member)  # a member key manages nothing
+    assert code == 1 and "owner_only" in err
+    code, out, _ = team("revoke", key_id)
+    assert code == 0 and out == f"member key {key_id}: revoked\n"
+    assert requests.get(f"{local_stack.url}/licence", headers=auth, timeout=10).status_code == 401
+    assert f"{key_id}  revoked" in team("list")[1]

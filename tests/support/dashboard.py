@@ -44,6 +44,8 @@ CHROMIUM_ARGS = [
 GOOD_KEY = "tc300_" + "g" * 32
 EMPTY_KEY = "tc300_" + "e" * 32
 SINGLE_KEY = "tc300_" + "s" * 32
+PACK_KEY = "tc300_" + "p" * 32  # a check-pack key: GET /licence says its balance
+PACK = {"remaining": 37, "granted": 500}
 
 
 def shoot(pg: Any, name: str) -> Path:
@@ -178,6 +180,7 @@ class ContractApi:
             GOOD_KEY: ("acme", "team"),
             EMPTY_KEY: ("quiet-team", "team"),
             SINGLE_KEY: (None, "single"),
+            PACK_KEY: (None, "checks"),
         }.get(token)  # type: ignore[return-value]
 
     def answer(self, path: str, auth: str | None) -> tuple[int, dict[str, str], bytes]:
@@ -211,6 +214,7 @@ class ContractApi:
                         "status": "active",
                         "team": team,
                         "issued_at": "2026-11-01T00:00:00Z",
+                        "checks": PACK if tier == "checks" else None,
                     }
                 ).encode(),
             )

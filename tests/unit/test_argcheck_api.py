@@ -91,6 +91,19 @@ def test_a_licence_with_a_pack_lifts_the_free_tier(call: Call, aws: Any) -> None
     )
 
 
+def test_get_licence_says_the_pack_balance(call: Call, aws: Any) -> None:
+    key = _with_pack(aws, checks=3)
+    auth = {"authorization": f"Bearer {key}"}
+    assert call("GET", "/licence", headers=auth)[2]["checks"] == {"remaining": 3, "granted": 3}
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 200
+    assert call("GET", "/licence", headers=auth)[2]["checks"] == {"remaining": 2, "granted": 3}
+    plain, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    answer = call("GET", "/licence", headers={"authorization": f"Bearer {plain}"})[2]
+    assert answer["checks"] is None
+
+
 REFUSALS = [
     (b"{bad", 400),
     (json.dumps({"arguments": {}}).encode(), 400),

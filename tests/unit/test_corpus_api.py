@@ -135,6 +135,18 @@ def test_path_traversal_and_odd_ids_are_400_or_404(
     assert status in (400, 404) and "error" in data
 
 
+def test_a_malformed_case_id_answers_the_code_docs_api_md_names(
+    call: Call, published: dict[str, Any], key: str
+) -> None:
+    status, _, data = call(
+        "GET", "/cases/TC300-0001/rationale", headers={"authorization": f"Bearer {key}"}
+    )
+    assert status == 400 and data["error"]["code"] == "invalid_request"
+    api_md = (Path(__file__).parents[2] / "docs/api.md").read_text()
+    row = next(line for line in api_md.splitlines() if "`GET /cases/{id}/rationale`" in line)
+    assert "`400 invalid_request`" in row and "invalid_case_id" not in row
+
+
 @settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=20))
 def test_validate_case_id_accepts_exactly_the_id_grammar(text: str) -> None:

@@ -12,7 +12,7 @@ import sys
 from typing import NoReturn, TextIO
 
 from toolcall300 import __version__
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, UsageError, install_line
 
 #: name -> (module, one-line help). Core commands first; service commands need the extras.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "admin": ("toolcall300.service.admin", "operator commands: manage licences by hand"),
     "download": ("toolcall300.client.download", "download the licensed corpus and verify its pins"),
     "ci": ("toolcall300.client.ci", "submit a hosted scoring run from CI and gate on it"),
+    "team": ("toolcall300.client.team", "a team's member keys: team keys issue|list|revoke"),
 }
 
 
@@ -74,7 +75,7 @@ def dispatch(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
         module = importlib.import_module(COMMANDS[name][0])
     except ImportError as exc:
         stderr.write(
-            f"toolcall300 {name}: needs the service extras (pip install 'toolcall300[local]'): {exc}\n"
+            f"toolcall300 {name}: needs the service extras ({install_line('local')}): {exc}\n"
         )
         return EXIT_ERROR
     try:

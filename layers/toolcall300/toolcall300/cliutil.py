@@ -8,6 +8,7 @@ raises :class:`UsageError` instead, which the dispatcher turns into exit 1.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import NoReturn
 
 EXIT_OK = 0
@@ -24,3 +25,23 @@ class ArgParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
+
+
+def install_line(extra: str) -> str:
+    """How to install this package's ``extra`` (``local``, ``verify``) where a user stands.
+
+    No package index carries ``toolcall300`` (docs/hosted-scoring.md), so a hint naming
+    ``pip install 'toolcall300[extra]'`` fails: from a checkout, the line names the checkout's
+    own folder; from the kit or a wheel, it says how to get one.
+    """
+    from toolcall300 import __version__
+
+    root = Path(__file__).resolve().parents[3]  # <root>/layers/toolcall300/toolcall300/
+    if (root / "pyproject.toml").is_file() and (root / "layers").is_dir():
+        return f"pip install '{root}[{extra}]'"
+    return (
+        f"pip install '/path/to/checkout[{extra}]' from a checkout of the toolcall300 "
+        f"repository, or pip install 'toolcall300-{__version__}-py3-none-any.whl[{extra}]' "
+        "with a wheel built in one (python3 -m pip wheel --no-deps .); "
+        "no package index carries toolcall300"
+    )

@@ -34,7 +34,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--jwks", required=True, help="the saved GET /.well-known/jwks.json of the service"
         )
         return verify.parse_args(argv[1:])
-    parser = ArgParser(prog="toolcall300 check", description=_DESCRIPTION)
+    parser = ArgParser(
+        prog="toolcall300 check",
+        usage="toolcall300 check [-h] [--selftest] [file]\n       toolcall300 check verify REPORT --jwks KEYS",
+        description=_DESCRIPTION,
+        epilog=(
+            "toolcall300 check verify REPORT --jwks KEYS checks a saved signed report (the answer "
+            "of a paid POST /check) offline against the service's saved GET /.well-known/jwks.json "
+            "(docs/argcheck-report.md); `toolcall300 check verify --help` says more. A request "
+            "file named verify is given as ./verify."
+        ),
+    )
     parser.add_argument("file", nargs="?", help="a request as JSON (default: standard input)")
     parser.add_argument(
         "--selftest", action="store_true", help="verify the corpus pin and run every vector"

@@ -28,6 +28,7 @@ from typing import Any
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import apply_diff
 from toolcall300.canonical import canonical, canonical_bytes, loads_strict
+from toolcall300.cliutil import install_line
 
 JWS_ALG = "EdDSA"
 #: What each whitelist rule may do to the blob (the criteria's diff format).
@@ -148,8 +149,7 @@ def ed25519_verifier() -> Verifier:
     except ImportError as exc:
         raise ReportError(
             "verifying an Ed25519 signature needs the cryptography package: "
-            "pip install 'toolcall300[verify]' (or verify with any JOSE tool: "
-            "docs/argcheck-report.md)"
+            f"{install_line('verify')} (or verify with any JOSE tool: docs/argcheck-report.md)"
         ) from exc
 
     def verify(public_key: bytes, signature: bytes, signed: bytes) -> bool:

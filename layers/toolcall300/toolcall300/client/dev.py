@@ -61,10 +61,37 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except (ApiError, ValueError, OSError) as exc:
         stderr.write(f"toolcall300 dev purchase: {exc}\n")
         return EXIT_ERROR
-    stdout.write(
-        f"licence {claimed['licence_id']}: tier {claimed['tier']}, "
-        f"team {claimed.get('team') or '-'} ({claimed.get('team_name') or '-'})\n"
-    )
+    checks = None
+    if claimed.get("tier") == "checks":  # say the pack's balance, as GET /licence does
+        try:
+            auth = {"Authorization": f"Bearer {claimed['key']}"}
+            checks = request_json("GET", f"{api}/licence", headers=auth)[2].get("checks")
+        except (ApiError, OSError, AttributeError):
+            checks = None
+    stdout.write(licence_line(claimed, checks) + "\n")
     stdout.write("key (shown once; export it as TOOLCALL300_LICENCE):\n")
     stdout.write(f"{claimed['key']}\n")
     return EXIT_OK
+
+
+def licence_line(claimed: dict[str, Any], checks: dict[str, Any] | None = None) -> str:
+    """What was bought, in the words of its tier (a pack has no team; a single licence neither).
+
+    >>> licence_line({"licence_id": "lic_1", "tier": "team", "team": "t_9", "team_name": "Acme"})
+    'licence lic_1: tier team, team t_9 (Acme)'
+    >>> licence_line({"licence_id": "lic_2", "tier": "checks"}, {"remaining": 500, "granted": 500})
+    'licence lic_2: a check pack, 500 of 500 paid checks left (POST /check)'
+    >>> licence_line({"licence_id": "lic_3", "tier": "single"})
+    'licence lic_3: tier single (one developer)'
+    """
+    head = f"licence {claimed['licence_id']}"
+    if claimed.get("tier") == "team":
+        return f"{head}: tier team, team {claimed.get('team')} ({claimed.get('team_name')})"
+    if claimed.get("tier") == "checks":
+        balance = (
+            f"{checks['remaining']} of {checks['granted']} paid checks left"
+            if checks
+            else "its balance is at GET /licence"
+        )
+        return f"{head}: a check pack, {balance} (POST /check)"
+    return f"{head}: tier {claimed.get('tier')} (one developer)"

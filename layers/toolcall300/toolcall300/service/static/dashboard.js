@@ -345,8 +345,8 @@
   }
 
   /** GET an API path with the bearer key; resolves to the parsed JSON or rejects with ApiError. */
-  function api(path, key, asBlob) {
-    var init = { method: "GET", headers: { Authorization: "Bearer " + key, Accept: "application/json" }, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" };
+  function api(path, key, asBlob, method) {
+    var init = { method: method || "GET", headers: { Authorization: "Bearer " + key, Accept: "application/json" }, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" };
     return fetch(apiUrl(path, window.location.href), init).then(function (response) {
       if (response.ok) {
         return asBlob ? response.blob() : response.json().catch(function () {
@@ -432,6 +432,11 @@
     $("signin-error").textContent = "";
     setLoading("Checking your key…");
     api("licence", key).then(function (licence) {
+      if (licence.tier === "checks") {
+        var pack = licence.checks;
+        var left = pack ? pack.remaining + " of " + pack.granted + " paid checks left" : "no paid checks left";
+        throw new ApiError(403, "tier_insufficient", "This is a check-pack key (" + left + "); it pays for argument checks (POST /check). The team dashboard needs a team licence.");
+      }
       if (licence.tier !== "team" || !licence.team) {
         throw new ApiError(403, "tier_insufficient", "This is a single-developer licence; the team dashboard needs a team licence.");
       }
@@ -459,6 +464,7 @@
 
   function signOut(message) {
     forgetKey();
+    clear($("member-new"));  // a key shown once is not left on the page
     state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
@@ -534,6 +540,7 @@
       node.textContent = window.location.origin;  // the commands name this very service
     });
     $("history-body").hidden = empty;
+    renderMembers();  // a team with no runs yet manages its member keys too
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
         ? "Team " + state.teamName + " has no hosted runs yet."
@@ -544,7 +551,6 @@
     renderCharts(scoredHistory(runs, ""));
     renderRunsTable(runs);
     renderBaselines();
-    renderMembers();
   }
 
   function baselineIdsFor(name) {
@@ -611,16 +617,60 @@
       return;
     }
     var rows = state.members.map(function (m) {
+      var action = el("td", {});
+      if (m.status === "active") {
+        var revoke = el("button", { type: "button", "class": "button-secondary", "aria-label": "Revoke " + m.key_id, text: "Revoke" });
+        revoke.addEventListener("click", function () { revokeMember(m.key_id, revoke); });
+        action.appendChild(revoke);
+      }
       return el("tr", {}, [
         el("th", { scope: "row" }, [el("code", { text: m.key_id })]),
         el("td", { text: m.status }),
-        el("td", { text: formatTime(m.issued_at) })
+        el("td", { text: formatTime(m.issued_at) }),
+        action
       ]);
     });
     box.appendChild(scrollTable({
       label: "Member keys", caption: "Member keys, oldest first", rows: rows,
-      head: [{ text: "Key id" }, { text: "Status" }, { text: "Issued" }]
+      head: [{ text: "Key id" }, { text: "Status" }, { text: "Issued" }, { text: "Action" }]
     }));
+  }
+
+  /** The purchase key manages member keys here as with `toolcall300 team keys` (docs/tenancy.md). */
+  function membersPath() {
+    return "teams/" + encodeURIComponent(state.team) + "/keys";
+  }
+
+  function reloadMembers() {
+    return api(membersPath(), state.key).then(function (answer) {
+      state.members = answer.keys || [];
+      renderMembers();
+    });
+  }
+
+  function memberProblem(err) {
+    var box = clear($("member-new"));
+    box.appendChild(el("p", { "class": "field-error", role: "alert", text: err instanceof ApiError ? err.message : "That did not work; try again." }));
+  }
+
+  function issueMember() {
+    var button = $("member-issue");
+    button.disabled = true;
+    clear($("member-new"));
+    api(membersPath(), state.key, false, "POST").then(function (made) {
+      var box = clear($("member-new"));
+      box.appendChild(el("p", { text: "New member key " + made.key_id + ", shown once: copy it now and give it to the member as TOOLCALL300_LICENCE." }));
+      box.appendChild(el("p", {}, [el("code", { id: "member-new-key", text: made.key })]));
+      return reloadMembers();
+    }).catch(memberProblem).then(function () { button.disabled = false; });
+  }
+
+  function revokeMember(keyId, button) {
+    button.disabled = true;
+    api(membersPath() + "/" + encodeURIComponent(keyId), state.key, false, "DELETE").then(function () {
+      clear($("member-new")).appendChild(el("p", { text: "Member key " + keyId + " is revoked." }));
+      return reloadMembers();
+    }).catch(function (err) { button.disabled = false; memberProblem(err); });
   }
 
   function renderBaselines() {
@@ -877,6 +927,7 @@
       $("main").focus();
     });
     $("sign-out").addEventListener("click", function () { signOut(""); });
+    $("member-issue").addEventListener("click", issueMember);
     $("retry").addEventListener("click", reload);
     $("baseline-select").addEventListener("change", function (event) {
       state.baseline = event.target.value;

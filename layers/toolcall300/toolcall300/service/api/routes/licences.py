@@ -18,11 +18,18 @@ from toolcall300.service.api.resolver import (
     make_router,
     ok_response,
 )
-from toolcall300.service.api.wiring import licence_store
+from toolcall300.service.api.wiring import check_ledger, licence_store
 from toolcall300.service.domain import licences
 from toolcall300.service.observability import count
 
 router = make_router()
+
+
+class CheckPackView(BaseModel):
+    """A key's pack of paid argument checks (docs/argcheck-payment.md): checks left of those bought."""
+
+    remaining: int
+    granted: int
 
 
 class LicenceView(BaseModel):
@@ -34,6 +41,8 @@ class LicenceView(BaseModel):
     issued_at: str | None
     #: the team's purchase key: it issues and revokes member keys (docs/tenancy.md)
     manages_members: bool
+    #: the key's check pack, or null for a key that holds none
+    checks: CheckPackView | None = None
 
 
 class ClaimView(LicenceView):
@@ -59,14 +68,23 @@ def claim(
 
 @router.get(
     "/licence",
-    summary="Describe the bearer's licence: tier, status, team, issue date",
+    summary="Describe the bearer's licence: tier, status, team, issue date, check pack balance",
     responses={**ok_response(LicenceView, "the licence"), **error_responses(401, 403)},
     tags=["licences"],
 )
 def describe() -> LicenceView:
     # Every key may describe itself, a check-pack key too (tier "checks" admits all tiers).
     licence = require_licence(router.current_event.headers, store=licence_store(), tier="checks")
-    return LicenceView.model_validate(licence.public())
+    pack = check_ledger().pack(licence.licence_id)
+    checks = (
+        None
+        if pack is None
+        else {
+            "remaining": int(pack.get("remaining") or 0),
+            "granted": int(pack.get("granted") or 0),
+        }
+    )
+    return LicenceView.model_validate({**licence.public(), "checks": checks})
 
 
 class MemberKeyView(BaseModel):
