@@ -1,4 +1,5 @@
-"""Rule 8 / D8.1: a lone scalar for an array, or a one-element array for a scalar."""
+"""Rule 8 / D8.1: a lone scalar for an array, or a one-element array for a scalar or (D8.3)
+an object."""
 
 from __future__ import annotations
 
@@ -38,9 +39,20 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 8 / D8.1: a lone scalar for a declared array, or a one-element array for a scalar."""
     props = props_of(tool)
     to_array = variant % 2 == 0
-    cands = [
-        p for p in props if (_one_element_array(p.schema) if to_array else plain_scalar(p.schema))
+    # D8.3: every third unwrapping case wraps an object, where the catalog declares one.
+    objects = [
+        p
+        for p in props
+        if value_type(p.schema) == "object" and "null" not in p.schema.get("type", ())
     ]
+    if not to_array and (variant // 2) % 3 == 2 and objects:
+        cands = objects
+    else:
+        cands = [
+            p
+            for p in props
+            if (_one_element_array(p.schema) if to_array else plain_scalar(p.schema))
+        ]
     if not cands:
         return None
     prop = cands[(variant // 2) % len(cands)]
@@ -53,6 +65,8 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     else:
         sent_value = [value]
         how = f"the one-element array {quote(sent_value)} where a {prop.type} is declared; the expected call unwraps it to {quote(value)}"
+        if prop.type == "object":
+            how += " (D8.3: objects unwrap as scalars do)"
     if not is_valid(call["arguments"], tool_schema(tool)):
         return None
     sent = dict(call["arguments"])
@@ -61,4 +75,5 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     why = (
         f"{quote(prop.name)} was written as {how} (rule 8 / D8.1: the one-element direction only)."
     )
-    return draft("array_vs_scalar", text, choose_tools(ctx, tool), call, "rule 8 / D8.1", why)
+    rule = "rule 8 / D8.1, D8.3" if prop.type == "object" and not to_array else "rule 8 / D8.1"
+    return draft("array_vs_scalar", text, choose_tools(ctx, tool), call, rule, why)

@@ -1,8 +1,9 @@
 """The unrecoverable rules: texts with no correct call in them, where only a refusal passes.
 
 A mix, rotating with the case index: a required property missing with no default, an enum
-value matching no member or two, a lossy coercion, a name matching two declared tools, calls
-that differ, several values for a scalar, a cut inside the tool name, and prose with no call.
+value matching no member or two, a lossy coercion (on an optional property too, D5.5), a name
+matching two declared tools, calls that differ, several values for a scalar, a cut inside the
+tool name, prose with no call, and a required property written under a noisy name (D7.7).
 Each builds a correct call first and breaks it in one named way. This module deliberately
 builds nothing that a normaliser could repair.
 """
@@ -48,6 +49,7 @@ UNRECOVERABLE_KINDS = (
     "cut_in_name",
     "prose",
     "enum_two_members",
+    "noisy_property_name",
 )
 
 
@@ -148,10 +150,48 @@ def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     call = call_with_path(ctx, tool, path, sub)
     set_in(call["arguments"], path, spelled)
     why = f"{dotted(path)} is declared {kind} but was written {quote(spelled)}; that conversion would be a guess, not lossless and reversible (rule 5 / D5.1)."
+    rule = "rule 5 / D5.1"
+    if path[0] not in tool_schema(tool).get("required", []):
+        why += (
+            f" {quote(path[0])} is optional, but an invalid value is refused, never dropped (D5.5)."
+        )
+        rule = "rule 5 / D5.1, D5.5"
     return _refuse(
         choose_tools(ctx, tool),
         render_call(ctx, tool_name(tool), call["arguments"], variant),
-        "rule 5 / D5.1",
+        rule,
+        why,
+    )
+
+
+def _noisy(name: str) -> str | None:
+    """``name`` as rule 3 would call noise in a tool name: another case, or - for _ (D7.7)."""
+    if "_" in name:
+        return name.replace("_", "-")
+    swapped = name[:1].swapcase() + name[1:]
+    return swapped if swapped != name else None
+
+
+def _u_noisy_property_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    declared = set(tool_schema(tool).get("properties", {}))
+    nested = {k for p in props_of(tool) for k in p.schema.get("properties", {})}
+    cands = [
+        (p, noisy)
+        for p in props_of(tool)
+        if p.required and not p.has_default
+        for noisy in [_noisy(p.name)]
+        if noisy and noisy not in declared and noisy not in nested and "." not in noisy
+    ]
+    if not cands:
+        return None
+    prop, noisy = cands[variant % len(cands)]
+    call = valid_call(ctx, tool)
+    sent = {(noisy if k == prop.name else k): v for k, v in call["arguments"].items()}
+    why = f"Required property {quote(prop.name)} was written as {quote(noisy)}: property names are never normalised (D7.7), so {quote(noisy)} is undeclared and dropped (D7.2), which leaves {quote(prop.name)} missing with no default (rule 6)."
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), sent, variant),
+        "rule 7 / D7.7; rule 6",
         why,
     )
 
@@ -255,6 +295,7 @@ _UNRECOVERABLE: dict[str, Maker] = {
     "cut_in_name": _u_cut_in_name,
     "prose": _u_prose,
     "enum_two_members": _u_enum_two,
+    "noisy_property_name": _u_noisy_property_name,
 }
 
 
