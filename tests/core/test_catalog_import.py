@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from support.budget import examples
+from support.schema_strategies import SCHEMAS as EVERY_KEYWORD
 
 from toolcall300.catalog import MAX_SCHEMA_DEPTH, catalog_problems
 from toolcall300.cli import dispatch
@@ -550,6 +551,32 @@ def test_an_imported_catalog_imports_as_itself(raw: Any) -> None:
     except ImportRefused:
         return
     data = json.dumps(imported.tools).encode()
+    assert catalog_bytes(import_file(data), data) == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVERY_KEYWORD, min_size=1, max_size=3), st.booleans())
+def test_a_catalog_the_reader_accepts_imports_as_itself(schemas: list[Any], closed: bool) -> None:
+    """Every keyword of the subset, in catalogs the reader accepts: the import is the identity
+    (the same objects, no change reported, the file's own bytes)."""
+    raw = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"p": schema},
+                    "additionalProperties": not closed,
+                },
+            },
+        }
+        for i, schema in enumerate(schemas)
+    ]
+    assume(catalog_problems(raw) == [])
+    imported = import_catalog(raw)
+    assert imported.format == "tools-json" and imported.unchanged and imported.tools is raw
+    data = json.dumps(raw, indent=1).encode()
     assert catalog_bytes(import_file(data), data) == data
 
 
