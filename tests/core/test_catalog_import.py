@@ -353,7 +353,12 @@ def test_local_refs_and_defs_are_inlined_and_reported() -> None:
             },
             "$ref '#/$defs/N' is recursive",
         ),
-        ({"properties": {"n": {"$ref": "https://example.com/s.json"}}}, "is not local"),
+        ({"properties": {"n": {"$ref": "https://example.com/s.json"}}}, "is not a local pointer"),
+        ({"properties": {"n": {"$ref": "#anchor"}}}, "is not a local pointer"),
+        (
+            {"properties": {"n": {"type": "object", "properties": {"m": {"$ref": "#"}}}}},
+            "$ref '#' is recursive",
+        ),
         ({"properties": {"n": {"$ref": "#/$defs/Missing"}}}, "names nothing"),
         (
             {
@@ -407,6 +412,23 @@ def test_optional_written_as_anyof_with_null_becomes_a_type_list() -> None:
     assert props["a"] == {"type": ["string", "null"], "minLength": 1, "default": None}
     assert props["b"] == {"type": ["integer", "string"]}
     assert props["c"] == {"type": ["string", "null"], "enum": ["x", "y", None]}
+
+
+def test_a_combinator_of_one_schema_is_that_schema() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Unit": {"type": "string", "enum": ["c", "f"]}},
+        "properties": {
+            "unit": {"allOf": [{"$ref": "#/$defs/Unit"}], "description": "which unit"},
+            "n": {"anyOf": [{"type": "integer", "minimum": 1}], "default": 2},
+        },
+    }
+    imported = params_of(schema)
+    assert only_params(imported)["properties"] == {
+        "unit": {"type": "string", "enum": ["c", "f"], "description": "which unit"},
+        "n": {"type": "integer", "minimum": 1, "default": 2},
+    }
+    assert "allOf of one schema written as that schema" in whats(imported)
 
 
 def test_draft4_boolean_exclusive_bounds_become_numbers() -> None:

@@ -1,5 +1,5 @@
-"""Schema dialects: a foreign tool's parameter schema rewritten into the contract's schema subset, every
-rewrite recorded (docs/catalog-import.md, "Schema rewrites").
+"""Schema dialects: a foreign tool's parameter schema rewritten into the contract's subset,
+every rewrite recorded (docs/catalog-import.md, "Schema rewrites").
 
 Only rewrites that keep the schema's meaning are made: a type named in the dialect's own words
 (BFCL's ``dict``, Gemini's ``STRING``), ``nullable`` and ``anyOf``/``oneOf`` of one schema and
@@ -179,8 +179,10 @@ def inline_refs(schema: dict[str, Any], note: Note) -> dict[str, Any]:
         ref = node.get("$ref")
         if isinstance(ref, str):
             where = _at(path)
-            if not ref.startswith("#"):
-                raise Refused(f"{where}: $ref {ref!r} is not local (only #/... is inlined)")
+            if ref != "#" and not ref.startswith("#/"):
+                raise Refused(
+                    f"{where}: $ref {ref!r} is not a local pointer (only #/... is inlined)"
+                )
             if ref in active:
                 raise Refused(f"{where}: $ref {ref!r} is recursive (it refers back to itself)")
             target = _pointer(schema, ref)
@@ -264,6 +266,20 @@ def _union(node: dict[str, Any], key: str, where: str, note: Note) -> dict[str, 
     return node
 
 
+def _single_branch(node: dict[str, Any], key: str, where: str, note: Note) -> dict[str, Any]:
+    """``allOf``/``anyOf``/``oneOf`` of one schema is that schema (pydantic writes
+    ``allOf: [{"$ref": ...}]`` to put a description beside a reference)."""
+    rest = {k: v for k, v in node.items() if k != key}
+    merged = dict(node[key][0])
+    for k, v in rest.items():
+        if k in _ANNOTATION_ONLY or k not in merged or merged[k] == v:
+            merged[k] = v
+        else:
+            return node  # a different constraint on both sides: left for the reader
+    note(where, f"{key} of one schema written as that schema")
+    return merged
+
+
 def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, Any]:
     """The parameter schema in the subset, as far as meaning-keeping rewrites take it."""
 
@@ -276,8 +292,11 @@ def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, A
             if key in node:
                 del node[key]
                 note(where, f"{key!r} dropped ({why})")
-        for key in ("anyOf", "oneOf"):
-            if key in node:
+        for key in ("anyOf", "oneOf", "allOf"):
+            branches = node.get(key)
+            if isinstance(branches, list) and len(branches) == 1 and isinstance(branches[0], dict):
+                node = _single_branch(node, key, where, note)
+            elif key != "allOf" and key in node:
                 node = _union(node, key, where, note)
         nullable = node.pop("nullable", None) if "nullable" in node else None
         node = _map_type(node, where, dialect, note, is_property)
