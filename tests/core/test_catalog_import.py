@@ -102,6 +102,13 @@ def test_a_file_of_no_known_form_says_what_was_looked_for_and_what_it_is() -> No
         assert form in line
 
 
+def test_an_empty_catalog_declares_no_tools() -> None:
+    with pytest.raises(ImportRefused, match="declares no tools"):
+        import_catalog([])
+    with pytest.raises(ImportRefused, match="declares no tools"):
+        import_catalog({"tools": []}, "mcp")
+
+
 def test_entries_of_several_forms_are_refused_by_name() -> None:
     raw = [{"name": "f", "inputSchema": SCHEMA}, {"name": "g", "input_schema": SCHEMA}]
     with pytest.raises(

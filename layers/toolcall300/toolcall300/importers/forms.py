@@ -337,6 +337,8 @@ def detect(raw: Any) -> str:
     entries, implied = unwrap(raw)
     if implied:
         return implied
+    if isinstance(raw, list) and not raw:
+        raise Refused("the catalog declares no tools (an empty array)")
     forms = {f for f in (entry_form(e) for e in entries) if f}
     if forms == {"tools-json"}:
         return "tools-json"
