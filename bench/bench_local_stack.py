@@ -1,0 +1,170 @@
+"""The local stack under load and at rest: paid checks at concurrency 1, 8 and 32; idle CPU.
+
+The stack runs as ``toolcall300 serve --no-state --port 0`` in its own process (its worker pool
+included), so the clients here do not share its interpreter. Load: ``--n`` paid ``POST /check``
+per level, spread over C client threads with a keep-alive connection each; prints requests a
+second (median of ``--repeat`` rounds) and the ratio to concurrency 1 (the peer, measured in
+the same run), with refused or reset connections and non-200 answers counted (expected: 0).
+The machine has 2 cores shared with these clients, so more than about 2x the peer is not to
+be had. At rest: the stack process's CPU time (``/proc/<pid>/stat``) over ``--idle-s`` seconds
+with nothing to do, as a share of one core; then one hosted run is submitted and the time to
+its pickup (``status`` leaving ``queued``) is printed, which a polling worker would round up
+to its poll interval.
+
+    .venv/bin/python bench/bench_local_stack.py [--n 200] [--repeat 3] [--idle-s 10]
+
+Figures, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BODY = {
+    "schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    "arguments": {"n": "42"},
+}
+LEVELS = (1, 8, 32)
+
+
+def start_stack() -> tuple[subprocess.Popen[str], str]:
+    exe = Path(sys.executable).with_name("toolcall300")
+    proc = subprocess.Popen(
+        [str(exe), "serve", "--no-state", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "TOOLCALL300_WORKERS": "2"},
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        m = re.search(r"local stack at (http://\S+)", line)
+        if m:
+            threading.Thread(target=proc.stdout.read, daemon=True).start()  # drain
+            return proc, m.group(1)
+    raise SystemExit("toolcall300 serve did not start")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (``/proc/<pid>/stat`` fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(url: str, key: str, clients: int, n: int) -> tuple[float, int, int]:
+    """(requests a second, refused or reset connections, non-200 answers) for ``n`` paid checks."""
+    import requests
+
+    per_client = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
+    refused = [0] * clients
+    bad = [0] * clients
+    sessions = [requests.Session() for _ in range(clients)]
+    headers = {"Authorization": f"Bearer {key}"}
+    start = threading.Barrier(clients + 1)
+
+    def client(i: int) -> None:
+        start.wait()
+        for _ in range(per_client[i]):
+            try:
+                r = sessions[i].post(f"{url}/check", json=BODY, headers=headers, timeout=120)
+                bad[i] += r.status_code != 200
+            except requests.ConnectionError:
+                refused[i] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    for s in sessions:
+        s.close()
+    return n / elapsed, sum(refused), sum(bad)
+
+
+def idle_and_pickup(proc: subprocess.Popen[str], url: str, idle_s: float) -> None:
+    from toolcall300.client import dev as devtools
+
+    time.sleep(2)  # let start-up work (imports, the recovery pass) finish
+    before = cpu_seconds(proc.pid)
+    time.sleep(idle_s)
+    used = cpu_seconds(proc.pid) - before
+    print(f"idle stack: {used / idle_s * 100:.2f} % of one core over {idle_s:.0f} s")
+
+    import requests
+
+    key = devtools.purchase(url, tier="team", team="bench-pickup")["key"]
+    auth = {"Authorization": f"Bearer {key}"}
+    hang = "import sys,time\nsys.stdin.read()\ntime.sleep(600)\n"  # killed at the stop
+    body = {"adapter_cmd": ["python3", "-c", hang], "ref": "refs/heads/main", "commit": "abc1234"}
+    t0 = time.perf_counter()
+    r = requests.post(f"{url}/runs", json=body, headers=auth, timeout=30)
+    if r.status_code != 202:
+        print(f"hosted run not accepted ({r.status_code} {r.text[:200]}); pickup not measured")
+        return
+    run_id = r.json()["run_id"]
+    while time.perf_counter() - t0 < 30:
+        status = requests.get(f"{url}/runs/{run_id}", headers=auth, timeout=30).json()["status"]
+        if status != "queued":
+            print(
+                f"submitted run picked up ({status}) {1000 * (time.perf_counter() - t0):.0f} ms "
+                "after its POST /runs was sent (status polled by this bench every ~10 ms)"
+            )
+            return
+        time.sleep(0.01)
+    print("submitted run still queued after 30 s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="paid checks per level and round")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per level (median)")
+    parser.add_argument("--idle-s", type=float, default=10.0)
+    args = parser.parse_args()
+
+    from toolcall300.argcheck.criteria import PACK_CHECKS, PACK_PRODUCT
+    from toolcall300.client import dev as devtools
+
+    proc, url = start_stack()
+    try:
+        idle_and_pickup(proc, url, args.idle_s)
+        rates: dict[int, float] = {}
+        for clients in LEVELS:
+            samples, refused, bad = [], 0, 0
+            for _ in range(args.repeat):
+                key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
+                load(url, key, clients, min(8, args.n))  # warm: connections, caches
+                rate, r, b = load(url, key, clients, min(args.n, PACK_CHECKS - 8))
+                samples.append(rate)
+                refused, bad = refused + r, bad + b
+            rates[clients] = statistics.median(samples)
+            print(
+                f"paid POST /check at concurrency {clients:>2}: median {rates[clients]:.1f} req/s "
+                f"({rates[clients] / rates[LEVELS[0]]:.2f}x concurrency 1), "
+                f"refused/reset connections {refused}, non-200 answers {bad} "
+                f"({args.repeat} rounds of {args.n})"
+            )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
