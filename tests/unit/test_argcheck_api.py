@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -472,3 +473,168 @@ def test_a_free_check_spending_its_budget_never_holds_up_a_licensed_check(
     worker.join()
     assert status == 200 and data["verdict"] == "VALID" and answered_while_blocked
     assert free == {"status": 422}
+
+
+# ------------------------------------------------------- refusals that cost real work (D26)
+
+
+class BlockingChild:
+    """Stands in for the bounded child: a pattern check answers ``over_budget`` (what a
+    backtracking pattern gets after its CPU budget) at once, except the first, which waits
+    inside until ``release`` (so a test can act while it is in the child)."""
+
+    def __init__(self, block_first: bool = False) -> None:
+        import threading
+
+        from toolcall300.service.api import bounded_check
+
+        self.module = bounded_check
+        self.real = bounded_check.check_body_bounded
+        self.inside, self.release = threading.Event(), threading.Event()
+        self.block_first = block_first
+        self.runs = 0
+
+    def __call__(self, raw: bytes, **kw: Any) -> dict[str, Any]:
+        if not self.module.needs_bound(raw):
+            return self.real(raw, **kw)
+        self.runs += 1
+        if self.block_first and self.runs == 1:
+            self.inside.set()
+            self.release.wait(timeout=30)  # hang guard only: the test releases it
+        return self.module.over_budget()
+
+
+@pytest.fixture
+def child(monkeypatch: pytest.MonkeyPatch) -> BlockingChild:
+    from toolcall300.service.api import bounded_check
+
+    fake = BlockingChild()
+    monkeypatch.setattr(bounded_check, "check_body_bounded", fake)
+    return fake
+
+
+@pytest.fixture
+def two_overruns_a_day(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from toolcall300.service.settings import clear_settings
+
+    monkeypatch.setenv("CHECK_SECONDS_REFUSALS_PER_DAY", "2")
+    clear_settings()
+    yield
+    clear_settings()
+
+
+SLOW = body({"s": "a" * 5000}, BACKTRACKING)
+
+
+def test_a_keys_checks_past_the_cpu_budget_are_bounded_per_day(
+    call: Call, aws: Any, child: BlockingChild, two_overruns_a_day: None, clock: StoppedClock
+) -> None:
+    """D26: after its day's overruns a key's pattern checks are refused before any child runs
+    (both routes), its pattern-free checks are answered, and another key has its own count."""
+    auth = {"authorization": f"Bearer {_with_pack(aws)}"}
+    assert [call("POST", "/check", body=SLOW, headers=auth)[0] for _ in (1, 2)] == [422, 422]
+    for path in ("/check", "/precheck"):
+        status, headers, data = call("POST", path, body=SLOW, headers=auth)
+        assert (status, data["error"]["code"]) == (429, "check_seconds_spent"), path
+        assert 1 <= int(headers["retry-after"]) <= 86400
+    assert child.runs == 2  # the refused attempts did no work
+    assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 200
+    other = {"authorization": f"Bearer {_with_pack(aws)}"}
+    assert call("POST", "/check", body=SLOW, headers=other)[0] == 422
+    clock.advance(86400)  # the next UTC day: the key's count starts again
+    assert call("POST", "/check", body=SLOW, headers=auth)[0] == 422
+
+
+def test_a_free_clients_checks_past_the_cpu_budget_are_bounded_per_day(
+    call: Call, child: BlockingChild, two_overruns_a_day: None, clock: StoppedClock
+) -> None:
+    from toolcall300.service.settings import ArgcheckSettings, get_settings
+
+    gap = get_settings(ArgcheckSettings).free_min_interval_s
+    answers = []
+    for _ in range(3):
+        answers.append(call("POST", "/check", body=SLOW, ip="192.0.2.230")[0])
+        clock.advance(gap)
+    assert answers == [422, 422, 429] and child.runs == 2
+    assert call("POST", "/check", body=SLOW, ip="192.0.2.231")[0] == 422  # another client
+
+
+def _in_background(fn: Any) -> tuple[Any, dict[str, Any]]:
+    import threading
+
+    out: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: out.update(answer=fn()))
+    thread.start()
+    return thread, out
+
+
+def test_one_pattern_check_at_a_time_per_key_and_it_never_holds_up_a_paid_check(
+    call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D26: while a key's backtracking check is in the child, its next pattern check is
+    refused at once (not queued on a server thread); another key's pattern check and any
+    pattern-free paid check are answered meanwhile."""
+    from toolcall300.service.api import bounded_check
+
+    child = BlockingChild(block_first=True)
+    monkeypatch.setattr(bounded_check, "check_body_bounded", child)
+    auth = {"authorization": f"Bearer {_with_pack(aws)}"}
+    thread, first = _in_background(lambda: call("POST", "/check", body=SLOW, headers=auth))
+    try:
+        assert child.inside.wait(timeout=60)
+        status, headers, data = call("POST", "/check", body=SLOW, headers=auth)
+        assert (status, data["error"]["code"]) == (429, "check_in_flight")
+        assert int(headers["retry-after"]) >= 1
+        other = {"authorization": f"Bearer {_with_pack(aws)}"}
+        assert call("POST", "/check", body=SLOW, headers=other)[0] == 422
+        status, _, data = call("POST", "/check", body=body({"n": 1}), headers=auth)
+        assert status == 200 and data["verdict"] == "VALID"
+        still_inside = not first
+    finally:
+        child.release.set()
+        thread.join()
+    assert still_inside and first["answer"][0] == 422
+    # the lane is free again once the first check is answered
+    assert call("POST", "/check", body=SLOW, headers=auth)[0] == 422
+
+
+def test_a_basic_authorization_header_makes_a_caller_free_tier_never_licensed(
+    call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lane and the allowance are chosen by a verified key, not by the header's name:
+    ``Authorization: Basic`` is a keyless caller (free tier, its own lane), and its pattern
+    check in the child never holds up a licensed check or a licensed key's pattern lane."""
+    from toolcall300.service.api import bounded_check
+
+    child = BlockingChild(block_first=True)
+    monkeypatch.setattr(bounded_check, "check_body_bounded", child)
+    basic = {"authorization": "Basic " + "dXNlcjpwYXNz"}
+    thread, first = _in_background(
+        lambda: call("POST", "/check", body=SLOW, headers=basic, ip="192.0.2.240")
+    )
+    try:
+        assert child.inside.wait(timeout=60)
+        auth = {"authorization": f"Bearer {_with_pack(aws)}"}
+        status, _, data = call("POST", "/check", body=body({"n": 1}), headers=auth)
+        assert status == 200 and "signature" in data  # a paid, signed answer meanwhile
+        assert call("POST", "/check", body=SLOW, headers=auth)[0] == 422  # its own lane
+        # the Basic caller took a free slot: its next attempt is too soon, before any work
+        status, _, data = call("POST", "/check", body=SLOW, headers=basic, ip="192.0.2.240")
+        assert (status, data["error"]["code"]) == (429, "too_soon")
+        still_inside = not first
+    finally:
+        child.release.set()
+        thread.join()
+    assert still_inside and first["answer"][0] == 422
+    assert child.runs == 2
+
+
+def test_the_served_d26_decision_names_the_services_daily_bound(call: Call) -> None:
+    from toolcall300.argcheck import criteria
+    from toolcall300.service import settings
+
+    assert settings.CHECK_SECONDS_REFUSALS_PER_DAY == criteria.CHECK_SECONDS_REFUSALS_PER_DAY
+    status, _, doc = call("GET", "/criteria")
+    [d26] = [d for d in doc["decisions"] if d["id"] == "D26-expensive-refusals"]
+    assert status == 200 and f"after {settings.CHECK_SECONDS_REFUSALS_PER_DAY}," in d26["decision"]
+    assert "check_seconds_spent" in d26["decision"] and "check_in_flight" in d26["decision"]

@@ -30,6 +30,11 @@ CURRENCY = "usd"
 PACK_PRODUCT = "checks-500"
 PACK_CHECKS = 500
 PACK_AMOUNT = PACK_CHECKS * PRICE_PER_CHECK
+#: The service's bound on refusals that cost real work (D26): a payer's checks that may run
+#: past the CPU budget in one UTC day. The service's default (``service.settings``) is held to
+#: this number by tests/unit/test_argcheck_api.py (the service settings module does not load
+#: the checker's criteria at every Lambda's start).
+CHECK_SECONDS_REFUSALS_PER_DAY = 20
 
 #: The criteria's closed ledger field list, with Stripe in place of the wallet and Solana (D23).
 LEDGER_FIELDS: tuple[tuple[str, str], ...] = (
@@ -175,6 +180,12 @@ DECISIONS: tuple[dict[str, str], ...] = (
         "id": "D25-diff-path-grammar",
         "question": "How is a path in a diff or a defect written, so that a caller can replay it?",
         "decision": 'As the criteria\'s diff_format says, made exact: path = "$" *step, or the single path "$arguments_text" for the raw text. A step is "." key when the key matches [A-Za-z_][A-Za-z0-9_-]* in full (ASCII only); any other key, the empty key included, is "[" json-string "]", the key as a JSON string written as Python\'s json.dumps(key, ensure_ascii=False) writes it (\\" and \\\\ escaped, characters below U+0020 as \\b \\f \\n \\r \\t or \\u00XX, every other character as itself: $["citt\u00e0"], $["a.b"], $[""]); an array index is "[" decimal digits without leading zeros "]". Every path reads back to exactly one location (toolcall300.schema.parse_path is the inverse), and the same grammar names defects\' paths.',
+    },
+    {
+        "id": "D26-expensive-refusals",
+        "scope": "service",
+        "question": "A refusal is free, but CAP-EXCEEDED:check_seconds costs seconds of CPU (D20): what stops a caller, a licensed one included, from sending backtracking patterns without limit, and from delaying paid checks with them?",
+        "decision": f"A budget per payer, not a charge: a refusal stays free of payment (D24), so a pack is never charged for one. The payer is the one the service verified: the licence of a valid Bearer key, or, without one, the free tier's pseudonymous client (a header that is not a valid Bearer key, Authorization: Basic included, makes a caller free tier, never licensed). Each payer's checks that run past the CPU budget are counted per UTC day; after {CHECK_SECONDS_REFUSALS_PER_DAY}, a request whose schema has a pattern gets 429 check_seconds_spent (Retry-After: to 00:00 UTC) before any child runs, while schemas without a pattern are checked as before. And each payer has one lane for pattern checks: while one of its checks is in the bounded child, another gets 429 check_in_flight at once (never queued), so one payer's backtracking holds at most one handler at a time and the paid checks of others never wait behind it. Without a key the free tier (D24) already counts and spaces every attempt; the budget applies there too. Charging the pack was rejected: it would make a refusal cost money, which the criteria rule out, and would leave free and pack-less keys unbounded.",
     },
     {
         "id": "D21-corpus-id",

@@ -17,6 +17,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 #: tool-argument/v1 free tier: 100 checks a day, at least 5 s apart (the criteria's ``free_tier``, ``GET /criteria``).
 FREE_CHECKS_PER_DAY = 100
 FREE_MIN_INTERVAL_S = 5
+#: Criteria D26 (``argcheck.criteria.CHECK_SECONDS_REFUSALS_PER_DAY``, the same number): a
+#: payer's checks that may run past the CPU budget in one UTC day.
+CHECK_SECONDS_REFUSALS_PER_DAY = 20
 #: Presigned corpus links are valid for at most five minutes (docs/api.md, ``GET /corpus``).
 MAX_PRESIGN_SECONDS = 300
 
@@ -69,6 +72,8 @@ class ArgcheckSettings(LicenceSettings):
     report_key_generations: Annotated[tuple[int, ...], NoDecode] = (1,)
     free_checks_per_day: int = Field(default=FREE_CHECKS_PER_DAY, ge=1)
     free_min_interval_s: int = Field(default=FREE_MIN_INTERVAL_S, ge=0)
+    #: Criteria D26: a payer's checks that may run past the CPU budget in a UTC day.
+    check_seconds_refusals_per_day: int = Field(default=CHECK_SECONDS_REFUSALS_PER_DAY, ge=1)
 
     @field_validator("report_key_generations", mode="before")
     @classmethod

@@ -7,6 +7,12 @@ check whose schema has a ``pattern`` anywhere runs in a child interpreter with `
 and a wall-clock limit; past either, the answer is the free refusal
 ``CAP-EXCEEDED:check_seconds`` and nothing is judged. A schema with no pattern is checked in
 process (no child, no cost). This module is the service's guard; it is not a sandbox.
+
+Criteria D26: each payer (a verified licence, or a free-tier client) runs at most one bounded
+check at a time (:class:`PatternLanes`: a second one while the first is in the child is 429
+``check_in_flight`` at once, never queued on a server thread), so one payer's backtracking
+patterns hold at most one handler thread, and the paid checks of others never wait behind
+them; the daily count of a payer's checks that ran past the budget is ``domain.usage``'s.
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from toolcall300.argcheck import check as argcheck
+from toolcall300.service.errors import TooManyRequests
 
 CHECK_SECONDS = 2
 
@@ -94,3 +104,43 @@ def check_body_bounded(
         return over_budget(seconds)  # SIGXCPU / SIGKILL from the CPU limit
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer
+
+
+def ran_over(response: dict[str, Any]) -> bool:
+    """Whether ``response`` is the refusal of a check that ran past its CPU budget."""
+    refusal = response.get("refusal")
+    return isinstance(refusal, dict) and refusal.get("code") == argcheck.CAP_CHECK
+
+
+class PatternLanes:
+    """One bounded check in flight per payer (criteria D26), in this process.
+
+    The payer is the one the route verified (a licence id, or the free tier's pseudonymous
+    client id), never a header's name. A payer's second bounded check while its first is in
+    the child is refused at once (429 ``check_in_flight``, Retry-After the child's wall-clock
+    limit) rather than queued, so it holds no server thread either.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy: set[str] = set()
+
+    @contextmanager
+    def lane(self, payer: str, *, seconds: int = CHECK_SECONDS) -> Iterator[None]:
+        with self._lock:
+            if payer in self._busy:
+                raise TooManyRequests(
+                    "a check with a pattern of this caller is still running; one at a time",
+                    code="check_in_flight",
+                    headers={"Retry-After": str(seconds * 2 + 1)},
+                )
+            self._busy.add(payer)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy.discard(payer)
+
+
+#: The process's lanes (one Lambda environment, or the one-machine stack's handler threads).
+LANES = PatternLanes()

@@ -10,6 +10,7 @@ codes (the tool-argument/v1 criteria's ``custody``, ``GET /criteria``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import math
@@ -110,6 +111,30 @@ def take_free_check(
         min_gap_s=min_gap_s,
         spent=PaymentRequired,
     )
+
+
+#: Criteria D26: the daily counter of one payer's checks that ran past the CPU budget.
+CHECK_SECONDS_COUNTER = "check_seconds"
+
+
+def check_seconds_left(store: UsageStore, payer: str, *, per_day: int, now: datetime) -> None:
+    """Criteria D26: 429 ``check_seconds_spent`` (Retry-After: to 00:00 UTC) once ``payer``'s
+    checks ran past the CPU budget ``per_day`` times today; read before any bounded work."""
+    item = store.get(f"{CHECK_SECONDS_COUNTER}#{payer}#{day_of(now)}")
+    if int((item or {}).get("used", 0)) >= per_day:
+        raise TooManyRequests(
+            f"{per_day} checks of this caller ran past the CPU budget today; a schema with a "
+            "pattern is checked again from 00:00 UTC (schemas without one are unaffected)",
+            code="check_seconds_spent",
+            headers={"Retry-After": str(seconds_to_midnight(now))},
+        )
+
+
+def count_check_seconds(store: UsageStore, payer: str, *, per_day: int, now: datetime) -> None:
+    """Count one check of ``payer`` that ran past the CPU budget (D26); at the limit already
+    (a concurrent one counted first) there is nothing more to count."""
+    with contextlib.suppress(TooManyRequests):
+        take(store, f"{CHECK_SECONDS_COUNTER}#{payer}", limit=per_day, now=now)
 
 
 def take_download(store: UsageStore, licence_id: str, *, per_day: int, now: datetime) -> None:

@@ -7,7 +7,8 @@ charged to a pack). With a licence, a verdict costs one paid check and a refusal
 handed to ``toolcall300.argcheck.check`` as raw bytes and never logged or stored: only the status
 summary (verdict, counts, defect codes) reaches the metrics counters. Criteria D20: a schema
 with a ``pattern`` is checked in a CPU-bounded child (``argcheck_bounded``); past the budget
-the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422).
+the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422). Criteria D26: those
+checks are bounded per verified payer (one at a time, a daily count of budget overruns).
 """
 
 from __future__ import annotations
@@ -86,15 +87,30 @@ def criteria() -> Response[str]:
     tags=["argcheck"],
 )
 def precheck() -> Response[str]:
-    body = raw_body(router.current_event.raw_event)
-    if not _licensed():
-        _take_free_check(get_settings(ArgcheckSettings), router.current_event.raw_event)
-    return _answer(argcheck_bounded.check_body_bounded(body, precheck=True))
+    event = router.current_event.raw_event
+    settings = get_settings(ArgcheckSettings)
+    body = raw_body(event)
+    # a bad key is its 401, as on /check
+    licence = optional_licence(router.current_event.headers, store=licence_store())
+    payer = licence.licence_id if licence else _take_free_check(settings, event)
+    return _answer(_bounded(body, payer=payer, settings=settings, precheck=True))
 
 
-def _licensed() -> bool:
-    """Whether the caller sent a valid licence key (a bad key is its 401, as on /check)."""
-    return optional_licence(router.current_event.headers, store=licence_store()) is not None
+def _bounded(
+    body: bytes, *, payer: str, settings: ArgcheckSettings, precheck: bool = False
+) -> dict[str, Any]:
+    """The check, bounded (D20), and a pattern check bounded per payer (D26): refused before
+    any work once the payer's checks ran past the budget too often today, one at a time per
+    payer, and counted when it runs past the budget. ``payer`` is what the route verified."""
+    if not argcheck_bounded.needs_bound(body):
+        return argcheck_bounded.check_body_bounded(body, precheck=precheck)
+    store, per_day = usage_store(ArgcheckSettings), settings.check_seconds_refusals_per_day
+    usage.check_seconds_left(store, payer, per_day=per_day, now=wiring.clock())
+    with argcheck_bounded.LANES.lane(payer):
+        response = argcheck_bounded.check_body_bounded(body, precheck=precheck)
+    if argcheck_bounded.ran_over(response):
+        usage.count_check_seconds(store, payer, per_day=per_day, now=wiring.clock())
+    return response
 
 
 @router.post(
@@ -113,9 +129,9 @@ def check() -> Response[str]:
     store = usage_store(ArgcheckSettings)
     licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
     body = raw_body(event)
-    if licence is None:  # D24: the attempt is counted before the work, whatever it answers
-        _take_free_check(settings, event)
-    response = argcheck_bounded.check_body_bounded(body)
+    # D24: an unauthenticated attempt is counted before the work, whatever it answers
+    payer = licence.licence_id if licence else _take_free_check(settings, event)
+    response = _bounded(body, payer=payer, settings=settings)
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
@@ -128,15 +144,16 @@ def check() -> Response[str]:
     return _answer(response)
 
 
-def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
+def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> str:
     """The criteria's free tier (100 a day, 5 s apart), taken by every unauthenticated attempt
     before its work (D24), so neither a backtracking pattern nor a stream of refusals is free
-    work for the service."""
+    work for the service. Returns the payer it was charged to: the pseudonymous client."""
     now = wiring.clock()
+    client = usage.client_id(source_ip(event), client_id_salt())
     try:
         usage.take_free_check(
             usage_store(ArgcheckSettings),
-            usage.client_id(source_ip(event), client_id_salt()),
+            client,
             per_day=settings.free_checks_per_day,
             min_gap_s=settings.free_min_interval_s,
             now=now,
@@ -145,6 +162,7 @@ def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> None:
         exc.details = ledger.payment_details()  # the 402 says the price and where to buy
         raise
     ledger.count_free(check_ledger(), now)
+    return "free#" + client
 
 
 def _charge(licence: Licence, request: dict[str, Any], response: dict[str, Any]) -> None:
