@@ -499,3 +499,24 @@ def test_adapter_files_that_cannot_work_are_refused_at_submission(
         )
     assert err.value.status == 400 and err.value.code == code
     assert says in str(err.value)
+
+
+def test_adapter_files_on_a_machine_without_bubblewrap_are_refused_at_submission(
+    stack: LocalStack, acme: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolcall300.jobs import sandbox
+
+    without = sandbox.Isolation(True, os.geteuid() == 0, ("no bubblewrap",), "unshare")
+    monkeypatch.setattr(sandbox, "probe", lambda: without)
+    body = {
+        "adapter_cmd": ["python3", "/adapter/run.py"],
+        "adapter_files": files_of({"run.py": "print()"}),
+        "ref": "main",
+        "commit": "abc1234",
+    }
+    with pytest.raises(ApiError) as err:
+        request_json(
+            "POST", f"{stack.url}/runs", headers=auth(acme), body=json.dumps(body).encode()
+        )
+    assert err.value.status == 400 and err.value.code == "adapter_files_unusable"
+    assert "bubblewrap" in str(err.value)

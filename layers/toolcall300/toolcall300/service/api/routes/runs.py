@@ -203,10 +203,16 @@ def _check_local_adapter(sub: runs.Submission, team: str) -> None:
     """The local worker's own rules (docs/local-sandbox.md), before a run exists: the files
     unpack, the command can run with them; then the files are kept for the worker."""
     from toolcall300.jobs import adapter_files
-    from toolcall300.jobs.sandbox import command_problem
+    from toolcall300.jobs.sandbox import ADAPTER_MOUNT, command_problem, probe
 
     names = None
     if sub.files is not None:
+        if not probe().filesystem_private:
+            raise BadRequest(
+                f"'adapter_files' need bubblewrap on the stack's machine to appear at "
+                f"{ADAPTER_MOUNT}; it has none",
+                code="adapter_files_unusable",
+            )
         try:
             names = adapter_files.listing(sub.files)
         except adapter_files.FilesRefused as exc:
