@@ -60,3 +60,53 @@ def test_a_router_included_again_elsewhere_still_reads_its_own_request() -> None
     app = make_resolver(router)
     make_resolver(router)  # as the OpenAPI document does
     assert app.resolve(_event("me", "/me"), None)["body"] == '{"who":"me"}'
+
+
+def test_concurrent_invocations_each_log_their_own_request_and_correlation_ids() -> None:
+    """Powertools' ``inject_lambda_context`` appends the request id and correlation id to the
+    logger's one formatter, shared by every thread: two requests handled at once logged each
+    other's ids. They are kept per thread (``service.observability``)."""
+    import io
+    import json
+    import uuid
+
+    from aws_lambda_powertools.logging import correlation_paths
+
+    from toolcall300.service.local.gateway import LambdaContext
+    from toolcall300.service.observability import logger
+
+    both_inside = threading.Barrier(2, timeout=30)
+    after_first_log = threading.Barrier(2, timeout=30)
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    def handler(event: dict[str, Any], _context: Any) -> None:
+        both_inside.wait()  # both have appended their keys
+        logger.info("inside", extra={"who": event["headers"]["x-who"]})
+        after_first_log.wait()
+
+    out = io.StringIO()
+    stream = logger.registered_handler
+    previous = stream.setStream(out)  # type: ignore[attr-defined]
+    contexts = {
+        name: LambdaContext(f"fn-{name}", aws_request_id=str(uuid.uuid4())) for name in "ab"
+    }
+    events = {
+        name: {**_event(name, f"/{name}"), "requestContext": {"requestId": f"corr-{name}"}}
+        for name in "ab"
+    }
+    try:
+        threads = [
+            threading.Thread(target=handler, args=(events[n], contexts[n])) for n in contexts
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        stream.setStream(previous)  # type: ignore[attr-defined]
+    lines = [json.loads(line) for line in out.getvalue().splitlines() if '"inside"' in line]
+    assert len(lines) == 2
+    for line in lines:
+        who = line["who"]
+        assert line["function_request_id"] == contexts[who].aws_request_id
+        assert line["correlation_id"] == f"corr-{who}"

@@ -13,7 +13,22 @@ import warnings
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
-logger = Logger()
+
+class _PerThreadKeysLogger(Logger):
+    """Powertools' logger with the keys appended per invocation (``inject_lambda_context``'s
+    context fields, the correlation id) kept per thread, in Powertools' own thread-safe keys.
+
+    Its plain ``append_keys`` writes them into the one formatter every thread shares: one
+    Lambda environment handles one request at a time, but the local gateway runs invocations
+    of a function concurrently on threads of one process, where each log line could carry
+    another request's ids. On AWS (one thread) nothing changes.
+    """
+
+    def append_keys(self, **additional_keys: object) -> None:
+        self.thread_safe_append_keys(**additional_keys)
+
+
+logger = _PerThreadKeysLogger()
 tracer = Tracer()
 metrics = Metrics()
 
