@@ -19,7 +19,7 @@ help:
 	@echo "             (make demo KEEP=1 leaves the stack running with the demo's data)"
 	@echo "make test    set up, then lint, type-check and run every test tier"
 	@echo "make check   test + corpus integrity re-check"
-	@echo "make serve   run the whole service locally (moto + gateway + worker)"
+	@echo "make serve   run the whole service locally (SQLite state + gateway + worker)"
 	@echo "make bench   run the benchmarks (figures and ratios against peers)"
 	@echo "make peers   score third-party libraries side by side with the controls (own env)"
 	@echo "make kit     build the free CC0 kit into dist/ (score.py, generate.py, toolshim.py, sample30)"

@@ -1,7 +1,7 @@
 """The main job on the embedded local default, as a user would run it, one CLI after another.
 
 `make demo` runs this: check the corpus, score the two controls (naive, integrator) and the
-reference normaliser, then start the local stack (moto as the AWS endpoint, the local gateway, the sandboxed worker),
+reference normaliser, then start the local stack (its SQLite state folder, the local gateway, the sandboxed worker),
 buy a test team licence with a signed Stripe event, download the licensed corpus and verify
 its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
 adapter handed over as a folder of its own that refuses everything (a regression: exit 2).

@@ -4,9 +4,10 @@
 returned by ``toolcall300.service.local.stack.start_local_stack``:
 
 - ``local_stack.url``: the local gateway's base URL (``http://127.0.0.1:<port>``);
-- ``local_stack.context``: ``LocalStackContext`` with ``aws_endpoint`` (moto's server),
-  ``names`` (physical names by template logical id, e.g. ``names["RunsTable"]``),
-  ``environment`` (what the functions see) and ``webhook_secret`` (the dev signing secret);
+- ``local_stack.context``: ``LocalStackContext`` with ``state_dir`` (its state folder: the
+  SQLite database, ``objects/<bucket>/``, secrets and keys), ``names`` (physical names by
+  template logical id, e.g. ``names["CorpusBucket"]``), ``environment`` (what the functions
+  see) and ``webhook_secret`` (the stack's Stripe signing secret);
 - ``local_stack.stop()``: called for you at the end of the session.
 
 The stack serves a small corpus written to a temporary directory (the real file names,
@@ -114,7 +115,7 @@ def contract_api() -> Iterator[ContractApi]:
 @pytest.fixture(scope="module")
 def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``toolcall300 serve`` in its own process, on a free port, serving the real 300-case
-    corpus: a separate process keeps its environment (moto endpoint, table names) apart from
+    corpus: a separate process keeps its environment (state folder, names) apart from
     the in-process ``local_stack`` the other integration suites share."""
     corpus = private_corpus(tmp_path_factory.mktemp("dash") / "corpus")
     command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]

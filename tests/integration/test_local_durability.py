@@ -26,7 +26,7 @@ from support.dashboard import wait_for_serve_url
 
 from toolcall300.client import dev as devtools
 from toolcall300.client.http import request_json
-from toolcall300.service.local import state, worker
+from toolcall300.service.local import worker
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Reads its input and never answers, ignoring SIGTERM: only a kill ends it.
@@ -136,9 +136,8 @@ def test_a_killed_stack_keeps_its_keys_and_fails_the_run_it_was_running(
     finally:
         first.end()  # When the stack is killed (SIGKILL: no word to anyone)
     poll(lambda: not adapter_pids(), "the adapter to die with its stack")
-    recording = state_dir / state.RECORDING
     assert oct(state_dir.stat().st_mode & 0o777) == "0o700"
-    assert oct(recording.stat().st_mode & 0o777) == "0o600"
+    assert oct((state_dir / "state.db").stat().st_mode & 0o777) == "0o600"
     second = Serve(corpus, state_dir)  # Then, restarted on the same state folder
     try:
         _, _, licence = request_json("GET", f"{second.url}/licence", headers=auth(key))

@@ -1,4 +1,4 @@
-"""Hosted runs end to end on the shared local stack: HTTP gateway, moto server, worker pool, sandbox.
+"""Hosted runs end to end on the shared local stack: HTTP gateway, SQLite state, worker pool, sandbox.
 
 Uses the session ``local_stack`` (tests/integration/conftest.py) and whatever small corpus it
 serves: every expected summary is computed here by scoring, in-process with the CLI's scorer,
@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from support import runs as fakes
 
@@ -62,17 +61,8 @@ def stack(local_stack: LocalStack) -> LocalStack:
 @pytest.fixture(scope="module")
 def cases(stack: LocalStack) -> list[dict[str, Any]]:
     """The corpus the stack's worker scores against, read from its corpus bucket."""
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=stack.context.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    data = s3.get_object(Bucket=stack.context.names["CorpusBucket"], Key="toolcall300.jsonl")[
-        "Body"
-    ].read()
-    return parse_corpus(data)
+    bucket = stack.context.state_dir / "objects" / stack.context.names["CorpusBucket"]
+    return parse_corpus((bucket / "toolcall300.jsonl").read_bytes())
 
 
 def expected(
@@ -268,11 +258,9 @@ import sys
 from toolcall300.service.api import wiring
 
 from toolcall300.service.local import worker
-from toolcall300.service.sdk.s3 import CorpusObjects
 wiring.clear_ports()
-conf = wiring.runs_settings()
 deps = worker.WorkerDeps(store=wiring.run_store(), reports=wiring.report_store(),
-    corpus=worker.cached_corpus(CorpusObjects(conf.corpus_bucket).read), lease_s=2)
+    corpus=worker.cached_corpus(wiring.corpus_objects().read), lease_s=2)
 worker.process(deps, sys.argv[1], "doomed")
 """
 SLOW_TOKEN = "tc300-slow-echo-" + os.urandom(4).hex()

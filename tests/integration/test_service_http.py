@@ -123,12 +123,10 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
 def test_download_refuses_a_tampered_file(
     local_stack: Any, buy_licence: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import boto3
-
-    s3 = boto3.client("s3", endpoint_url=local_stack.context.aws_endpoint)
     bucket = local_stack.context.names["CorpusBucket"]
-    original = s3.get_object(Bucket=bucket, Key="rationale.jsonl")["Body"].read()
-    s3.put_object(Bucket=bucket, Key="rationale.jsonl", Body=original + b"tampered\n")
+    stored = local_stack.context.state_dir / "objects" / bucket / "rationale.jsonl"
+    original = stored.read_bytes()
+    stored.write_bytes(original + b"tampered\n")
     try:
         monkeypatch.setenv("TOOLCALL300_LICENCE", buy_licence())
         out, err = io.StringIO(), io.StringIO()
@@ -137,7 +135,7 @@ def test_download_refuses_a_tampered_file(
         assert "does not match the pin" in err.getvalue()
         assert not (tmp_path / "rationale.jsonl").exists()
     finally:
-        s3.put_object(Bucket=bucket, Key="rationale.jsonl", Body=original)
+        stored.write_bytes(original)
 
 
 def test_rationale_over_http(local_stack: Any, buy_licence: Any) -> None:
@@ -176,10 +174,10 @@ def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
         f"{local_stack.url}/licence", headers={"Authorization": f"Bearer {key}"}, timeout=10
     )
     out = _io.StringIO()
-    table = local_stack.context.names["LicencesTable"]
+    state = str(local_stack.context.state_dir)
     assert (
         admin.run(
-            admin.parse_args(["--table", table, "licence", "revoke", r.json()["licence_id"]]),
+            admin.parse_args(["--state", state, "licence", "revoke", r.json()["licence_id"]]),
             out,
             _io.StringIO(),
         )

@@ -40,7 +40,7 @@ def test_stop_runs_every_stop_in_reverse_even_if_one_fails() -> None:
         calls.append("b")
         raise RuntimeError("boom")
 
-    context = LocalStackContext(Path("."), "http://x", "http://y", {}, {}, {})
+    context = LocalStackContext(Path("."), "http://x", Path("."), {}, {}, {})
     stack = LocalStack(
         "http://x", context, [lambda: calls.append("a"), failing, lambda: calls.append("c")]
     )

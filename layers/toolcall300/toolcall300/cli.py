@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "criteria": ("toolcall300.argcheck.criteria", "print the tool-argument/v1 criteria document"),
     "serve": (
         "toolcall300.service.local.stack",
-        "run the service locally (moto + local gateway + worker)",
+        "run the service locally (SQLite state + local gateway + worker)",
     ),
     "dev": ("toolcall300.client.dev", "developer helpers for a local stack (test purchases)"),
     "admin": ("toolcall300.service.admin", "operator commands: manage licences by hand"),

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from toolcall300.service.domain import ledger, usage
 from toolcall300.service.domain.ledger import CheckLedger
@@ -321,6 +322,14 @@ def run_queued() -> None:
     """A run is in the table as ``queued`` for a local worker: wake whoever waits for one."""
     for listener in list(_RUN_QUEUED):
         listener()
+
+
+def own_ports() -> frozenset[int]:
+    """The local stack's own listening port (from ``TOOLCALL300_PUBLIC_URL``): callbacks are
+    never sent there (``domain.callback``); empty on AWS."""
+    url = get_settings(LocalEditionSettings).public_url
+    port = urlsplit(url).port if url else None
+    return frozenset({port}) if port else frozenset()
 
 
 def clear_ports() -> None:

@@ -10,7 +10,8 @@ delivered is logged by the caller, it does not change the run.
 
 Where a callback may go (docs/hosted-scoring.md, "Callbacks"): on AWS only to public addresses
 (never private, loopback, link-local, the metadata service, or any other non-global range);
-on a local stack only to loopback. The rule is applied at submission and again at delivery,
+on a local stack only to loopback and never to the stack's own port (a callback there would be
+the service sending requests to itself on a team's behalf). The rule is applied at submission and again at delivery,
 after resolving the name, and the connection goes to the address that was checked (a name
 that re-resolves elsewhere between check and connect changes nothing); redirects are not
 followed.
@@ -189,10 +190,17 @@ def _target(url: str) -> tuple[str, str, int]:
 
 
 def checked_addresses(
-    url: str, *, local: bool, resolve: Resolver = socket.getaddrinfo
+    url: str,
+    *,
+    local: bool,
+    resolve: Resolver = socket.getaddrinfo,
+    own_ports: frozenset[int] = frozenset(),
 ) -> list[str]:
-    """Every address ``url``'s host resolves to, when all are allowed; else DestinationRefused."""
+    """Every address ``url``'s host resolves to, when all are allowed; else DestinationRefused.
+    On a local stack, ``own_ports`` (the stack's listening port) is refused whatever the host."""
     _, host, port = _target(url)
+    if local and port in own_ports:
+        raise DestinationRefused("callbacks never go to the service's own port")
     try:
         found = resolve(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
@@ -230,13 +238,18 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
 
 
-def guarded_post(*, local: bool, resolve: Resolver = socket.getaddrinfo) -> Post:
+def guarded_post(
+    *,
+    local: bool,
+    resolve: Resolver = socket.getaddrinfo,
+    own_ports: frozenset[int] = frozenset(),
+) -> Post:
     """A :data:`Post` that checks the destination on every attempt, connects to the checked
     address and returns a redirect's status instead of following it."""
 
     def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
         scheme, host, port = _target(url)
-        address = checked_addresses(url, local=local, resolve=resolve)[0]
+        address = checked_addresses(url, local=local, resolve=resolve, own_ports=own_ports)[0]
         kind = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
         conn = kind(host, port, address, timeout)
         parts = urlsplit(url)

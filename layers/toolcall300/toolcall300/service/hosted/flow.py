@@ -23,6 +23,7 @@ from toolcall300.service.api.wiring import (
     callback_resolver,
     job_inputs_objects,
     job_link_objects,
+    own_ports,
     report_store,
     run_store,
     runs_settings,
@@ -308,7 +309,9 @@ def notify(run: Run) -> None:
             attempts=runs_settings().callback_attempts,
             base_delay=runs_settings().callback_base_delay_s,
             post=callback.guarded_post(
-                local=runs_settings().toolcall300_local_stack, resolve=callback_resolver()
+                local=runs_settings().toolcall300_local_stack,
+                resolve=callback_resolver(),
+                own_ports=own_ports(),
             ),
         )
     except Exception:

@@ -1,1 +1,1 @@
-"""The one-machine stack: moto server, local gateway, worker, provisioning from template.yaml; nothing outside local/ imports it."""
+"""The one-machine stack: local gateway, worker, state folder, names from template.yaml; nothing outside local/ imports it."""

@@ -1,10 +1,11 @@
 """Create the buckets, tables, secrets and KMS keys ``template.yaml`` declares, on any AWS endpoint.
 
-Used by the local stack (against moto's server) and by the tests (against ``mock_aws``): the
-resource properties are read from the template, never restated, so a table or index added
-there exists here too. Also computes the functions' environment from the template's
-``Globals``. Deliberately not a CloudFormation emulator: only the resource types the service
-uses, and only the properties that change behaviour (keys, indexes, TTL, versioning).
+Used by the tests (against ``mock_aws``): the resource properties are read from the template,
+never restated, so a table or index added there exists here too. Also computes the
+functions' environment from the template's ``Globals`` and, for the local stack (which
+creates no AWS resource), the names and the secrets' first values (:func:`restored`,
+:func:`local_secrets`). Deliberately not a CloudFormation emulator: only the resource types
+the service uses, and only the properties that change behaviour (keys, indexes, TTL, versioning).
 """
 
 from __future__ import annotations
@@ -94,6 +95,24 @@ def _generated_secret(properties: dict[str, Any]) -> str:
     return json.dumps(doc)
 
 
+def local_secrets(
+    template: dict[str, Any], names: dict[str, str], stripe_api_key: str
+) -> dict[str, dict[str, Any]]:
+    """Physical name -> first value of every secret the template declares, for the local
+    stack's state folder: a random Stripe webhook signing secret (the dev checkout page signs
+    with it), the given dev Stripe key, and the others generated as CloudFormation would."""
+    values: dict[str, dict[str, Any]] = {}
+    for logical, res in resources_of_type(template, "AWS::SecretsManager::Secret").items():
+        if logical == "StripeWebhookSecret":
+            value: dict[str, Any] = {"current": "whsec_" + secrets.token_hex(24), "previous": ""}
+        elif logical == "StripeApiKeySecret":
+            value = {"api_key": stripe_api_key}
+        else:
+            value = json.loads(_generated_secret(res.get("Properties") or {}))
+        values[names[logical]] = value
+    return values
+
+
 def create_secrets(template: dict[str, Any], prefix: str, values: dict[str, str]) -> dict[str, str]:
     """Secrets get the caller's value for their logical id (never a value from the template);
     one the caller gives no value for is generated as CloudFormation would, from its
@@ -116,8 +135,8 @@ def _alias(prefix: str, logical: str) -> str:
 
 def create_keys(template: dict[str, Any], prefix: str) -> dict[str, str]:
     """KMS keys of the template's key spec and usage, each named by an alias (what the
-    functions' environment then carries as the key id). moto neither enforces the key policy
-    nor keeps key material across a replay: a restarted local stack derives new signing keys."""
+    functions' environment then carries as the key id). For the tests (moto enforces no key
+    policy); the local stack derives its keys from its state folder's seed instead."""
     kms = client("kms")
     names = {}
     for logical in resources_of_type(template, "AWS::KMS::Key"):
@@ -162,8 +181,8 @@ def provision(
 
 
 def restored(template: dict[str, Any], *, prefix: str) -> Provisioned:
-    """The names and environment :func:`provision` gave, for resources that already exist
-    (the local stack's state was replayed from its recording), creating nothing."""
+    """The names and environment :func:`provision` gives, creating nothing (the local stack:
+    its adapters take these names as labels of its tables, folders and secret files)."""
     names = {
         logical: physical_name(prefix, logical)
         for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::SecretsManager::Secret")

@@ -1,25 +1,27 @@
 """``toolcall300 serve``: the whole service on one machine, from one command.
 
-Starts moto's server as the embedded AWS endpoint, creates the buckets, tables and secrets
-that ``template.yaml`` declares (read from the template), uploads ``corpus_private/``, and
-serves the same Lambda handlers behind the local HTTP gateway (``service.gateway``). Anything
-else that should run beside the gateway (the scoring worker, ``service.local.worker``) registers a starter with
+The one-machine edition (docs/local-stack.md): the same Lambda handlers behind the local HTTP
+gateway (``service.local.gateway``), on the local adapter set instead of AWS: a SQLite
+database, files, secrets and keys under one state folder (``sdk.state_folder``; ``serve``
+uses ``.toolcall300/state``, ``--no-state`` a temporary folder removed at stop). The names
+the functions' settings carry are read from ``template.yaml``; the secrets the template
+declares become files of the folder, generated once; ``corpus_private/`` is copied in.
+Nothing AWS-shaped runs or listens: the stack opens one TCP port, which also serves the
+object links it signs (``sdk.files``). Anything else that should run beside the gateway (the
+scoring worker, ``service.local.worker``) registers a starter with
 :func:`register_background`. :func:`start_local_stack` is the programmatic form the
-integration tests use. Not a deployment. State lives in moto's memory; with a state folder
-(``serve`` uses ``.toolcall300/state`` unless ``--no-state``) moto's recorder keeps every
-change there and a restart replays it (``service.local.state``), so keys, runs and reports
-survive ``kill -9``. One stack per process at a time: the handlers read their settings from
-``os.environ``, which ``stop()`` restores.
+integration tests use. One stack per process at a time: the handlers read their settings
+from ``os.environ``, which ``stop()`` restores.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import logging
 import os
+import shutil
 import signal
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,12 +30,11 @@ from typing import Any, TextIO
 
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
-#: The local stack's Stripe webhook signing secret: a fixed dev value, known to ``dev purchase``.
-DEV_WEBHOOK_SECRET = "whsec_toolcall300_local_dev_only"
 #: The API key the local stack's service uses; its calls reach ``sdk.stripe_dev``, never Stripe.
 DEV_STRIPE_API_KEY = "sk_test_toolcall300_local_dev_only"
 LOCAL_PREFIX = "tc300-local"
-#: Fake credentials and region for moto (the unit tier's moto fixtures use the same).
+#: Fake credentials and region (moto in the tests; on the local stack they make sure that a
+#: stray AWS call can never sign as the operator's own AWS account).
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -46,6 +47,9 @@ _LOCAL_POWERTOOLS = {
     "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would only be noise on a terminal
     "POWERTOOLS_DEV": "false",
     "TOOLCALL300_LOCAL_STACK": "true",  # accept adapter_cmd (docs/hosted-scoring.md: local only)
+    # Nothing AWS-shaped runs here: a stray boto3 call meets a closed port (the discard port),
+    # never a real endpoint.
+    "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
 }
 
 
@@ -68,15 +72,15 @@ class LocalStackContext:
 
     root: Path
     url: str
-    aws_endpoint: str
+    state_dir: Path
     names: dict[str, str]
     environment: dict[str, str]
     template: dict[str, Any]
-    webhook_secret: str = DEV_WEBHOOK_SECRET
+    webhook_secret: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     #: Folders that hold labels or state: the workers refuse to start if a sandbox shows one.
     protected: tuple[Path, ...] = ()
-    restored: bool = False  # the state folder's recording was replayed
+    restored: bool = False  # the state folder held a database already
 
 
 def default_state_dir(root: Path) -> Path:
@@ -157,13 +161,13 @@ def start_local_stack(
     background: bool = True,
     state_dir: Path | None = None,
 ) -> LocalStack:
-    """Start moto, provision from the template (or replay ``state_dir``'s recording), upload
-    the corpus, serve the functions. Raises StackError (having stopped what it started)."""
+    """Open the state folder (``None``: a temporary one, removed at stop), copy the corpus
+    in, serve the functions. Raises StackError (having stopped what it started)."""
     stops: list[Callable[[], None]] = []
     try:
         return _start(host, port, corpus_dir, root or repo_root(), background, state_dir, stops)
     except BaseException:
-        LocalStack("", LocalStackContext(Path("."), "", "", {}, {}, {}), stops).stop()
+        LocalStack("", LocalStackContext(Path("."), "", Path("."), {}, {}, {}), stops).stop()
         raise
 
 
@@ -173,57 +177,50 @@ def _start(
     corpus_arg: Path | None,
     root: Path,
     background: bool,
-    state_dir: Path | None,
+    state_arg: Path | None,
     stops: list[Callable[[], None]],
 ) -> LocalStack:
-    from moto.server import ThreadedMotoServer
-
     from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import dev_checkout, gateway, state
     from toolcall300.service.local.cfn import load_template
-    from toolcall300.service.local.provision import provision, restored
+    from toolcall300.service.local.provision import local_secrets, restored
     from toolcall300.service.sdk import stripe_dev
-    from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
+    from toolcall300.service.sdk.files import serve_link
+    from toolcall300.service.sdk.s3 import upload_corpus
+    from toolcall300.service.sdk.state_folder import StateFolder
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
     saved_env = dict(os.environ)
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
     stops.append(lambda: _restore_environment(saved_env))
-    recorder: state.StateRecorder | None = None
-    if state_dir is not None:
-        try:
-            recorder = state.open_state(state_dir)
-        except state.StateInUse as exc:
-            raise StackError(f"--state {exc}; stop it first, or give another --state") from None
-        stops.append(lambda: state.close_state(recorder))
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    moto._server.app = _one_moto_request_at_a_time(moto._server.app)  # type: ignore[union-attr]
-    stops.append(moto.stop)
-    mhost, mport = moto.get_host_and_port()
-    endpoint = f"http://{mhost}:{mport}"
-    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, "AWS_ENDPOINT_URL": endpoint})
-    ports.clear_ports()
-
-    template = load_template(root / "template.yaml")
-    was_restored = recorder is not None and state_dir is not None and state.has_state(state_dir)
-    if recorder is not None and was_restored:
-        state.restore(recorder, endpoint)
-        made = restored(template, prefix=LOCAL_PREFIX)
+    if state_arg is None:
+        state_dir = Path(tempfile.mkdtemp(prefix="tc300-state-"))
+        stops.append(lambda: shutil.rmtree(state_dir, ignore_errors=True))
     else:
-        if recorder is not None:
-            recorder.start_recording()
-        secrets = {
-            "StripeWebhookSecret": json.dumps({"current": DEV_WEBHOOK_SECRET, "previous": ""}),
-            "StripeApiKeySecret": json.dumps({"api_key": DEV_STRIPE_API_KEY}),  # answered locally
-        }
-        made = provision(template, prefix=LOCAL_PREFIX, secret_values=secrets)
-    os.environ.update(made.environment)
+        state_dir = state_arg
+    try:
+        held = state.open_state(state_dir)
+    except state.StateInUse as exc:
+        raise StackError(f"--state {exc}; stop it first, or give another --state") from None
+    except state.LegacyState as exc:
+        raise StackError(f"--state {exc}") from None
+    stops.append(lambda: state.close_state(held))
+    was_restored = state_arg is not None and state.has_state(state_dir)
+    folder = StateFolder(state_dir)
+    template = load_template(root / "template.yaml")
+    made = restored(template, prefix=LOCAL_PREFIX)
+    for name, value in local_secrets(template, made.names, DEV_STRIPE_API_KEY).items():
+        folder.put_secret(name, value, replace=False)  # generated once, kept across restarts
+    webhook = folder.secret(made.names["StripeWebhookSecret"])
+    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, **made.environment})
+    os.environ["TOOLCALL300_STATE_DIR"] = str(state_dir)
     ports.clear_ports()
+    edition = ports.local_edition()
+    assert edition is not None
+    stops.append(ports.close_local_edition)
 
     if has_corpus:
-        objects = CorpusObjects(made.names["CorpusBucket"])
+        objects = edition.corpus(made.names["CorpusBucket"])
         try:
             if not (was_restored and _same_manifest(objects, corpus_dir)):
                 upload_corpus(corpus_dir, objects)
@@ -233,14 +230,23 @@ def _start(
     routes = gateway.bind_routes(root, template)
     server = gateway.GatewayServer((host, port), routes)
     url = f"http://{host}:{server.server_address[1]}"
+    os.environ["TOOLCALL300_PUBLIC_URL"] = url  # where the signed object links point
+    ports.clear_ports()
     dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH)
     stops.append(lambda: stripe_dev.uninstall(replaced))
-    server.local_routes = dev_checkout.local_routes(
+    checkout = dev_checkout.local_routes(
         dev_stripe,
-        secret=DEV_WEBHOOK_SECRET,
+        secret=str(webhook["current"]),
         forward=lambda method, target, headers, body: gateway.invoke(
             routes, method=method, target=target, headers=headers, body=body, source_ip="127.0.0.1"
         ),
+    )
+    edition = ports.local_edition()
+    assert edition is not None
+    bucket_names = [made.names["CorpusBucket"], made.names["ReportsBucket"]]
+    links = serve_link(edition.signer, edition.buckets(bucket_names))
+    server.local_routes = lambda method, target, body: (
+        links(method, target, body) or checkout(method, target, body)
     )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()
@@ -248,28 +254,14 @@ def _start(
     stops.append(server.shutdown)
     protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
     context = LocalStackContext(
-        root, url, endpoint, made.names, made.environment, template,
-        protected=protected, restored=was_restored,
+        root, url, state_dir, made.names, made.environment, template,
+        webhook_secret=str(webhook["current"]), protected=protected, restored=was_restored,
     )  # fmt: skip
     if background:
         _import_background_modules()
         for start in list(_BACKGROUND):
             stops.append(start(context))
     return LocalStack(url, context, stops)
-
-
-def _one_moto_request_at_a_time(app: Any) -> Any:
-    """moto's backends are not safe under concurrent requests (its ``TransactWriteItems``
-    copies whole tables and writes them back; iteration meets ``dictionary changed size``), and
-    the gateway runs handlers concurrently: moto answers one request at a time, the
-    handlers' own work (HTTP, events, Powertools, the checker) still runs side by side."""
-    lock = threading.Lock()
-
-    def serialised(environ: dict[str, Any], start_response: Any) -> list[bytes]:
-        with lock:
-            return list(app(environ, start_response))
-
-    return serialised
 
 
 def _same_manifest(objects: Any, corpus_dir: Path) -> bool:

@@ -1,6 +1,6 @@
 """Lazily created, cached boto3 clients and resources (one per service per process).
 
-Clients honour ``AWS_ENDPOINT_URL`` (the local stack points it at moto's server). S3 clients
+Clients honour ``AWS_ENDPOINT_URL`` (tests point it at a moto server). S3 clients
 always sign with SigV4: boto3 would otherwise presign with SigV2. Not a session manager:
 tests that need a fresh client call :func:`reset_clients`.
 """

@@ -14,16 +14,21 @@ Layout (the folder is mode 700, every file in ``secrets/`` and ``keys/`` mode 60
 
 Keys are generated on first open and never rewritten. :class:`LocalEdition` is every local
 adapter over one folder; ``api.wiring`` builds it when ``TOOLCALL300_STATE_DIR`` is set.
+:func:`backup` and :func:`restore` copy a folder whole (``toolcall300 admin backup|restore``);
+:func:`lock_folder` is the one-process-per-folder lock the stack and ``restore`` hold.
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import shutil
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +46,7 @@ from toolcall300.service.sdk.sqlite import (
 )
 
 DATABASE = "state.db"
+LOCK = "lock"
 OBJECTS = "objects"
 SECRETS = "secrets"
 KEYS = "keys"
@@ -181,3 +187,87 @@ class LocalEdition:
 
     def close(self) -> None:
         self.db.close()
+
+
+class FolderInUse(Exception):
+    """Another live process (a running stack) holds the state folder."""
+
+
+def lock_folder(folder: Path) -> int:
+    """Make ``folder`` (mode 700) and hold its lock; the descriptor (close it to release)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    held = os.open(folder / LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(held)
+        raise FolderInUse(f"{folder} is in use by another toolcall300 serve") from None
+    return held
+
+
+#: What a backup copies beside the database (objects, secrets, keys), file by file.
+_COPIED = (OBJECTS, SECRETS, KEYS)
+
+
+def backup(folder: Path, out: Path) -> list[str]:
+    """Copy the state folder to ``out`` (a new folder, mode 700): the database through
+    sqlite3's online backup API (consistent while the stack serves: no write is half in it),
+    then the objects, secrets and keys. Returns what was copied."""
+    if not (folder / DATABASE).exists():
+        raise FileNotFoundError(f"{folder} holds no {DATABASE}: not a state folder")
+    out.mkdir(parents=True, exist_ok=False, mode=0o700)
+    source = sqlite3.connect(f"file:{folder / DATABASE}?mode=ro", uri=True)
+    target = sqlite3.connect(out / DATABASE)
+    try:
+        source.backup(target)
+    finally:
+        target.close()
+        source.close()
+    (out / DATABASE).chmod(0o600)
+    copied = [DATABASE]
+    for part in _COPIED:
+        if (folder / part).is_dir():
+            shutil.copytree(folder / part, out / part, ignore=shutil.ignore_patterns(".tmp-*"))
+            copied.append(part)
+    return copied
+
+
+def restore(source: Path, folder: Path) -> list[str]:
+    """Make ``folder`` (new, or without a database) a copy of the backup ``source``. Holds
+    the folder's lock while it copies (a running stack refuses it: ``FolderInUse``), checks
+    the backup's database first (``PRAGMA integrity_check``). Returns what was restored."""
+    if not (source / DATABASE).exists():
+        raise FileNotFoundError(f"{source} holds no {DATABASE}: not a backup")
+    check = sqlite3.connect(f"file:{source / DATABASE}?mode=ro", uri=True)
+    try:
+        verdict = check.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        check.close()
+    if verdict != "ok":
+        raise ValueError(f"{source / DATABASE} is damaged: {verdict}")
+    held = lock_folder(folder)
+    try:
+        if (folder / DATABASE).exists():
+            raise FileExistsError(
+                f"{folder} holds a database already; restore into a new folder (or move it aside)"
+            )
+        for part in _COPIED:
+            if (folder / part).exists():
+                shutil.rmtree(folder / part)
+        src = sqlite3.connect(f"file:{source / DATABASE}?mode=ro", uri=True)
+        dst = sqlite3.connect(folder / DATABASE)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+            src.close()
+        (folder / DATABASE).chmod(0o600)
+        restored = [DATABASE]
+        for part in _COPIED:
+            if (source / part).is_dir():
+                shutil.copytree(source / part, folder / part)
+                restored.append(part)
+        return restored
+    finally:
+        os.close(held)

@@ -171,7 +171,10 @@ def submit(
     if sub.callback_url is not None:
         try:  # checked here and again at each delivery (docs/hosted-scoring.md, "Callbacks")
             callback.checked_addresses(
-                sub.callback_url, local=local, resolve=wiring.callback_resolver()
+                sub.callback_url,
+                local=local,
+                resolve=wiring.callback_resolver(),
+                own_ports=wiring.own_ports(),
             )
         except callback.DestinationRefused as exc:
             raise BadRequest(f"'callback_url' refused: {exc}", code="callback_not_allowed") from exc
