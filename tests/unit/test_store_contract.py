@@ -128,6 +128,12 @@ def test_a_counter_is_taken_under_its_limit_and_gap(ports: Ports) -> None:
         take("free#c#2026-12-01", limit=2, now_ms=99_000, min_gap_ms=5_000, expires_at=99)
     item = ports.usage.get("free#c#2026-12-01")
     assert (item["used"], item["last_ms"], item["expires_at"]) == (2, 15_000, 99)
+    # without a gap, uses whose clocks commit out of order are all counted (racing requests)
+    take("runs#l#2026-12-01", limit=3, now_ms=20_000, min_gap_ms=0, expires_at=99)
+    take("runs#l#2026-12-01", limit=3, now_ms=19_000, min_gap_ms=0, expires_at=99)
+    take("runs#l#2026-12-01", limit=3, now_ms=19_500, min_gap_ms=0, expires_at=99)
+    with pytest.raises(StoreConflict):
+        take("runs#l#2026-12-01", limit=3, now_ms=30_000, min_gap_ms=0, expires_at=99)
     ports.usage.add("metrics#x", ["verdict:VALID", "defect:a"])
     ports.usage.add("metrics#x", ["verdict:VALID"])
     got = ports.usage.get("metrics#x")

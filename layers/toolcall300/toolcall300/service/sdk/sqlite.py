@@ -218,7 +218,8 @@ class SqliteUsage:
         self, counter_id: str, *, limit: int, now_ms: int, min_gap_ms: int, expires_at: int
     ) -> None:
         """Count one use if fewer than ``limit`` so far and the last was at least
-        ``min_gap_ms`` ago, in one transaction; ``StoreConflict`` otherwise."""
+        ``min_gap_ms`` ago, in one transaction; ``StoreConflict`` otherwise. Without a gap the
+        time is not a condition (as ``UsageTable.take``)."""
         with self._db.transaction() as db:
             found = db.execute(
                 "SELECT item FROM counters WHERE counter_id = ?", (counter_id,)
@@ -226,7 +227,7 @@ class SqliteUsage:
             item: dict[str, Any] = _load(found[0]) if found else {"counter_id": counter_id}
             if found is not None and not (
                 int(item.get("used", 0)) < limit
-                and int(item.get("last_ms", 0)) <= now_ms - min_gap_ms
+                and (min_gap_ms <= 0 or int(item.get("last_ms", 0)) <= now_ms - min_gap_ms)
             ):
                 raise StoreConflict("the counter's condition failed")
             item.update(used=int(item.get("used", 0)) + 1, last_ms=now_ms, expires_at=expires_at)
