@@ -75,17 +75,14 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
 ) -> None:
     """README's promise to a buyer: `toolcall300 download` delivers what `generate --check-only`
     and `--rebuild` need, verified by the manifest's pins, readable by its owner only."""
-    import boto3
     from support.corpus import make_corpus
 
     from toolcall300.cli import dispatch
+    from toolcall300.service.api import wiring
     from toolcall300.service.domain import corpus as served
-    from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
+    from toolcall300.service.sdk.s3 import upload_corpus
 
-    bucket = CorpusObjects(
-        local_stack.context.names["CorpusBucket"],
-        boto3.client("s3", endpoint_url=local_stack.context.aws_endpoint),
-    )
+    bucket = wiring.corpus_objects()  # the stack's own (in this process): its state folder
     upload_corpus(PRIVATE, bucket)  # the real corpus, with its recorded inputs
     served.clear_cache()
     try:
