@@ -364,3 +364,39 @@ def test_an_enum_is_indexed_once_not_once_per_spelling(monkeypatch: pytest.Monke
     cases, _, _ = make_cases(catalog, {}, 3)
     assert any(c["category"] == "enum_violation" for c in cases)
     assert calls <= 20 * members, calls
+
+
+def test_a_tool_no_call_can_be_built_for_is_left_out_by_name(tmp_path: Path) -> None:
+    broken = {
+        "type": "function",
+        "function": {
+            "name": "wolfram_alpha",
+            "parameters": {"type": "object", "properties": {}, "required": ["query"]},
+        },
+    }
+    out = tmp_path / "corpus"
+    code, stdout, err = cli(
+        "--tools", write(tmp_path, "t.json", [*PAYMENTS, broken]), "--out", str(out)
+    )  # fmt: skip
+    assert code == 0, err
+    why = "tool wolfram_alpha: required property 'query' at $ is not declared in properties"
+    assert f"left out: {why}" in stdout
+    assert json.loads((out / MANIFEST).read_text())["tools_left_out"] == {"wolfram_alpha": why}
+    assert all(
+        c["expected"] is None or c["expected"]["name"] != "wolfram_alpha" for c in cases_of(out)
+    )
+    code, _, err = cli("--tools", write(tmp_path, "b.json", [broken]), "--out", str(out / "b"))
+    assert code == 1 and f"catalog: {why}" in err
+
+
+def test_properties_of_several_types_or_none_take_a_value_that_fits(tmp_path: Path) -> None:
+    catalog = json.loads(json.dumps(PAYMENTS))
+    props = catalog[0]["function"]["parameters"]["properties"]
+    props["value"] = {"type": ["string", "number", "null"]}
+    props["anything"] = {"description": "untyped: any value"}
+    catalog[0]["function"]["parameters"]["required"] += ["value", "anything"]
+    out = tmp_path / "corpus"
+    code, _, err = cli("--tools", write(tmp_path, "t.json", catalog), "--out", str(out))
+    assert code == 0, err
+    values = [c["expected"]["arguments"]["value"] for c in cases_of(out) if c["expected"]]
+    assert values and all(isinstance(v, str) for v in values)

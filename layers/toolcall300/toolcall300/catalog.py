@@ -338,23 +338,23 @@ def value_type(schema: dict[str, Any]) -> str | None:
 def _generation_node_problems(
     where: str, schema: dict[str, Any], path: tuple[str, ...]
 ) -> Iterator[str]:
+    """A required name must be declared: the generator has no schema to build its value from.
+    (A property of several types takes its first non-null one, an untyped one a string:
+    ``generator.values``; neither stops a build.)"""
     at = format_path(path)
-    if value_type(schema) is None and "enum" not in schema:
-        yield f"{where}: {at} must declare exactly one non-null type (the generator builds values from it)"
     props = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in props:
             yield f"{where}: required property {name!r} at {at} is not declared in properties"
     for key, sub in props.items():
         yield from _generation_node_problems(where, sub, (*path, key))
-    if value_type(schema) == "array" and not isinstance(schema.get("items"), dict):
-        yield f"{where}: array {at} must declare items"
-    elif isinstance(schema.get("items"), dict):
+    if isinstance(schema.get("items"), dict):
         yield from _generation_node_problems(where, schema["items"], (*path, "[]"))
 
 
 def generation_problems(tools: list[Tool]) -> list[str]:
-    """What the generator needs beyond the contract: typed properties, declared required names."""
+    """What the generator needs beyond the contract: declared required names. A tool with a
+    problem is left out of a build (named in its output and manifest), not the catalog."""
     return [
         p
         for tool in tools

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ from toolcall300.canonical import (
     pretty_bytes,
     sha256_hex,
 )
-from toolcall300.catalog import CatalogError, generation_problems, load_catalog, tool_name
+from toolcall300.catalog import CatalogError, Tool, generation_problems, load_catalog, tool_name
 from toolcall300.cliutil import UsageError
 from toolcall300.controls import integrator, naive
 from toolcall300.generator.checks import (
@@ -128,6 +128,8 @@ class Build:
     files: dict[str, bytes]
     report: Report
     shape: Shape = DEFAULT_SHAPE
+    #: tools no call can be built for (``catalog.generation_problems``), with why
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- the pure core
@@ -329,33 +331,51 @@ def manifest_for(
     report: Report | None,
     table: dict[str, Any] | None = None,
     shape: Shape = DEFAULT_SHAPE,
+    left_out: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Version, seed, input pins, file pins, the discrimination table and how many
     assertions the build ran."""
-    return {
-        "version": CORPUS_VERSION,
-        "generator_version": __version__,
-        "spec_version": SPEC_VERSION,
-        "seed": inputs.seed,
-        "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
-        "pools": (
-            {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)}
-            if inputs.pools_bytes is not None
-            else None
-        ),
-        "files": {
-            f: {
-                "sha256": sha256_hex(files[f]),
-                "bytes": len(files[f]),
-                "count": files[f].count(b"\n"),
-            }
-            for f in files
-            if f != MANIFEST
-        },
-        "assertions": report.assertions if report else None,
-        "checks": list(CHECKS),
-        "discrimination": table,
-    } | ({"shape": entry} if (entry := shape.manifest_entry()) else {})
+    return (
+        {
+            "version": CORPUS_VERSION,
+            "generator_version": __version__,
+            "spec_version": SPEC_VERSION,
+            "seed": inputs.seed,
+            "catalog": {"name": inputs.catalog_name, "sha256": sha256_hex(inputs.catalog_bytes)},
+            "pools": (
+                {"name": inputs.pools_name, "sha256": sha256_hex(inputs.pools_bytes)}
+                if inputs.pools_bytes is not None
+                else None
+            ),
+            "files": {
+                f: {
+                    "sha256": sha256_hex(files[f]),
+                    "bytes": len(files[f]),
+                    "count": files[f].count(b"\n"),
+                }
+                for f in files
+                if f != MANIFEST
+            },
+            "assertions": report.assertions if report else None,
+            "checks": list(CHECKS),
+            "discrimination": table,
+        }
+        | ({"shape": entry} if (entry := shape.manifest_entry()) else {})
+        | ({"tools_left_out": dict(sorted(left_out.items()))} if left_out else {})
+    )
+
+
+def buildable_tools(catalog: list[Tool]) -> tuple[list[Tool], dict[str, str]]:
+    """The tools a build can make calls for, and each other one with why it is left out
+    (``catalog.generation_problems``); a catalog with none left is refused whole."""
+    left_out: dict[str, str] = {}
+    for tool in catalog:
+        problems = generation_problems([tool])
+        if problems:
+            left_out[tool_name(tool)] = problems[0]
+    if len(left_out) == len(catalog):
+        raise CatalogError([left_out[tool_name(t)] for t in catalog])
+    return [t for t in catalog if tool_name(t) not in left_out], left_out
 
 
 def read_pools(inputs: Inputs) -> Pools:
@@ -373,10 +393,7 @@ def read_pools(inputs: Inputs) -> Pools:
 def build(inputs: Inputs) -> Build:
     """Generate and check a corpus; raises ``CatalogError`` or ``GenerationError`` on bad inputs."""
     raw = loads_strict_file(inputs.catalog_bytes)
-    catalog = load_catalog(raw)
-    problems = generation_problems(catalog)
-    if problems:
-        raise CatalogError(problems)
+    catalog, left_out = buildable_tools(load_catalog(raw))
     pools = read_pools(inputs)
     cases, rationale, shape = make_cases(catalog, pools, inputs.seed, inputs.asked)
     if inputs.full_shape_only and not shape.is_default:
@@ -393,11 +410,11 @@ def build(inputs: Inputs) -> Build:
     if inputs.licence is not None:
         files[inputs.licence[0]] = inputs.licence[1]
     table = discrimination(cases, inputs.reference)
-    manifest = manifest_for(inputs, files, None, table, shape)
+    manifest = manifest_for(inputs, files, None, table, shape, left_out)
     corpus = Corpus(cases, rationale, sample, manifest, dict(files))
     report = run_checks(corpus)
-    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report, table, shape))
-    return Build(files, report, shape)
+    files[MANIFEST] = pretty_bytes(manifest_for(inputs, files, report, table, shape, left_out))
+    return Build(files, report, shape, left_out)
 
 
 def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:

@@ -270,6 +270,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     for category, why in shape.absent.items():
         stdout.write(f"not built: {category}: {why}\n")
+    for why in result.left_out.values():
+        stdout.write(f"left out: {why}\n")
     if shape.missing_refused:
         stdout.write(
             "missing_required_arg: no required property has a default, so its cases "

@@ -20,7 +20,7 @@ from typing import Any
 
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
 from toolcall300.generator.pattern_strings import string_matching
-from toolcall300.schema import is_valid
+from toolcall300.schema import declared_types, is_valid
 
 Pools = dict[str, Any]
 
@@ -269,7 +269,7 @@ def build_value(
         return _pick(rng, schema["enum"])
     if "const" in schema:
         return copy.deepcopy(schema["const"])
-    kind = value_type(schema)
+    kind = value_type(schema) or _first_type(schema)
     pool = _pool(pools, tool, path, leaf)
     if kind == "object":
         return build_object(rng, schema, pools, tool, path, fill)
@@ -304,6 +304,19 @@ def build_value(
     if kind == "null":
         return None
     raise GenerationError(f"tool {tool}: cannot build a value for {path}")
+
+
+def _first_type(schema: dict[str, Any]) -> str:
+    """The type built for a property of several types (its first non-null one) or of none
+    (an object or array by its keywords, else a string: any value fits an untyped schema)."""
+    types = [t for t in declared_types(schema) if t != "null"]
+    if types:
+        return types[0]
+    if "null" in declared_types(schema):
+        return "null"
+    if "properties" in schema:
+        return "object"
+    return "array" if "items" in schema else "string"
 
 
 def build_object(
