@@ -50,6 +50,9 @@ CREATE INDEX IF NOT EXISTS runs_by_active_status ON runs(active_status)
     WHERE active_status IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_baselines_by_team ON runs(team, baseline_set_at)
     WHERE baseline_set_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_by_expiry ON runs(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS counters_by_expiry ON counters(expires_at)
+    WHERE expires_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER,
     in_progress_expiration INTEGER, data TEXT, validation TEXT);
