@@ -6,7 +6,9 @@ per level, spread over C client threads with a keep-alive connection each; print
 second (median of ``--repeat`` rounds) and the ratio to concurrency 1 (the peer, measured in
 the same run), with refused or reset connections and non-200 answers counted (expected: 0).
 The machine has 2 cores shared with these clients, so more than about 2x the peer is not to
-be had. At rest: the stack process's CPU time (``/proc/<pid>/stat``) over ``--idle-s`` seconds
+be had, and on a loaded machine the rate says little: the stack's CPU time per check (which
+bounds one interpreter at about 1000 / ms checks a second) and the load average are printed
+beside it. At rest: the stack process's CPU time (``/proc/<pid>/stat``) over ``--idle-s`` seconds
 with nothing to do, as a share of one core; then one hosted run is submitted and the time to
 its pickup (``status`` leaving ``queued``) is printed, which a polling worker would round up
 to its poll interval.
@@ -143,19 +145,23 @@ def main() -> int:
         idle_and_pickup(proc, url, args.idle_s)
         rates: dict[int, float] = {}
         for clients in LEVELS:
-            samples, refused, bad = [], 0, 0
+            samples, cpu, refused, bad = [], [], 0, 0
             for _ in range(args.repeat):
                 key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
                 load(url, key, clients, min(8, args.n))  # warm: connections, caches
-                rate, r, b = load(url, key, clients, min(args.n, PACK_CHECKS - 8))
+                n = min(args.n, PACK_CHECKS - 8)
+                before = cpu_seconds(proc.pid)
+                rate, r, b = load(url, key, clients, n)
+                cpu.append((cpu_seconds(proc.pid) - before) / n)
                 samples.append(rate)
                 refused, bad = refused + r, bad + b
             rates[clients] = statistics.median(samples)
             print(
                 f"paid POST /check at concurrency {clients:>2}: median {rates[clients]:.1f} req/s "
-                f"({rates[clients] / rates[LEVELS[0]]:.2f}x concurrency 1), "
+                f"({rates[clients] / rates[LEVELS[0]]:.2f}x concurrency 1), stack CPU "
+                f"{statistics.median(cpu) * 1000:.0f} ms a check, "
                 f"refused/reset connections {refused}, non-200 answers {bad} "
-                f"({args.repeat} rounds of {args.n})"
+                f"({args.repeat} rounds of {args.n}; load average {os.getloadavg()[0]:.1f})"
             )
     finally:
         proc.send_signal(signal.SIGTERM)

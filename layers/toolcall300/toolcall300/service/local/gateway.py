@@ -465,7 +465,7 @@ class _Channel(HTTPChannel):  # type: ignore[misc]
 
 @dataclass(frozen=True)
 class ServerLimits:
-    """How much one local stack takes on (docs/local-stack.md)."""
+    """How much one local stack takes on (the defaults are what `toolcall300 serve` uses)."""
 
     threads: int = 16  # handler threads; further requests wait in waitress's queue
     connection_limit: int = 1000  # further clients wait in the listen backlog
