@@ -280,10 +280,15 @@ def test_a_thousand_slow_clients_neither_exhaust_the_server_nor_get_run_late(
 ) -> None:
     """Half-sent requests hold no thread; a whole request is served beside them; once their
     deadline passes they are closed, and what they send after that never reaches a handler."""
+    import resource
     import threading
 
     from toolcall300.service.local.gateway import ServerLimits
 
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4096:  # both ends of 1,000 connections live in this process
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= 2100, "needs `ulimit -n` 2100+"
     clock = FakeClock()
     limits = ServerLimits(connection_limit=1100, request_timeout_s=30)
     served = serve(limits=limits, clock=clock)
