@@ -325,3 +325,28 @@ def test_redirects_are_not_followed() -> None:
         server.shutdown()
         server.server_close()
     assert not outcome.delivered and outcome.last_status == 307 and hits == ["/hook"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8300/webhooks/stripe",
+        "http://localhost:8300/dev/checkout/cs_test_x",
+        "http://[::1]:8300/runs",
+        "http://127.0.0.9:8300/",
+    ],
+)
+def test_locally_the_stack_s_own_port_is_refused_on_any_loopback_name(url: str) -> None:
+    """docs/local-stack.md: a callback is the service posting on a tenant's behalf; at the
+    stack's own port it would reach the stack's webhook and dev checkout page."""
+    own = frozenset({8300})
+    with pytest.raises(callback.DestinationRefused, match="own port"):
+        callback.checked_addresses(url, local=True, resolve=resolves_to("127.0.0.1"), own_ports=own)
+    with pytest.raises(callback.DestinationRefused, match="own port"):
+        callback.guarded_post(local=True, resolve=resolves_to("127.0.0.1"), own_ports=own)(
+            url, b"{}", {}, 1.0
+        )
+    other = url.replace(":8300", ":8301")
+    assert callback.checked_addresses(
+        other, local=True, resolve=resolves_to("127.0.0.1"), own_ports=own
+    ) == ["127.0.0.1"]
