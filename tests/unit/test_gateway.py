@@ -320,6 +320,32 @@ def test_a_thousand_slow_clients_neither_exhaust_the_server_nor_get_run_late(
             sock.close()
 
 
+def test_past_the_connection_limit_a_client_waits_for_a_place_and_is_then_served(
+    serve: Callable[..., Served],
+) -> None:
+    """No more connections are taken on than the limit allows; the next client waits in the
+    listen backlog (not refused) and is served once places are free."""
+    import time
+
+    from toolcall300.service.local.gateway import ServerLimits
+
+    served = serve(limits=ServerLimits(connection_limit=10))
+    silent = [socket.create_connection(served.address, timeout=10) for _ in range(20)]
+    try:
+        with socket.create_connection(served.address, timeout=30) as late:
+            late.sendall(
+                b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+            )
+            time.sleep(0.5)  # time for the server to take on all it would (not a speed bound)
+            assert len(served.server.active_channels) <= 10 and served.calls == 0
+            for sock in silent:
+                sock.close()
+            assert read_answer(late)[::2] == (200, b"ok")
+    finally:
+        for sock in silent:
+            sock.close()
+
+
 def test_a_client_that_went_away_leaves_no_traceback(
     serve: Callable[..., Served],
     caplog: pytest.LogCaptureFixture,
