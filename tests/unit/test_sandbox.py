@@ -105,6 +105,23 @@ def test_each_run_has_its_own_uid_and_none_is_root() -> None:
         )
 
 
+def test_a_run_uid_is_held_by_one_run_at_a_time_and_its_file_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draws = iter([5, 5, 6, 5])
+    monkeypatch.setattr(sandbox.secrets, "randbelow", lambda _n: next(draws))
+    first = sandbox.RunIdentity.take(str(tmp_path))
+    second = sandbox.RunIdentity.take(str(tmp_path))  # 5 is held: drawn again
+    assert (first.uid, second.uid) == (sandbox.RUN_UID_BASE + 5, sandbox.RUN_UID_BASE + 6)
+    first.release()
+    assert sorted(p.name for p in (tmp_path / "tc300-run-uids").iterdir()) == [str(second.uid)]
+    third = sandbox.RunIdentity.take(str(tmp_path))  # 5 is free again
+    assert third.uid == sandbox.RUN_UID_BASE + 5
+    second.release()
+    third.release()
+    assert list((tmp_path / "tc300-run-uids").iterdir()) == []
+
+
 def test_without_isolation_the_command_runs_as_given_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -376,10 +393,15 @@ def test_leftovers_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path
     gone = 2**22 + 1  # above pid_max's default: no process has it
     (tmp_path / f"tc300-runs-{gone}-abc" / "tc300-run-x").mkdir(parents=True)
     (tmp_path / f"tc300-kit-{gone}-abc").mkdir()
+    (tmp_path / f"tc300-seccomp-{gone}-abc").mkdir()
     (tmp_path / f"tc300-runs-{os.getppid()}-abc").mkdir()  # a live process's
     (tmp_path / "tc300-other-1-x").mkdir()  # not ours
     removed = sandbox.sweep_leftovers(str(tmp_path))
-    assert sorted(p.name for p in removed) == [f"tc300-kit-{gone}-abc", f"tc300-runs-{gone}-abc"]
+    assert sorted(p.name for p in removed) == [
+        f"tc300-kit-{gone}-abc",
+        f"tc300-runs-{gone}-abc",
+        f"tc300-seccomp-{gone}-abc",
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "tc300-other-1-x",
         f"tc300-runs-{os.getppid()}-abc",

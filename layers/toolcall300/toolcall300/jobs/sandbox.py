@@ -295,9 +295,11 @@ RUN_UID_BASE, RUN_UID_COUNT = 2_100_000_000, 1 << 16
 class RunIdentity:
     """A uid held for one run: a lock on a file named after it (``flock``, released by the
     kernel when the holder exits however it exits), so no two runs on this machine, in this
-    process or another, hold the same one at once."""
+    process or another, hold the same one at once. The file is removed on release; a lock
+    taken on a file another holder had just removed is dropped and the draw made again."""
 
     uid: int
+    path: Path | None = None
     _fd: int | None = None
 
     @classmethod
@@ -306,17 +308,22 @@ class RunIdentity:
         where.mkdir(mode=0o700, exist_ok=True)
         for _ in range(64):
             uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_COUNT)
-            fd = os.open(where / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            path = where / str(uid)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.stat(path).st_ino != os.fstat(fd).st_ino:
+                    raise OSError("released meanwhile")
             except OSError:
                 os.close(fd)
                 continue
-            return cls(uid, fd)
+            return cls(uid, path, fd)
         raise OSError("no free run uid")
 
     def release(self) -> None:
         if self._fd is not None:
+            with suppress(OSError):
+                os.unlink(str(self.path))  # while still locked: the next holder makes a new one
             os.close(self._fd)
             self._fd = None
 
@@ -377,13 +384,13 @@ def _scratch_root() -> Path:
 
 
 def sweep_leftovers(folder: str | None = None) -> list[Path]:
-    """Remove the kit copies and scratch roots of processes that died without cleaning up
+    """Remove the kit copies, seccomp filters and scratch roots of processes that died without cleaning up
     (``kill -9``): their names carry the pid, and a live pid's folders are left alone."""
     removed = []
     for path in Path(folder or tempfile.gettempdir()).glob("tc300-*-*-*"):
         kind, _, rest = path.name[len("tc300-") :].partition("-")
         pid = rest.partition("-")[0]
-        if kind not in ("kit", "runs") or not pid.isdigit() or int(pid) == os.getpid():
+        if kind not in ("kit", "runs", "seccomp") or not pid.isdigit() or int(pid) == os.getpid():
             continue
         if Path(f"/proc/{pid}").exists():
             continue
