@@ -41,7 +41,7 @@ PACKAGE = "toolcall300"
 
 #: The pip platform tag ``sam build`` installs wheels for, per Lambda architecture.
 PIP_PLATFORMS = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}
-#: Modules that are not part of what Lambda runs: the one-machine edition (moto, YAML).
+#: Modules that are not part of what Lambda runs: the one-machine edition (gateway, worker, YAML).
 NOT_ON_LAMBDA = ("toolcall300.service.local",)
 
 
