@@ -2,10 +2,12 @@
 # Build the harness image without Docker, as an OCI image archive anyone can push to ECR:
 #   make harness-image   ->  build/harness-image.tar  (skopeo copy oci-archive:... docker://...)
 #
-# The filesystem is Debian bookworm from Debian's own packages (debootstrap: the python:3.12-slim
-# base cannot be pulled here), with the harness laid out as infra/harness/Dockerfile does; umoci
-# packs it and sets the same ENTRYPOINT, CMD and environment. Debian's python3 is 3.11, which the
-# harness (standard library only, requires-python >= 3.11) runs as well. The root filesystem is
+# The filesystem is Debian bookworm from Debian's own packages (debootstrap), the same packages
+# infra/harness/Dockerfile installs on debian:bookworm-slim, with the harness laid out as the
+# Dockerfile does; umoci packs it and sets the same ENTRYPOINT, CMD and environment. Debian's
+# python3 is 3.11 (the harness is standard library only, requires-python >= 3.11). ARCH is the
+# platform the image is for and must be this machine's (debootstrap runs the target's binaries):
+# build the arm64 image on an arm64 machine, or with Docker: docker buildx --platform linux/arm64. The root filesystem is
 # cached in build/harness-rootfs: only the harness files are copied again on a rebuild.
 # Needs root, debootstrap and umoci (apt-get install -y debootstrap umoci).
 set -eu
@@ -20,10 +22,15 @@ for tool in debootstrap umoci; do
 done
 mkdir -p "$OUT"
 
-if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
-  rm -rf "$ROOTFS.partial"
-  debootstrap --variant=minbase --arch="$ARCH" --include=python3 bookworm "$ROOTFS.partial" "$MIRROR"
+# python3 runs the harness; pip and venv are for the teams' images built FROM this one (their
+# Dockerfile makes a venv: Debian's python3 refuses a system-wide pip install, PEP 668).
+PACKAGES=python3,python3-pip,python3-venv
+STAMP=$ROOTFS/etc/toolcall300-packages
+if [ ! -x "$ROOTFS/usr/bin/python3" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$PACKAGES" ]; then
+  rm -rf "$ROOTFS.partial" "$ROOTFS"
+  debootstrap --variant=minbase --arch="$ARCH" --include="$PACKAGES" bookworm "$ROOTFS.partial" "$MIRROR"
   rm -rf "$ROOTFS.partial/var/cache/apt/archives"/*.deb "$ROOTFS.partial/var/lib/apt/lists"/*
+  echo "$PACKAGES" > "$ROOTFS.partial/etc/toolcall300-packages"
   mv "$ROOTFS.partial" "$ROOTFS"
 fi
 

@@ -284,3 +284,39 @@ def test_post_runs_would_read_the_built_images_platform_from_its_config() -> Non
     assert image_problem(facts, platform) is None
     refused = image_problem(facts, other)
     assert refused is not None and refused[0] == "image_platform_mismatch"
+
+
+def test_a_teams_dockerfile_installs_its_adapter_into_a_venv_in_the_image(tmp_path: Path) -> None:
+    """The documented adapter Dockerfile (docs/hosted-scoring.md): Debian's python3 refuses a
+    system-wide ``pip install`` (PEP 668), so the image ships pip and venv and the adapter gets
+    a venv of its own. Here its RUN step runs in the image's filesystem, offline: the adapter
+    is a wheel made here (a real build would fetch its build backend from an index)."""
+    import zipfile
+
+    app = tmp_path / "app"
+    app.mkdir()
+    files = {
+        "my_adapter/__init__.py": "ANSWER = 42\n",
+        "my_adapter-1.dist-info/METADATA": "Metadata-Version: 2.1\nName: my-adapter\nVersion: 1\n",
+        "my_adapter-1.dist-info/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},,\n" for name in files) + "my_adapter-1.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(app / "my_adapter-1-py3-none-any.whl", "w") as wheel:
+        for name, text in {**files, "my_adapter-1.dist-info/RECORD": record}.items():
+            wheel.writestr(name, text)
+    wheel_path = "/tmp/app/my_adapter-1-py3-none-any.whl"
+    script = (
+        f"python3 -m pip install --no-index {wheel_path} 2>&1 | grep -q externally-managed"
+        " && python3 -m venv /tmp/adapter"
+        f" && /tmp/adapter/bin/pip install --no-index --no-cache-dir {wheel_path}"
+        " && /tmp/adapter/bin/python -c 'import my_adapter; print(my_adapter.ANSWER)'"
+    )
+    argv = [
+        "bwrap", "--ro-bind", str(ROOTFS), "/", "--proc", "/proc", "--dev", "/dev",
+        "--tmpfs", "/tmp", "--bind", str(app), "/tmp/app", "--unshare-pid", "--unshare-net",
+        "--die-with-parent", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+        "--setenv", "HOME", "/tmp", "/bin/sh", "-c", script,
+    ]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "42"

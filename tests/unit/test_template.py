@@ -275,7 +275,9 @@ def test_the_adapter_network_has_no_route_out(template: dict[str, Any]) -> None:
         s["Properties"]["MapPublicIpOnLaunch"] is False for s in subnets.values()
     )
     compute = res["AdapterComputeEnvironment"]["Properties"]["ComputeResources"]
-    assert compute["Subnets"]["Fn::If"][1] == [{"Ref": "AdapterSubnetA"}, {"Ref": "AdapterSubnetB"}]
+    both = [{"Ref": "AdapterSubnetA"}, {"Ref": "AdapterSubnetB"}]
+    one_or_two = {"Fn::If": ["AdapterNetworkInTwoZones", both, [{"Ref": "AdapterSubnetA"}]]}
+    assert compute["Subnets"]["Fn::If"][1] == one_or_two
     assert template["Conditions"]["CreateAdapterNetwork"] == {
         "Fn::Equals": [{"Ref": "ExistingAdapterVpcId"}, ""]
     }
@@ -521,3 +523,58 @@ def test_the_rules_refuse_an_existing_vpc_without_its_subnets_and_groups(
     ]
     both = {"AdapterSubnetIds": ["subnet-1", "subnet-2"], "AdapterSecurityGroupIds": ["sg-1"]}
     assert refused(ExistingAdapterVpcId=vpc, **both) == []
+
+
+def test_the_outputs_name_what_a_deployer_must_fill_or_hand_to_teams(
+    template: dict[str, Any],
+) -> None:
+    """infra/README.md's steps read these: the secrets to fill, the role ARNs teams allow on
+    their repositories, the buckets, the DNS query log group."""
+    outputs = template["Outputs"]
+    assert outputs["AdapterExecutionRoleArn"]["Value"] == {
+        "Fn::GetAtt": ["AdapterExecutionRole", "Arn"]
+    }
+    assert outputs["RunsFunctionRoleArn"]["Value"] == {"Fn::GetAtt": ["RunsFunctionRole", "Arn"]}
+    for secret in ("StripeWebhookSecret", "StripeApiKeySecret"):
+        assert outputs[f"{secret}Name"]["Value"] == {"Ref": secret}
+    for bucket in ("CorpusBucket", "ReportsBucket"):
+        assert outputs[f"{bucket}Name"]["Value"] == {"Ref": bucket}
+    assert outputs["AdapterDnsQueryLogGroup"]["Condition"] == "CreateAdapterNetwork"
+    readme = (ROOT / "infra" / "README.md").read_text()
+    assert all(name in readme for name in outputs), [n for n in outputs if n not in readme]
+    docs = "".join(p.read_text() for p in (ROOT / "docs").glob("*.md")) + readme
+    assert "api.toolcall300.example" not in docs and "public.ecr.aws/toolcall300" not in docs
+
+
+def test_the_adapter_network_can_live_in_one_zone(template: dict[str, Any]) -> None:
+    """docs/cost.md, "One AZ": the second subnet and every interface endpoint's second
+    network interface exist only with AdapterAvailabilityZones=2 (the default)."""
+    res = template["Resources"]
+    param = template["Parameters"]["AdapterAvailabilityZones"]
+    assert (param["Default"], param["AllowedValues"]) == ("2", ["1", "2"])
+    assert template["Conditions"]["AdapterNetworkInTwoZones"] == {
+        "Fn::And": [
+            {"Condition": "CreateAdapterNetwork"},
+            {"Fn::Equals": [{"Ref": "AdapterAvailabilityZones"}, "2"]},
+        ]
+    }
+    assert res["AdapterSubnetA"]["Condition"] == "CreateAdapterNetwork"
+    for name in ("AdapterSubnetB", "AdapterSubnetBRoutes"):
+        assert res[name]["Condition"] == "AdapterNetworkInTwoZones", name
+    one_or_two = {
+        "Fn::If": [
+            "AdapterNetworkInTwoZones",
+            [{"Ref": "AdapterSubnetA"}, {"Ref": "AdapterSubnetB"}],
+            [{"Ref": "AdapterSubnetA"}],
+        ]
+    }
+    interface = [
+        r["Properties"]
+        for r in _of_type(res, "AWS::EC2::VPCEndpoint").values()
+        if r["Properties"]["VpcEndpointType"] == "Interface"
+    ]
+    assert interface and all(p["SubnetIds"] == one_or_two for p in interface)
+    assert "AdapterSubnetB" not in str({n: r for n, r in res.items() if n not in (
+        "AdapterSubnetB", "AdapterSubnetBRoutes", "AdapterComputeEnvironment",
+        "EcrApiEndpoint", "EcrDockerEndpoint", "LogsEndpoint",
+    )})  # fmt: skip
