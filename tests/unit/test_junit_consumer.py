@@ -240,3 +240,13 @@ def test_ci_summary_of_a_failed_run_is_an_error(tmp_path: Path) -> None:
     assert ci(tmp_path, failed) == 1
     top = summary_top(str(tmp_path / "s.md"))
     assert top.startswith("**Verdict: ERROR**: hosted run") and "job_timeout: slow" in top
+
+
+def test_ci_summary_of_a_run_never_submitted_is_an_error(tmp_path: Path) -> None:
+    args = ci_client.parse_args(
+        ["--api", "https://api.example.com", "--image", "r/a@sha256:" + "a" * 64,
+         "--commit", "abc1234", "--ref", "main", "--wait", "--summary", str(tmp_path / "s.md")]
+    )  # fmt: skip
+    assert ci_client.run(args, io.StringIO(), io.StringIO(), request=Api(hosted()), env={}) == 1
+    top = summary_top(str(tmp_path / "s.md"))
+    assert top == "**Verdict: ERROR**: set TOOLCALL300_LICENCE to your team licence key"

@@ -401,20 +401,17 @@ def run(
     environ = os.environ if env is None else env
     key = environ.get("TOOLCALL300_LICENCE", "").strip()
     if not key:
-        stderr.write("toolcall300 ci: set TOOLCALL300_LICENCE to your team licence key\n")
-        return EXIT_ERROR
+        return _error(args, stderr, "set TOOLCALL300_LICENCE to your team licence key")
     api = args.api.rstrip("/")
     try:
         check_transport(api)
     except ValueError as exc:
-        stderr.write(f"toolcall300 ci: {exc}\n")
-        return EXIT_ERROR
+        return _error(args, stderr, str(exc))
     try:
         resolve_commit_and_ref(args, environ)
         body = submission(args)
     except UsageError as exc:
-        stderr.write(f"{exc}\n")
-        return EXIT_ERROR
+        return _error(args, stderr, str(exc).removeprefix("toolcall300 ci: "))
     headers = {
         "Authorization": f"Bearer {key}",
         "Content-Type": "application/json",
