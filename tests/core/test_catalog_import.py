@@ -583,7 +583,7 @@ def test_an_imported_catalog_imports_as_itself(raw: Any) -> None:
     assert catalog_bytes(import_file(data), data) == data
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(EVERY_KEYWORD, min_size=1, max_size=3), st.booleans())
 def test_a_catalog_the_reader_accepts_imports_as_itself(schemas: list[Any], closed: bool) -> None:
     """Every keyword of the subset, in catalogs the reader accepts: the import is the identity
