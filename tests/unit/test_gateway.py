@@ -376,3 +376,38 @@ def test_a_client_that_went_away_leaves_no_traceback(
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
     err = capfd.readouterr().err
     assert "Traceback" not in err and str(port) not in err
+
+
+def test_any_bytes_get_an_http_answer_or_a_close_and_the_server_keeps_serving(
+    serve: Callable[..., Served],
+) -> None:
+    """Whatever a client sends (then stops sending), it gets an HTTP answer, a JSON error when
+    refused, or a closed connection, never a hang or a dead server."""
+    from hypothesis import HealthCheck, settings
+
+    served = serve()
+    request_line = st.sampled_from([b"", b"POST /echo HTTP/1.1\r\n", b"GET / HTTP/1.0\r\n"])
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(request_line, st.binary(max_size=200))
+    def exchange(start: bytes, garbage: bytes) -> None:
+        with socket.create_connection(served.address, timeout=30) as sock:
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                sock.sendall(start + garbage + b"\r\n\r\n")
+                sock.shutdown(socket.SHUT_WR)  # nothing more is coming
+            data = b""
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := sock.recv(65536):
+                    data += chunk
+        if data:
+            assert data.startswith(b"HTTP/1."), data[:80]
+            status = int(data.split(b" ", 2)[1])
+            _, _, body = data.partition(b"\r\n\r\n")
+            if status >= 400 and body:
+                assert "error" in json.loads(body.split(b"HTTP/1.")[0])
+
+    exchange()
+    request = (
+        b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+    )
+    assert raw_exchange(served.address, request)[::2] == (200, b"ok")
