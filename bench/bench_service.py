@@ -3,8 +3,9 @@
 Prints medians (and p99 for latencies) with ratios against peers measured in the same run:
 cold imports against a bare ``python -c pass`` start; ``POST /check`` through the gateway
 against ``toolcall300.argcheck.check.check_body`` called in-process (the work itself), so the ratio
-is the cost of HTTP + event building + Powertools + DynamoDB (moto) per check. Requests per
-second are what one warm function instance sustains (the gateway serialises each function).
+is the cost of HTTP + event building + Powertools + the store per check. Requests per
+second here are one client's, one request at a time; ``bench_local_stack.py`` measures the
+stack under concurrency.
 Run: ``.venv/bin/python bench/bench_service.py [--n 300]``. Figures, not assertions.
 """
 
@@ -126,7 +127,7 @@ def main() -> int:
         moto_peer = timed(lambda: store.find_by_key_hash(hash_key(key)), args.n)
         p50_moto, p99_moto = percentiles(moto_peer)
         print(
-            f"one licence lookup straight to moto (GSI query): p50 {p50_moto * 1e3:.2f} ms, p99 {p99_moto * 1e3:.2f} ms (peer)"
+            f"one licence lookup straight to the store: p50 {p50_moto * 1e3:.2f} ms, p99 {p99_moto * 1e3:.2f} ms (peer)"
         )
         peer = timed(lambda: argcheck.check_body(BODY), args.n)
         p50_peer, p99_peer = percentiles(peer)
@@ -139,7 +140,7 @@ def main() -> int:
             rps = len(samples) / sum(samples)
             print(
                 f"{label} via local gateway: p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, "
-                f"{rps:.0f} req/s one worker ({p50 / p50_peer:.0f}x the in-process check p50)"
+                f"{rps:.0f} req/s one client ({p50 / p50_peer:.0f}x the in-process check p50)"
             )
     finally:
         stack.stop()
