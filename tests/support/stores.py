@@ -95,6 +95,11 @@ class MemoryRunStore(_VersionedItems):
     def baselines(self, team: str) -> list[dict[str, Any]]:
         return [i for i in self._rows() if i["team"] == team and i.get("baseline_set_at")]
 
+    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        mine = [i for i in self._rows() if i["team"] == team and i.get("baseline_set_at")]
+        newest = sorted(mine, key=lambda i: (i["baseline_set_at"], i["run_id"]), reverse=True)
+        return newest[:limit]
+
 
 class MemoryReports:
     """``ReportStore`` in a dict: write once."""

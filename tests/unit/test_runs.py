@@ -569,6 +569,54 @@ def test_the_baseline_is_found_however_many_runs_came_after_it() -> None:
     assert worse.comparison is not None and worse.comparison["baseline_run_id"] == base.run_id
 
 
+class _NoWholeHistory(MemoryRunStore):
+    """Scoring may read a bounded page of recent baselines, never the team's whole history."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+
+    def baselines(self, team: str) -> list[dict[str, Any]]:
+        raise AssertionError("scoring read the team's whole baseline history")
+
+    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        self.asked.append(limit)
+        return super().recent_baselines(team, limit=limit)
+
+
+def test_scoring_reads_a_bounded_page_of_baselines_never_the_whole_history() -> None:
+    store, reports = _NoWholeHistory(), MemoryReports()
+    base = finish(store, reports, submit(store), GOOD)
+    for i in range(5):  # other baseline names set since, newest last
+        finish(
+            store,
+            reports,
+            submit(store, baseline=f"b{i}", ref=f"b{i}"),
+            GOOD,
+            now=T0 + timedelta(hours=i + 1),
+        )
+    worse = finish(store, reports, submit(store, commit="ccccccc"), WORSE, now=T0 + timedelta(1))
+    assert worse.verdict == "regression"
+    assert worse.comparison is not None and worse.comparison["baseline_run_id"] == base.run_id
+    assert store.asked and set(store.asked) == {runs.BASELINE_WINDOW}
+
+
+def test_recent_baselines_are_the_newest_first_and_no_more() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    made = [
+        finish(
+            store,
+            reports,
+            submit(store, baseline=f"b{i}", ref=f"b{i}"),
+            GOOD,
+            now=T0 + timedelta(hours=i),
+        )
+        for i in range(4)
+    ]
+    got = runs.recent_baselines(store, made[0].team, limit=2)
+    assert [r.run_id for r in got] == [made[3].run_id, made[2].run_id]
+
+
 def test_only_runs_in_flight_are_indexed_by_status_and_finished_ones_expire() -> None:
     store, reports = MemoryRunStore(), MemoryReports()
     queued = submit(store)

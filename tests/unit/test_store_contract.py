@@ -254,6 +254,31 @@ def test_a_run_put_is_conditional_and_the_queries_read_their_indexes(ports: Port
         store.by_status("scored")
 
 
+def test_recent_baselines_are_the_newest_set_and_no_more(ports: Ports) -> None:
+    """What scoring reads (runs.BASELINE_WINDOW): the newest by baseline_set_at, bounded."""
+    store = ports.runs
+    for i in range(5):
+        set_at = f"2026-12-01T0{i}:00:00Z"
+        store.put(
+            run(f"run_c{i}", "team-c", "2026-12-01T00:00:00Z", baseline_set_at=set_at),
+            expected_version=None,
+        )
+    store.put(run("run_c9", "team-c", "2026-12-01T09:00:00Z"), expected_version=None)  # not one
+    store.put(
+        run("run_d0", "team-d", "2026-12-01T00:00:00Z", baseline_set_at="2026-12-02T00:00:00Z"),
+        expected_version=None,
+    )
+    assert [i["run_id"] for i in store.recent_baselines("team-c", limit=3)] == [
+        "run_c4",
+        "run_c3",
+        "run_c2",
+    ]
+    assert [i["run_id"] for i in store.recent_baselines("team-c", limit=50)] == [
+        f"run_c{i}" for i in (4, 3, 2, 1, 0)
+    ]
+    assert [i["run_id"] for i in store.recent_baselines("team-d", limit=3)] == ["run_d0"]
+
+
 def test_a_run_keeps_its_callback_secret(ports: Ports) -> None:
     ports.runs.put(run("run_s", "team-a", "t", callback_secret="s3cret"), expected_version=None)
     assert ports.runs.get("run_s")["callback_secret"] == "s3cret"

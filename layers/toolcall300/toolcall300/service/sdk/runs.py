@@ -86,6 +86,26 @@ class RunTable(LazyTable):
             IndexName="baselines_by_team", KeyConditionExpression=Key("team").eq(team)
         )
 
+    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` baselines, newest first: ``baselines_by_team`` is sorted by
+        ``baseline_set_at``, so this reads ``limit`` items (one page), not the history."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "IndexName": "baselines_by_team",
+            "KeyConditionExpression": Key("team").eq(team),
+            "ScanIndexForward": False,
+            "Limit": max(1, limit),
+        }
+        with _translated("the runs table"):
+            while len(items) < limit:
+                page = self.table.query(**kwargs)
+                items.extend(_plain(i) for i in page["Items"])
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+                kwargs["Limit"] = max(1, limit - len(items))
+        return items[:limit]
+
 
 class ReportObjects(LazyBucket):
     """``ReportStore`` on the reports bucket: write-once objects."""

@@ -419,3 +419,12 @@ class SqliteRuns:
             "SELECT item FROM runs WHERE team = ? AND baseline_set_at IS NOT NULL", (team,)
         )
         return [self._open(r[0]) for r in rows]
+
+    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` baselines, newest first (RunStore.recent_baselines)."""
+        rows = self._db.rows(
+            "SELECT item FROM runs WHERE team = ? AND baseline_set_at IS NOT NULL"
+            " ORDER BY baseline_set_at DESC, run_id DESC LIMIT ?",
+            (team, max(0, limit)),
+        )
+        return [self._open(r[0]) for r in rows]

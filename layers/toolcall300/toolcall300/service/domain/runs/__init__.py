@@ -10,10 +10,12 @@ passes the scorer's functions in. Callers use the names re-exported here (``runs
 
 from toolcall300.jobs.failures import FAILURE_REASONS, STDERR_TAIL_CHARS, failure
 from toolcall300.service.domain.runs.baselines import (
+    BASELINE_WINDOW,
     baseline_history,
     baselines_document,
     current_baseline,
     decide_verdict,
+    recent_baselines,
     short_ref,
     team_baselines,
     team_runs,
@@ -70,6 +72,7 @@ from toolcall300.service.domain.runs.sweeper import JobAlive, sweep
 
 __all__ = [
     "BASELINE_RE",
+    "BASELINE_WINDOW",
     "COMMIT_RE",
     "FAILURE_REASONS",
     "FINAL",
@@ -113,6 +116,7 @@ __all__ = [
     "mark_running",
     "new_run_id",
     "parse_submission",
+    "recent_baselines",
     "renew_job",
     "report_key",
     "set_job",

@@ -87,6 +87,18 @@ def team_baselines(store: RunStore, team: str) -> list[Run]:
     return [Run.from_item(i) for i in store.baselines(team)]
 
 
+#: How many of a team's newest baselines scoring looks through for the one it compares with.
+#: Each scoring read the whole history, which grows with every baseline set; a baseline of a
+#: name older than the team's 200 newest baselines (of all names) is no longer compared with,
+#: and the run on its ref sets a new one (docs/runs-contract.md, baselines).
+BASELINE_WINDOW = 200
+
+
+def recent_baselines(store: RunStore, team: str, *, limit: int = BASELINE_WINDOW) -> list[Run]:
+    """The team's ``limit`` most recently set baselines (a bounded read, one index page)."""
+    return [Run.from_item(i) for i in store.recent_baselines(team, limit=limit)]
+
+
 def decide_verdict(*, regressed: bool | None, on_baseline_ref: bool) -> tuple[Verdict, bool]:
     """(verdict, becomes_baseline) from the comparison (None: no baseline yet) and the ref.
 

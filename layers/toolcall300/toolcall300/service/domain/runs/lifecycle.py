@@ -20,8 +20,8 @@ from toolcall300.service.domain.records import iso
 from toolcall300.service.domain.runs.baselines import (
     current_baseline,
     decide_verdict,
+    recent_baselines,
     short_ref,
-    team_baselines,
 )
 from toolcall300.service.domain.runs.record import (
     FINAL,
@@ -282,7 +282,7 @@ def finish_scored(
     if run is None or run.status != "running" or (owner is not None and run.lease_owner != owner):
         return None
     base = current_baseline(
-        team_baselines(store, run.team),
+        recent_baselines(store, run.team),
         run.baseline,
         corpus_sha256=scoring.corpus_sha256,
         exclude=run.run_id,

@@ -51,6 +51,11 @@ class RunStore(Protocol):
         """Every run of ``team`` that became a baseline, however old (no page limit)."""
         ...
 
+    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+        """The ``limit`` runs of ``team`` most recently set as a baseline, newest first: what
+        scoring compares with, read in bounded time however long the history grows."""
+        ...
+
 
 class ReportStore(Protocol):
     """Immutable report objects: ``put_once`` refuses to overwrite (raises StoreConflict)."""
