@@ -9,6 +9,10 @@
 - Only ``service/sdk`` imports boto3, botocore and stripe; ``service/domain`` imports neither
   ``service/sdk`` nor Powertools.
 - Nothing outside ``service/local`` imports it.
+- ``service/hosted`` never imports ``service/api`` (its collaborators come in a deps object
+  the composition root builds, so the two cannot form a circle).
+- ``service/sdk`` imports only ``service/domain``, ``service/errors`` and the core (an adapter
+  translates an SDK for the domain; it orchestrates nothing).
 
 Each rule is a function over (module name, imported names), so the tests at the bottom can
 show it catching a deliberate break.
@@ -141,6 +145,22 @@ def violations(module: str, names: set[str]) -> list[str]:
             _within(n, "toolcall300.service.observability") for n in own
         ):
             out.append("service/domain imports Powertools")
+    if _within(module, "toolcall300.service.hosted") and any(
+        _within(n, "toolcall300.service.api") for n in own
+    ):
+        out.append("service/hosted imports service/api")
+    if _within(module, "toolcall300.service.sdk"):
+        beyond = sorted(
+            n
+            for n in own
+            if _within(n, "toolcall300.service")
+            and n != "toolcall300.service"
+            and not any(
+                _within(n, f"toolcall300.service.{room}") for room in ("domain", "errors", "sdk")
+            )
+        )
+        if beyond:
+            out.append(f"service/sdk imports {beyond} (only domain, errors and the core)")
     if not _within(module, "toolcall300.service.local") and any(
         _within(n, "toolcall300.service.local") for n in own
     ):
@@ -208,6 +228,27 @@ def test_module_keeps_the_import_rules(path: Path) -> None:
             "from toolcall300.service.local import worker",
             "service/local",
         ),
+        (
+            "toolcall300.service.hosted.flow",
+            "from toolcall300.service.api.wiring import run_store",
+            "service/hosted imports service/api",
+        ),
+        (
+            "toolcall300.service.hosted.flow",
+            "def f():\n    from toolcall300.service.api import wiring",
+            "service/hosted imports service/api",
+        ),
+        (
+            "toolcall300.service.sdk.ecr",
+            "from toolcall300.service.hosted.submit import ImageFacts",
+            "service/sdk imports",
+        ),
+        (
+            "toolcall300.service.sdk.runs",
+            "from toolcall300.service.observability import logger",
+            "service/sdk imports",
+        ),
+        ("toolcall300.service.sdk.ecr", "from toolcall300.service.domain import images", ""),
         ("toolcall300.rules", "from toolcall300.scoring import grading", "the foundation imports"),
         (
             "toolcall300.importers.forms",

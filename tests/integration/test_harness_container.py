@@ -253,7 +253,7 @@ def test_post_runs_would_read_the_built_images_platform_from_its_config() -> Non
     manifest and config blob umoci wrote: the descriptor, the digest, ``os/architecture``."""
     import tarfile
 
-    from toolcall300.service.hosted.submit import (
+    from toolcall300.service.domain.images import (
         ImageFacts,
         config_descriptor,
         config_platform,

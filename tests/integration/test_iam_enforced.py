@@ -42,8 +42,8 @@ from support.sam import translated
 from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
 from toolcall300.service.domain import runs
+from toolcall300.service.domain.images import ImageFacts
 from toolcall300.service.hosted import batch, flow
-from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
 from toolcall300.service.sdk.aws import client
@@ -310,7 +310,7 @@ def submit_the_job(stack: dict[str, Any], commit: str, *, now: datetime = NOW) -
         take_quota=wiring.quota_taker(NOW),
         now=NOW,
     )
-    run = flow.dispatch(run, now=now)
+    run = flow.dispatch(wiring.hosted_deps(), run, now=now)
     assert run.status == "queued" and run.job_id, run.failure  # submission was allowed
     return run
 
@@ -363,7 +363,7 @@ def test_a_hosted_run_scores_with_each_function_under_its_own_generated_policy(
         "detail-type": "Batch Job State Change",
         "detail": dict(job, status="SUCCEEDED"),
     }
-    ended = flow.handle_batch_event(event, now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event, now=NOW)
     assert ended is not None and ended.status == "scored", ended and ended.failure
     assert ended.summary is not None and ended.summary["exact"] == len(CASES)
 
@@ -371,7 +371,7 @@ def test_a_hosted_run_scores_with_each_function_under_its_own_generated_policy(
 def test_the_sweeper_replays_a_lost_job_end_under_its_own_policy(enforced: dict[str, Any]) -> None:
     run = submit_and_run_the_job(enforced, "def5678")
     act_as(enforced, "SweeperFunction")  # no event arrived; Batch says the job SUCCEEDED
-    changed = flow.sweep_now(now=NOW)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
 
 
@@ -438,7 +438,7 @@ def test_the_sweeper_renews_a_queued_jobs_links_under_its_own_policy(
 
     enforced["monkeypatch"].setattr(BatchApi, "describe_job", runnable)
     act_as(enforced, "SweeperFunction")
-    changed = flow.sweep_now(now=now)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=now)
     assert [(r.run_id, r.status, r.job_renewals) for r in changed] == [(run.run_id, "queued", 1)]
     assert changed[0].job_id != run.job_id
 
@@ -451,12 +451,12 @@ def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_faili
     and a sweeper with the template's policy scores it."""
     run = submit_and_run_the_job(enforced, "0badc0de")
     act_as(enforced, "SweeperWithoutS3")
-    assert flow.sweep_now(now=NOW) == []
+    assert flow.sweep_now(wiring.hosted_deps(), now=NOW) == []
     act_as(enforced, "operator")
     still = runs.load(wiring.run_store(), run.run_id)
     assert still is not None and still.status not in runs.FINAL and still.failure is None
     act_as(enforced, "SweeperFunction")
-    changed = flow.sweep_now(now=NOW)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
 
 

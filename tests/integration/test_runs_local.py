@@ -32,7 +32,7 @@ from toolcall300.client.http import ApiError, request_json
 from toolcall300.scoring.corpus import parse_corpus
 from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import callback
-from toolcall300.service.hosted.flow import summary_of
+from toolcall300.service.domain.runs import summary_of
 from toolcall300.service.local import worker
 from toolcall300.service.local.stack import LocalStack
 

@@ -25,11 +25,11 @@ from support import runs as fakes
 
 from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
-from toolcall300.service.domain import runs
+from toolcall300.service.domain import images, runs
+from toolcall300.service.domain.images import ImageFacts
 from toolcall300.service.domain.licences import issue_manual
 from toolcall300.service.errors import PayloadTooLarge, TooManyRequests, UpstreamUnavailable
 from toolcall300.service.hosted import batch, events, flow, submit
-from toolcall300.service.hosted.submit import ImageFacts
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import SIGNING_SESSION_SECONDS, client
 from toolcall300.service.sdk.dynamo import LicenceTable
@@ -322,7 +322,7 @@ def test_events_take_a_run_from_queued_to_scored(
     monkeypatch.setenv("ADAPTER_NETWORK_ISOLATED", "true")  # the template created the network
     wiring.clear_ports()
     run = submitted(call, aws)
-    assert flow.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "RUNNING"), now=NOW) is None
     assert (runs.load(wiring.run_store(), run.run_id) or run).status == "running"
     put_answers(
         aws,
@@ -333,13 +333,13 @@ def test_events_take_a_run_from_queued_to_scored(
             "failure": None,
         },
     )
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored" and ended.verdict == "baseline_set"
     assert ended.summary is not None and ended.summary["exact"] == len(CASES)
     assert ended.sandbox["network_isolated"] is True
     # a duplicate or late event changes nothing
-    assert flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW) is None
-    assert flow.handle_batch_event(event(run, "RUNNING"), now=NOW) is None
+    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW) is None
+    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "RUNNING"), now=NOW) is None
     final = runs.load(wiring.run_store(), run.run_id)
     assert final is not None and final.status == "scored" and final.attempts == 1
 
@@ -349,7 +349,7 @@ def test_succeeded_before_running_still_scores(
 ) -> None:
     run = submitted(call, aws)
     put_answers(aws, run, {"answers": {}, "diagnostics": {}, "failure": None})
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored"
 
 
@@ -366,7 +366,7 @@ def test_a_harness_reported_failure_fails_the_run(
             "failure": {"reason": "job_timeout", "detail": "slow", "stderr_tail": "zzz"},
         },
     )
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.failure == {
         "reason": "job_timeout",
         "detail": "slow",
@@ -387,7 +387,7 @@ def test_a_missing_or_bad_answers_file_is_output_malformed(
         )
     elif doc is not None:
         put_answers(aws, run, doc)
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert (
         ended is not None
         and ended.failure is not None
@@ -435,7 +435,7 @@ def test_batch_failures_map_onto_the_closed_list(
             **({"exitCode": exit_code} if exit_code is not None else {}),
         },
     )
-    ended = flow.handle_batch_event(ev, now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), ev, now=NOW)
     assert ended is not None and ended.status == "failed"
     assert ended.failure is not None and ended.failure["reason"] == expected
 
@@ -448,7 +448,7 @@ def test_other_events_are_ignored() -> None:
         )
         is None
     )
-    assert flow.handle_batch_event({"hello": "world"}) is None
+    assert flow.handle_batch_event(wiring.hosted_deps(), {"hello": "world"}) is None
 
 
 def test_the_sweeper_fails_runs_whose_job_is_gone(
@@ -457,7 +457,7 @@ def test_the_sweeper_fails_runs_whose_job_is_gone(
     run = submitted(call, aws)
     store = wiring.run_store()
     runs.mark_running(store, run.run_id, now=NOW, job_id="00000000-dead-beef-0000-000000000000")
-    changed = flow.sweep_now(now=NOW)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
 
 
@@ -501,7 +501,7 @@ def test_the_sweeper_replays_a_job_end_whose_event_was_lost(
             break
         time.sleep(0.1)
     # When the sweeper runs, Then the run is scored from the job's own record
-    changed = flow.sweep_now(now=NOW)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
     final = runs.load(wiring.run_store(), run.run_id)
     assert final is not None and final.summary is not None and final.summary["exact"] == len(CASES)
@@ -514,7 +514,7 @@ def test_an_answers_file_over_the_cap_is_output_malformed_and_never_read_whole(
     doc = {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None}
     put_answers(aws, run, doc)
     monkeypatch.setattr(events, "MAX_ANSWERS_BYTES", len(json.dumps(doc)) - 1)
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.failure is not None
     assert ended.failure["reason"] == "output_malformed"
     assert "larger than" in ended.failure["detail"]
@@ -572,7 +572,7 @@ def test_one_runs_failing_replay_does_not_stop_the_sweeper(
         if client("batch").describe_jobs(jobs=[good.job_id])["jobs"][0]["status"] == "SUCCEEDED":
             break
         time.sleep(0.1)
-    changed = flow.sweep_now(now=NOW)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
     assert (good.run_id, "scored") in [(r.run_id, r.status) for r in changed]
     still = runs.load(wiring.run_store(), bad.run_id)
     assert still is not None and still.status not in runs.FINAL  # left for the next sweep
@@ -675,7 +675,7 @@ def test_a_run_whose_corpus_changed_while_it_queued_is_not_scored_against_the_ne
     store = wiring.run_store()
     stale = runs.update(store, run.run_id, lambda r: replace(r, corpus_sha256="0" * 64))
     assert stale is not None
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "failed" and ended.failure is not None
     assert ended.failure["reason"] == "infra_error" and "corpus changed" in ended.failure["detail"]
 
@@ -743,7 +743,7 @@ def test_the_run_record_says_what_isolation_really_held(
     put_answers(
         aws, run, {"answers": answers, "diagnostics": {"sandbox": harness_saw}, "failure": None}
     )
-    ended = flow.handle_batch_event(event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored"
     assert ended.sandbox["network_isolated"] is template_network
     assert ended.sandbox["harness"]["network_isolated"] is False
@@ -780,7 +780,7 @@ def test_post_runs_refuses_an_image_outside_ecr(
     ("facts", "code"),
     [
         (None, "image_not_found"),
-        (ImageFacts(submit.MAX_IMAGE_BYTES + 1, frozenset({"linux/amd64"})), "image_too_large"),
+        (ImageFacts(images.MAX_IMAGE_BYTES + 1, frozenset({"linux/amd64"})), "image_too_large"),
         (ImageFacts(2**27, frozenset({"linux/arm64"})), "image_platform_mismatch"),
         (ImageFacts(2**27, frozenset({"linux/arm64"}), index=True), "image_platform_mismatch"),
         (ImageFacts(2**27, frozenset(), unreadable="it is not JSON"), "image_config_unreadable"),
@@ -802,8 +802,8 @@ def test_post_runs_refuses_an_image_a_job_could_not_pull_or_run(
 
 
 def test_an_index_with_the_platform_is_accepted() -> None:
-    assert submit.image_problem(ANY_PLATFORM, "linux/arm64") is None
-    assert submit.image_problem(ANY_PLATFORM, "linux/amd64") is None
+    assert images.image_problem(ANY_PLATFORM, "linux/arm64") is None
+    assert images.image_problem(ANY_PLATFORM, "linux/amd64") is None
 
 
 def test_post_runs_refuses_an_arm64_image_submitted_for_amd64_from_its_config(
@@ -885,7 +885,7 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
     old_job = str(run.job_id)
     batch_says(monkeypatch, {old_job: "RUNNABLE"})
     now = datetime.now(UTC)
-    changed = flow.sweep_now(now=now)
+    changed = flow.sweep_now(wiring.hosted_deps(), now=now)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "queued")]
     renewed = runs.load(wiring.run_store(), run.run_id)
     assert renewed is not None and renewed.job_id not in (None, old_job)
@@ -896,14 +896,17 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
     env = job_env(str(renewed.job_id))
     assert "attempt-1-links-1.json" in env["TC300_ANSWERS_URL"]  # its own answers key
     # The old job's end is not the run's; the successor's is, from its own key
-    assert flow.handle_batch_event(event(run, "FAILED", jobId=old_job), now=now) is None
-    key = submit.answers_key(replace(renewed, attempts=1), attempt=1)
+    assert (
+        flow.handle_batch_event(wiring.hosted_deps(), event(run, "FAILED", jobId=old_job), now=now)
+        is None
+    )
+    key = runs.answers_key(replace(renewed, attempts=1), attempt=1)
     client("s3").put_object(
         Bucket=aws.names["ReportsBucket"],
         Key=key,
         Body=json.dumps({"answers": {c["id"]: c["expected"] for c in CASES}}).encode(),
     )
-    ended = flow.handle_batch_event(event(renewed, "SUCCEEDED"), now=now)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(renewed, "SUCCEEDED"), now=now)
     assert ended is not None and ended.status == "scored", ended and ended.failure
 
 
@@ -913,7 +916,7 @@ def test_a_started_job_keeps_its_links(
 ) -> None:
     run = links_would_die(submitted(call, aws), in_seconds=60)
     batch_says(monkeypatch, {str(run.job_id): status})
-    assert flow.sweep_now(now=datetime.now(UTC)) == []
+    assert flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC)) == []
     after = runs.load(wiring.run_store(), run.run_id)
     assert after is not None and after.job_id == run.job_id and after.job_renewals == 0
 
@@ -925,7 +928,7 @@ def test_a_job_renewed_twice_at_once_is_renewed_once(
     it submitted instead of leaving two jobs for one run."""
     stale = links_would_die(submitted(call, aws), in_seconds=60)
     batch_says(monkeypatch, {str(stale.job_id): "RUNNABLE"})
-    first = flow.renew_links(stale, now=datetime.now(UTC))
+    first = flow.renew_links(wiring.hosted_deps(), stale, now=datetime.now(UTC))
     assert first is not None and first.job_renewals == 1
     before = {
         j["jobId"]
@@ -933,7 +936,7 @@ def test_a_job_renewed_twice_at_once_is_renewed_once(
             jobQueue=batch_env["queue"], filters=[{"name": "JOB_NAME", "values": ["*"]}]
         )["jobSummaryList"]
     }
-    assert flow.renew_links(stale, now=datetime.now(UTC)) is None
+    assert flow.renew_links(wiring.hosted_deps(), stale, now=datetime.now(UTC)) is None
     after = runs.load(wiring.run_store(), stale.run_id)
     assert after is not None and after.job_id == first.job_id and after.job_renewals == 1
     jobs = client("batch").list_jobs(
@@ -951,15 +954,14 @@ def test_one_runs_failing_renewal_does_not_stop_the_sweep(
     stuck = links_would_die(submitted(call, aws, commit="aaa1111"), in_seconds=60)
     other = links_would_die(submitted(call, aws, commit="bbb2222"), in_seconds=60)
     batch_says(monkeypatch, {str(stuck.job_id): "RUNNABLE", str(other.job_id): "RUNNABLE"})
-    real = flow._sign_and_submit
+    deps = wiring.hosted_deps()
 
-    def one_fails(run: runs.Run, **kwargs: Any) -> Any:
-        if run.run_id == stuck.run_id:  # what read_inputs_pointer raises on a bad pointer
-            raise ValueError("the job-inputs pointer is malformed")
-        return real(run, **kwargs)
+    def one_fails(session_name: str) -> flow.JobLinks:
+        if session_name == f"tc300-{stuck.run_id}":  # STS refusing this one run's session
+            raise ValueError("the link-signing session could not be made")
+        return deps.job_links(session_name)
 
-    monkeypatch.setattr(flow, "_sign_and_submit", one_fails)
-    changed = flow.sweep_now(now=datetime.now(UTC))
+    changed = flow.sweep_now(replace(deps, job_links=one_fails), now=datetime.now(UTC))
     assert [(r.run_id, r.job_renewals) for r in changed] == [(other.run_id, 1)]
     left = runs.load(wiring.run_store(), stuck.run_id)
     assert left is not None and left.status == "queued" and left.job_id == stuck.job_id

@@ -27,9 +27,9 @@ from support.registry import (
     single_manifest,
 )
 
+from toolcall300.service.domain import images as image_facts
+from toolcall300.service.domain.images import ImageFacts, image_problem
 from toolcall300.service.errors import UpstreamUnavailable
-from toolcall300.service.hosted import submit
-from toolcall300.service.hosted.submit import ImageFacts, image_problem
 from toolcall300.service.sdk import ecr as ecr_adapter
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.ecr import BlobUnreadable, EcrImages, fetch_blob
@@ -125,7 +125,7 @@ GOOD = config_blob("amd64")
         (b'{"os":"linux","architecture":7}', single_manifest(b'{"os":"linux","architecture":7}'),
          200, "no os and architecture"),
         (GOOD, single_manifest(GOOD), 403, "HTTP 403"),
-        (GOOD, single_manifest(GOOD, size=submit.MAX_CONFIG_BYTES + 1), 200, "at most"),
+        (GOOD, single_manifest(GOOD, size=image_facts.MAX_CONFIG_BYTES + 1), 200, "at most"),
         (GOOD, single_manifest(GOOD, digest="md5:abc"), 200, "not a sha256 digest"),
         (GOOD, single_manifest(GOOD, size=-1), 200, "not a byte count"),
     ],
@@ -146,7 +146,7 @@ def test_a_config_that_is_not_the_one_the_manifest_names_is_refused(
 
 
 def test_a_refused_descriptor_asks_for_no_link_and_fetches_nothing(blobs: BlobServer) -> None:
-    manifest = single_manifest(GOOD, size=submit.MAX_CONFIG_BYTES + 1)
+    manifest = single_manifest(GOOD, size=image_facts.MAX_CONFIG_BYTES + 1)
     images, stub = stubbed(manifest, blobs, link=False)
     facts = images.describe(IMAGE)  # Stubber fails on a call it was not given
     assert facts is not None and facts.unreadable is not None
@@ -252,7 +252,7 @@ def test_the_ecr_adapter_reads_size_and_platform_on_moto(
 @given(st.binary(max_size=256))
 def test_any_blob_gives_a_platform_or_a_reason(raw: bytes) -> None:
     try:
-        got = submit.config_platform(raw, digest_of(raw), len(raw))
+        got = image_facts.config_platform(raw, digest_of(raw), len(raw))
     except ValueError as exc:
         assert str(exc)
     else:
@@ -271,11 +271,11 @@ JSON = st.recursive(
 @given(JSON | st.fixed_dictionaries({"config": JSON}))
 def test_any_manifest_gives_a_descriptor_or_a_reason(doc: Any) -> None:
     try:
-        digest, size = submit.config_descriptor(doc)
+        digest, size = image_facts.config_descriptor(doc)
     except ValueError as exc:
         assert str(exc)
     else:
-        assert digest.startswith("sha256:") and 0 <= size <= submit.MAX_CONFIG_BYTES
+        assert digest.startswith("sha256:") and 0 <= size <= image_facts.MAX_CONFIG_BYTES
 
 
 def raw_manifest(raw: str, blobs: BlobServer, *, link: str | None = None) -> EcrImages:

@@ -15,8 +15,8 @@ from support.stores import CountingQuota, MemoryReports, MemoryRunStore
 
 from toolcall300.scoring.report import score_cases
 from toolcall300.service.domain import runs
+from toolcall300.service.domain.runs import compare, summary_of
 from toolcall300.service.errors import BadRequest, Conflict, NotFound, TooManyRequests
-from toolcall300.service.hosted.flow import compare, summary_of
 from toolcall300.spec import CORPUS_VERSION
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -648,7 +648,7 @@ def test_one_busy_run_does_not_stop_the_sweep() -> None:
 def test_the_hosted_corpus_version_is_the_uploaded_manifests_when_it_pins_the_corpus() -> None:
     from pathlib import Path
 
-    from toolcall300.service.hosted.flow import load_corpus
+    from toolcall300.service.domain.runs import load_corpus
 
     private = Path(__file__).resolve().parents[2] / "corpus_private"
     files = {n: (private / n).read_bytes() for n in ("toolcall300.jsonl", "manifest.json")}

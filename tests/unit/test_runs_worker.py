@@ -20,7 +20,7 @@ from support import stores
 
 from toolcall300.jobs import harness, sandbox
 from toolcall300.service.domain import runs
-from toolcall300.service.hosted.flow import Corpus
+from toolcall300.service.domain.runs import Corpus
 from toolcall300.service.local import worker
 
 CASES = fakes.small_corpus(8)

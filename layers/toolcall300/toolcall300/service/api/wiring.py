@@ -12,7 +12,6 @@ under the state folder, ``sdk.state_folder``) when the local stack has set
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from pathlib import Path
@@ -45,7 +44,8 @@ from toolcall300.service.settings import (
 )
 
 if TYPE_CHECKING:
-    from toolcall300.service.hosted.flow import Corpus
+    from toolcall300.service.domain.runs import Corpus, Launcher, Run
+    from toolcall300.service.hosted.flow import HostedDeps, JobLinks
     from toolcall300.service.sdk.signing import ReportKeys
     from toolcall300.service.sdk.state_folder import LocalEdition
 
@@ -234,21 +234,14 @@ def image_registry() -> EcrImages:
     return EcrImages()
 
 
-@dataclass(frozen=True)
-class JobLinkObjects:
-    """The two buckets as the job's link signer sees them, and when its session ends."""
-
-    corpus: CorpusObjects
-    reports: ReportObjects
-    session_expires: datetime | None
-
-
-def job_link_objects(*, session_name: str) -> JobLinkObjects:
+def job_link_objects(*, session_name: str) -> JobLinks:
     """A fresh link-signing session (``JOB_LINK_ROLE_ARN``) for one job's two links; never
     cached: each job's links get the session's whole hour."""
+    from toolcall300.service.hosted.flow import JobLinks
+
     conf = runs_settings()
     s3, expires = signing_client(conf.job_link_role_arn, session_name=session_name)
-    return JobLinkObjects(
+    return JobLinks(
         CorpusObjects(conf.corpus_bucket, s3), ReportObjects(conf.reports_bucket, s3), expires
     )
 
@@ -262,7 +255,7 @@ def job_inputs_objects() -> CorpusObjects:
 @cache
 def scoring_corpus() -> Corpus:
     """The private corpus the trusted side scores against, from the corpus bucket (once per process)."""
-    from toolcall300.service.hosted.flow import load_corpus
+    from toolcall300.service.domain.runs import load_corpus
 
     bucket = runs_settings().corpus_bucket
     edition = local_edition()
@@ -332,6 +325,81 @@ def own_ports() -> frozenset[int]:
     return frozenset({port}) if port else frozenset()
 
 
+@cache
+def run_notifier() -> Callable[[Run], None]:
+    """A run's end -> its signed callback, for both deployment modes (never raises): the
+    settings' attempts and backoff, the destination rule checked again at each attempt (on a
+    local stack never the stack's own port, :func:`own_ports`)."""
+    from toolcall300.service.domain import callback
+    from toolcall300.service.domain.runs import callback_document
+
+    conf = runs_settings()
+
+    def notify(run: Run) -> None:
+        if not run.callback_url or not run.callback_secret:
+            return
+        try:
+            outcome = callback.deliver(
+                run.callback_url,
+                callback_document(run),
+                run.callback_secret,
+                attempts=conf.callback_attempts,
+                base_delay=conf.callback_base_delay_s,
+                post=callback.guarded_post(  # resolver and own port looked up per delivery
+                    local=conf.toolcall300_local_stack,
+                    resolve=callback_resolver(),
+                    own_ports=own_ports(),
+                ),
+            )
+        except Exception:
+            logger.exception("callback failed", extra={"run_id": run.run_id})
+            return
+        logger.info(
+            "callback delivered" if outcome.delivered else "callback undelivered",
+            extra={
+                "run_id": run.run_id,
+                "attempts": outcome.attempts,
+                "status": outcome.last_status,
+            },
+        )
+
+    return notify
+
+
+@cache
+def hosted_deps() -> HostedDeps:
+    """The AWS path's collaborators (``service.hosted.flow``), built once per process."""
+    from toolcall300.service.hosted.flow import HostedDeps
+
+    conf = runs_settings()
+    return HostedDeps(
+        store=run_store(),
+        reports=report_store(),
+        batch=batch_api(),
+        read_inputs=job_inputs_objects().read,
+        job_links=lambda name: job_link_objects(session_name=name),
+        corpus=scoring_corpus,
+        describe_image=lambda image: image_registry().describe(image),
+        notify=run_notifier(),
+        queue=conf.batch_job_queue,
+        base_definition=conf.batch_job_definition,
+        max_attempts=conf.max_attempts,
+        network_isolated=conf.adapter_network_isolated,
+    )
+
+
+@cache
+def run_launcher() -> Launcher:
+    """What runs a new run: AWS Batch, or a local stack's worker pool (docs/runs-contract.md)."""
+    from toolcall300.service.domain.runs import LocalQueue
+
+    if runs_settings().toolcall300_local_stack:
+        return LocalQueue(files=report_store(), wake=run_queued)
+    from toolcall300.service.hosted.flow import BatchLauncher
+
+    return BatchLauncher(hosted_deps())
+
+
 def clear_ports() -> None:
     """Forget every cached collaborator, setting, client and secret (closing the state
     folder's database, if one was open)."""
@@ -347,6 +415,9 @@ def clear_ports() -> None:
         job_inputs_objects,
         image_registry,
         scoring_corpus,
+        run_notifier,
+        hosted_deps,
+        run_launcher,
         _derived_keys,
         check_ledger,
     ):

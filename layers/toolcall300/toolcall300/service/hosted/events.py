@@ -16,9 +16,10 @@ from toolcall300.jobs import harness
 from toolcall300.jobs.failures import HARNESS_EXITS
 from toolcall300.scoring.protocol import error_tail
 from toolcall300.service.domain import runs
+from toolcall300.service.domain.runs.objects import answers_key
 from toolcall300.service.errors import NotFound, PayloadTooLarge
 from toolcall300.service.hosted.batch import BatchPort, Objects
-from toolcall300.service.hosted.submit import JOB_PREFIX, answers_key
+from toolcall300.service.hosted.submit import JOB_PREFIX
 
 # ----------------------------------------------------------------------------- job events
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from toolcall300.jobs import harness, sandbox
 from toolcall300.service.domain import runs
-from toolcall300.service.hosted.flow import Corpus, score_output
+from toolcall300.service.domain.runs import Corpus, load_corpus, score_output
 from toolcall300.service.observability import logger
 
 Clock = Callable[[], datetime]
@@ -432,8 +432,6 @@ class WorkerPool:
 
 def cached_corpus(read: Callable[[str], bytes]) -> Callable[[], Corpus]:
     """Load the corpus on first use and keep it (the local stack's corpus never changes)."""
-    from toolcall300.service.hosted.flow import load_corpus
-
     lock = threading.Lock()
     held: list[Corpus] = []
 
@@ -450,7 +448,6 @@ def local_deps(context: Any) -> WorkerDeps:
     """The worker's dependencies on a running local stack, from its settings
     (``LocalWorkerSettings``: workers, runs per team at once, seconds per run, memory)."""
     from toolcall300.service.api import wiring
-    from toolcall300.service.hosted import flow
     from toolcall300.service.settings import LocalWorkerSettings, get_settings
 
     conf, local = wiring.runs_settings(), get_settings(LocalWorkerSettings)
@@ -458,7 +455,7 @@ def local_deps(context: Any) -> WorkerDeps:
         store=wiring.run_store(),
         reports=wiring.report_store(),
         corpus=cached_corpus(wiring.corpus_objects().read),
-        notify=flow.notify,
+        notify=wiring.run_notifier(),
         lease_s=local.lease_s,
         job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),
         sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),

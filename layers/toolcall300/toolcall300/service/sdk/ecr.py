@@ -12,7 +12,6 @@ repository without a policy for it), is ``None``; ECR or the blob's store being 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,21 +19,20 @@ from typing import Any
 import urllib3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from toolcall300.service.domain.runs.submission import ECR_IMAGE_RE
-from toolcall300.service.errors import UpstreamUnavailable
-from toolcall300.service.hosted.submit import (
+from toolcall300.service.domain.images import (
     IMAGE_MANIFEST_TYPES,
+    INDEX_TYPES,
     ImageFacts,
     config_descriptor,
     config_platform,
+    index_platforms,
+    json_object,
+    manifest_kind,
 )
+from toolcall300.service.domain.runs.submission import ECR_IMAGE_RE
+from toolcall300.service.errors import UpstreamUnavailable
 from toolcall300.service.sdk.aws import client
 
-#: Manifest media types that list one manifest per platform.
-INDEX_TYPES = (
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-)
 _ABSENT = ("ImageNotFoundException", "RepositoryNotFoundException", "AccessDeniedException")
 #: GetDownloadUrlForLayer's answers for a blob the image does not really have.
 _NO_BLOB = ("LayerInaccessibleException", "LayersNotFoundException", "InvalidParameterException")
@@ -117,12 +115,12 @@ class EcrImages:
             images = self.ecr.batch_get_image(**ref, imageIds=ids, **accepted).get("images")
             if not images:
                 return None
-            manifest = _json_object(images[0].get("imageManifest"))
+            manifest = json_object(images[0].get("imageManifest"))
             if manifest is None:
                 return ImageFacts(size, frozenset(), unreadable="its manifest is not a JSON object")
-            kind = media or manifest.get("mediaType") or _shape(manifest)
+            kind = media or manifest.get("mediaType") or manifest_kind(manifest)
             if kind in INDEX_TYPES:
-                return ImageFacts(size, _index_platforms(manifest), index=True)
+                return ImageFacts(size, index_platforms(manifest), index=True)
             if kind not in IMAGE_MANIFEST_TYPES:
                 return ImageFacts(
                     size,
@@ -159,30 +157,3 @@ class EcrImages:
         except (BlobUnreadable, ValueError) as exc:
             return ImageFacts(size, frozenset(), unreadable=str(exc))
         return ImageFacts(size, frozenset({platform}))
-
-
-def _json_object(raw: Any) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(raw) if isinstance(raw, str | bytes) else None
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _shape(manifest: dict[str, Any]) -> str | None:
-    """An OCI manifest may leave out ``mediaType`` (image-spec 1.0): its fields say its kind."""
-    if isinstance(manifest.get("manifests"), list):
-        return INDEX_TYPES[0]
-    if isinstance(manifest.get("config"), dict):
-        return IMAGE_MANIFEST_TYPES[0]
-    return None
-
-
-def _index_platforms(index: Any) -> frozenset[str]:
-    manifests = index.get("manifests") if isinstance(index, dict) else None
-    entries = [m for m in manifests or [] if isinstance(m, dict)]
-    return frozenset(
-        f"{m['platform'].get('os')}/{m['platform'].get('architecture')}"
-        for m in entries
-        if isinstance(m.get("platform"), dict)
-    )

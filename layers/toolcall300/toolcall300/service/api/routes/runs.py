@@ -8,7 +8,6 @@ itself is never stored. The contract is docs/runs-contract.md (the user's guide:
 
 from __future__ import annotations
 
-from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -30,9 +29,7 @@ from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.callback import callback_secret
 from toolcall300.service.domain.licences import TEAM_PATTERN, Licence
 from toolcall300.service.domain.runs import submission
-from toolcall300.service.errors import BadRequest, PayloadTooLarge, StoreConflict
-from toolcall300.service.hosted import flow
-from toolcall300.service.hosted.submit import image_problem
+from toolcall300.service.errors import BadRequest, PayloadTooLarge
 from toolcall300.service.observability import count
 
 router = make_router()
@@ -158,16 +155,8 @@ def submit(
         local=local,
         ecr_region=None if local else conf.aws_region,
     )
-    if local and sub.adapter["kind"] == "image":
-        # A local stack has no AWS Batch to run images on; its worker runs commands.
-        raise BadRequest("a local stack runs 'adapter_cmd', not images", code="image_not_supported")
-    if not local:  # before a run exists: an image a job could not pull or run is refused now
-        facts = wiring.image_registry().describe(sub.adapter["image"])
-        refused = image_problem(facts, sub.adapter["platform"])
-        if refused is not None:
-            raise BadRequest(refused[1], code=refused[0])
-    if local:
-        _check_local_adapter(sub, str(licence.team))
+    launcher = wiring.run_launcher()
+    launcher.admit(sub, team=str(licence.team))  # before a run exists or a quota is taken
     if sub.callback_url is not None:
         try:  # checked here and again at each delivery (docs/hosted-scoring.md, "Callbacks")
             callback.checked_addresses(
@@ -192,41 +181,11 @@ def submit(
     )
     if created:
         count("RunsSubmitted")
-        if run.adapter["kind"] == "image":
-            run = flow.dispatch(run, now=now)
-        else:
-            wiring.run_queued()  # the local worker pool takes it now, not at some poll
+        run = launcher.launch(run, now=now)
     body = RunAccepted.model_validate(
         {"run_id": run.run_id, "status": run.status, "links": {"self": f"/runs/{run.run_id}"}}
     )
     return json_response(202, body.model_dump(by_alias=True), {"Location": f"/runs/{run.run_id}"})
-
-
-def _check_local_adapter(sub: runs.Submission, team: str) -> None:
-    """The local worker's own rules (docs/local-sandbox.md), before a run exists: the files
-    unpack, the command can run with them; then the files are kept for the worker."""
-    from toolcall300.jobs import adapter_files
-    from toolcall300.jobs.sandbox import ADAPTER_MOUNT, command_problem, probe
-
-    names = None
-    if sub.files is not None:
-        if not probe().filesystem_private:
-            raise BadRequest(
-                f"'adapter_files' need bubblewrap on the stack's machine to appear at "
-                f"{ADAPTER_MOUNT}; it has none",
-                code="adapter_files_unusable",
-            )
-        try:
-            names = adapter_files.listing(sub.files)
-        except adapter_files.FilesRefused as exc:
-            raise BadRequest(f"'adapter_files': {exc}", code="adapter_files_unusable") from exc
-    problem = command_problem(sub.adapter["command"], files=names)
-    if problem is not None:
-        raise BadRequest(problem, code="adapter_cmd_unusable")
-    if sub.files is not None:
-        key = runs.adapter_files_key(team, sub.adapter["files"]["sha256"])
-        with suppress(StoreConflict):  # content-addressed: the same folder is already kept
-            wiring.report_store().put_once(key, sub.files)
 
 
 @router.get(

@@ -3,8 +3,9 @@
 A run is one submission of an adapter (an image by digest on AWS, an argument list on a local
 stack) to be scored against the private corpus. This package imports no SDK: the run store,
 the report store and the quota are parameters (DynamoDB, S3 and the usage table in
-production, dicts in tests). It does not run, score or compare anything itself: the caller
-passes the scorer's functions in. Callers use the names re-exported here (``runs.submit``,
+production, dicts in tests). It runs nothing itself: the scorer glue both deployment modes
+share is :mod:`.scoring`, a run's object keys :mod:`.objects`, the seam to what runs a run
+:mod:`.launch`. Callers use the names re-exported here (``runs.submit``,
 ``runs.Run``); each lives in exactly one of the modules below.
 """
 
@@ -20,6 +21,7 @@ from toolcall300.service.domain.runs.baselines import (
     team_baselines,
     team_runs,
 )
+from toolcall300.service.domain.runs.launch import Launcher, LocalQueue
 from toolcall300.service.domain.runs.lifecycle import (
     BaselineRefused,
     Compare,
@@ -34,11 +36,11 @@ from toolcall300.service.domain.runs.lifecycle import (
     heartbeat,
     mark_running,
     renew_job,
-    report_key,
     set_job,
     stored_report,
     submit,
 )
+from toolcall300.service.domain.runs.objects import adapter_files_key, answers_key, report_key
 from toolcall300.service.domain.runs.record import (
     FINAL,
     RETENTION_DAYS,
@@ -56,6 +58,14 @@ from toolcall300.service.domain.runs.record import (
     new_run_id,
     update,
 )
+from toolcall300.service.domain.runs.scoring import (
+    SCORER_VERSION,
+    Corpus,
+    compare,
+    load_corpus,
+    score_output,
+    summary_of,
+)
 from toolcall300.service.domain.runs.submission import (
     BASELINE_RE,
     COMMIT_RE,
@@ -65,7 +75,6 @@ from toolcall300.service.domain.runs.submission import (
     MAX_URL_CHARS,
     REF_RE,
     Submission,
-    adapter_files_key,
     parse_submission,
 )
 from toolcall300.service.domain.runs.sweeper import JobAlive, sweep
@@ -83,11 +92,15 @@ __all__ = [
     "REF_RE",
     "RETENTION_DAYS",
     "RUN_ID_RE",
+    "SCORER_VERSION",
     "STDERR_TAIL_CHARS",
     "TRANSITIONS",
     "BaselineRefused",
     "Compare",
+    "Corpus",
     "JobAlive",
+    "Launcher",
+    "LocalQueue",
     "NotComparable",
     "ReportStore",
     "Run",
@@ -99,11 +112,13 @@ __all__ = [
     "TakeQuota",
     "Verdict",
     "adapter_files_key",
+    "answers_key",
     "baseline_history",
     "baselines_document",
     "callback_document",
     "check_transition",
     "claim",
+    "compare",
     "current_baseline",
     "decide_verdict",
     "fail",
@@ -113,16 +128,19 @@ __all__ = [
     "heartbeat",
     "idempotent_run_id",
     "load",
+    "load_corpus",
     "mark_running",
     "new_run_id",
     "parse_submission",
     "recent_baselines",
     "renew_job",
     "report_key",
+    "score_output",
     "set_job",
     "short_ref",
     "stored_report",
     "submit",
+    "summary_of",
     "sweep",
     "team_baselines",
     "team_runs",

@@ -23,6 +23,7 @@ from toolcall300.service.domain.runs.baselines import (
     recent_baselines,
     short_ref,
 )
+from toolcall300.service.domain.runs.objects import report_key
 from toolcall300.service.domain.runs.record import (
     FINAL,
     ReportStore,
@@ -255,11 +256,6 @@ class BaselineRefused(NotComparable):
 #: (baseline report, this run's report) -> the comparison; raises :class:`NotComparable`.
 Compare = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 Summarise = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def report_key(run: Run) -> str:
-    """Immutable per attempt, so a retried attempt never collides with a dead one's object."""
-    return f"reports/{run.team}/{run.run_id}/attempt-{run.attempts}.json"
 
 
 def finish_scored(

@@ -119,11 +119,6 @@ def _adapter(body: Mapping[str, Any], *, local: bool, ecr_region: str | None) ->
     return {"kind": "command", "command": list(cmd or [])}
 
 
-def adapter_files_key(team: str, sha256: str) -> str:
-    """Where a team's adapter files are kept (content-addressed: the same folder, one object)."""
-    return f"adapters/{team}/{sha256}.tar"
-
-
 def _files(body: Mapping[str, Any], adapter: dict[str, Any]) -> bytes | None:
     value = body.get("adapter_files")
     if value is None:

@@ -1,0 +1,78 @@
+"""How a new run is handed to what runs it: one seam, two deployment modes.
+
+``POST /runs`` asks the launcher the composition root chose (``api.wiring.run_launcher``)
+to admit a submission (:meth:`Launcher.admit`, before a run exists or a quota is taken: 400
+with the reason otherwise) and hands it each new run (:meth:`Launcher.launch`). On AWS that is
+``service.hosted.flow.BatchLauncher`` (images, checked in ECR, submitted to Batch); on a local
+stack it is :class:`LocalQueue` (commands with the team's own files, which the worker pool
+claims from the runs table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from toolcall300.service.domain.runs.objects import adapter_files_key
+from toolcall300.service.domain.runs.record import ReportStore, Run
+from toolcall300.service.domain.runs.submission import Submission
+from toolcall300.service.errors import BadRequest, StoreConflict
+
+
+class Launcher(Protocol):
+    def admit(self, sub: Submission, *, team: str) -> None:
+        """Raise BadRequest (code and reason) when this deployment cannot run ``sub``."""
+        ...
+
+    def launch(self, run: Run, *, now: datetime) -> Run:
+        """Start a run just created; returns the run as it now stands (never raises for the
+        run's own failures: those end the run)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    """A local stack: runs wait in the runs table for the worker pool (``service.local.worker``),
+    which runs adapter commands in the sandbox with the team's own files, never images."""
+
+    #: Where the adapter's files are kept for the worker (content-addressed, write-once).
+    files: ReportStore
+    #: Wakes the pool (``api.wiring.run_queued``): it takes the run now, not at some poll.
+    wake: Callable[[], None]
+
+    def admit(self, sub: Submission, *, team: str) -> None:
+        """The local worker's own rules (docs/local-sandbox.md): the files unpack, the command
+        can run with them; then the files are kept for the worker."""
+        if sub.adapter["kind"] == "image":  # no AWS Batch here to run images on
+            raise BadRequest(
+                "a local stack runs 'adapter_cmd', not images", code="image_not_supported"
+            )
+        from toolcall300.jobs import adapter_files  # a local stack's imports only: AWS
+        from toolcall300.jobs.sandbox import ADAPTER_MOUNT, command_problem, probe  # never
+
+        names = None
+        if sub.files is not None:
+            if not probe().filesystem_private:
+                raise BadRequest(
+                    f"'adapter_files' need bubblewrap on the stack's machine to appear at "
+                    f"{ADAPTER_MOUNT}; it has none",
+                    code="adapter_files_unusable",
+                )
+            try:
+                names = adapter_files.listing(sub.files)
+            except adapter_files.FilesRefused as exc:
+                raise BadRequest(f"'adapter_files': {exc}", code="adapter_files_unusable") from exc
+        problem = command_problem(sub.adapter["command"], files=names)
+        if problem is not None:
+            raise BadRequest(problem, code="adapter_cmd_unusable")
+        if sub.files is not None:
+            key = adapter_files_key(team, sub.adapter["files"]["sha256"])
+            with suppress(StoreConflict):  # content-addressed: the same folder is already kept
+                self.files.put_once(key, sub.files)
+
+    def launch(self, run: Run, *, now: datetime) -> Run:
+        self.wake()
+        return run
