@@ -286,7 +286,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="state folder: keys, runs and reports survive a restart (default .toolcall300/state)",
     )
     parser.add_argument(
-        "--no-state", action="store_true", help="keep state in memory only (gone at exit)"
+        "--no-state", action="store_true", help="keep state in a temporary folder (removed at exit)"
     )
     return parser.parse_args(argv)
 
@@ -307,9 +307,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     env = os.environ.get
     kept = (
         f"state in {state_dir} ({'restored' if stack.context.restored else 'new'}); "
-        "`--no-state` keeps it in memory"
+        "`--no-state` keeps it in a temporary folder"
         if state_dir is not None
-        else "state is in memory only"
+        else f"state in {stack.context.state_dir}, removed at exit"
     )
     stdout.write(
         f"TOOLCALL-300 local stack at {stack.url}\n"
