@@ -381,8 +381,15 @@ def test_only_the_checker_role_may_derive_the_report_signing_keys(
     assert len(users) == 1, users
     (user,) = users
     assert actions(user) == {"kms:GenerateMac"}
-    assert user["Principal"] == {"AWS": {"Fn::GetAtt": ["ArgcheckFunctionRole", "Arn"]}}
-    assert user["Condition"] == {"StringEquals": {"kms:MacAlgorithm": "HMAC_SHA_256"}}
+    # The account delegates to IAM, and the condition admits the checker's role alone: KMS
+    # would refuse a Principal naming a role IAM has not propagated yet (a first create).
+    assert user["Principal"] == {
+        "AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}
+    }
+    assert user["Condition"] == {
+        "StringEquals": {"kms:MacAlgorithm": "HMAC_SHA_256"},
+        "ArnEquals": {"aws:PrincipalArn": {"Fn::GetAtt": ["ArgcheckFunctionRole", "Arn"]}},
+    }
     assert all("*" not in a for s in granting for a in actions(s))  # no wildcard grants
     # The role the key policy names is the one SAM makes for the checker function.
     from samtranslator.translator.transform import transform
@@ -401,9 +408,28 @@ def test_only_the_checker_role_may_derive_the_report_signing_keys(
     cfn = transform(sam, {"AWS::Region": "us-east-1"}, NoManagedPolicies())
     role = cfn["Resources"]["ArgcheckFunction"]["Properties"]["Role"]
     assert role == {"Fn::GetAtt": ["ArgcheckFunctionRole", "Arn"]}
-    # IAM grants nobody the key (the key policy is the only gate), and no secret holds a seed.
+    # IAM grants the key to the checker's role alone (the key policy's condition is the same
+    # role), and no secret holds a seed.
     for name, fn in resources_of_type(template, "AWS::Serverless::Function").items():
         assert "ReportSigningKey" not in str(fn["Properties"].get("Policies", [])), name
+    grants = {
+        n: r
+        for n, r in res.items()
+        if r["Type"] == "AWS::IAM::Policy" and "ReportSigningKey" in str(r)
+    }
+    assert list(grants) == ["ArgcheckDerivesSigningKeys"]
+    grant = grants["ArgcheckDerivesSigningKeys"]["Properties"]
+    assert grant["Roles"] == [{"Ref": "ArgcheckFunctionRole"}]
+    assert grant["PolicyDocument"]["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": "kms:GenerateMac",
+            "Resource": {"Fn::GetAtt": ["ReportSigningKey", "Arn"]},
+        }
+    ]
+    assert "ReportSigningKey" not in str(
+        {n: r for n, r in res.items() if n not in grants | {"ReportSigningKey": 0}}
+    )
     assert "ReportSigningSecret" not in res
     env = template["Globals"]["Function"]["Environment"]["Variables"]
     assert env["REPORT_SIGNING_KEY_ID"] == {"Ref": "ReportSigningKey"}
@@ -578,3 +604,132 @@ def test_the_adapter_network_can_live_in_one_zone(template: dict[str, Any]) -> N
         "AdapterSubnetB", "AdapterSubnetBRoutes", "AdapterComputeEnvironment",
         "EcrApiEndpoint", "EcrDockerEndpoint", "LogsEndpoint",
     )})  # fmt: skip
+
+
+def _statements(document: dict[str, Any]) -> list[dict[str, Any]]:
+    found = document["Statement"]
+    return found if isinstance(found, list) else [found]
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_the_interface_endpoints_answer_only_the_execution_role_pulling_and_logging(
+    template: dict[str, Any],
+) -> None:
+    """An adapter carrying its own AWS keys could otherwise push case texts to its own
+    registry or log group through the endpoints (no policy = full access for any principal)."""
+    res = template["Resources"]
+    interface = {
+        n: r["Properties"]
+        for n, r in _of_type(res, "AWS::EC2::VPCEndpoint").items()
+        if r["Properties"]["VpcEndpointType"] == "Interface"
+    }
+    assert set(interface) == {"EcrApiEndpoint", "EcrDockerEndpoint", "LogsEndpoint"}
+    allowed = {
+        "EcrApiEndpoint": {"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer",
+                           "ecr:BatchCheckLayerAvailability", "ecr:GetAuthorizationToken"},
+        "LogsEndpoint": {"logs:CreateLogStream", "logs:PutLogEvents"},
+    }  # fmt: skip
+    allowed["EcrDockerEndpoint"] = allowed["EcrApiEndpoint"]
+    execution_role = {
+        "ArnEquals": {"aws:PrincipalArn": {"Fn::GetAtt": ["AdapterExecutionRole", "Arn"]}}
+    }
+    for name, props in interface.items():
+        statements = _statements(props["PolicyDocument"])
+        actions = {a for st in statements for a in _listed(st["Action"])}
+        assert actions == allowed[name], name
+        for st in statements:
+            assert st["Effect"] == "Allow" and st["Condition"] == execution_role, (name, st)
+            if _listed(st["Action"]) != ["ecr:GetAuthorizationToken"]:  # no resource-level
+                assert st["Resource"] != "*", (name, st)
+    logs = _statements(interface["LogsEndpoint"]["PolicyDocument"])[0]["Resource"]["Fn::Sub"]
+    assert logs.endswith(":log-group:${AdapterJobLogs}:*")
+
+
+#: Batch actions that support no resource-level permissions (Service Authorization Reference,
+#: "Actions, resources, and condition keys for AWS Batch"): the only ones left on "*".
+BATCH_WITHOUT_RESOURCES = {"batch:DescribeJobs", "batch:DescribeJobDefinitions", "batch:ListJobs"}
+
+
+def test_batch_rights_name_this_stacks_queue_definitions_and_jobs(template: dict[str, Any]) -> None:
+    from toolcall300.service.hosted.batch import DEFINITION_PREFIX
+
+    res = template["Resources"]
+    definitions = {
+        "Fn::Sub": "arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/"
+        + DEFINITION_PREFIX
+        + "*"
+    }
+    jobs = {"Fn::Sub": "arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*"}
+    granted: dict[str, dict[str, list[Any]]] = {}
+    for name in ("RunsFunction", "SweeperFunction"):
+        for policy in res[name]["Properties"]["Policies"]:
+            for st in policy.get("Statement", []) if isinstance(policy, dict) else []:
+                for action in _listed(st["Action"]):
+                    if not action.startswith("batch:"):
+                        continue
+                    if st["Resource"] == "*":
+                        assert action in BATCH_WITHOUT_RESOURCES, (name, action)
+                    granted.setdefault(name, {}).setdefault(action, []).extend(
+                        _listed(st["Resource"])
+                    )
+                    if action == "batch:TerminateJob":
+                        assert st["Condition"] == {"Null": {"aws:ResourceTag/run_id": "false"}}
+    queue = {"Ref": "AdapterJobQueue"}
+    runs, sweeper = granted["RunsFunction"], granted["SweeperFunction"]
+    assert runs["batch:SubmitJob"] == sweeper["batch:SubmitJob"] == [queue, definitions]
+    assert runs["batch:RegisterJobDefinition"] == [definitions]
+    assert "batch:RegisterJobDefinition" not in sweeper  # it cannot choose an image or a role
+    assert sweeper["batch:TerminateJob"] == [jobs]
+    assert "batch:TerminateJob" not in runs
+    assert {str(r) for r in runs["batch:TagResource"]} >= {str(definitions), str(jobs)}
+
+
+def test_a_batch_event_the_function_fails_on_reaches_the_dead_letter_queue(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rule's DeadLetterConfig catches only what EventBridge could not deliver; a delivered
+    event the function fails on is Lambda's (asynchronous invocation): its on-failure
+    destination is the same queue, and SAM grants the role the SendMessage it needs."""
+    from support.sam import translated
+
+    res = template["Resources"]
+    config = res["BatchEventsFunction"]["Properties"]["EventInvokeConfig"]
+    queue = {"Fn::GetAtt": ["RunEventsDeadLetterQueue", "Arn"]}
+    assert config["DestinationConfig"]["OnFailure"] == {"Type": "SQS", "Destination": queue}
+    assert config["MaximumRetryAttempts"] == 2
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    out = translated(template)["Resources"]
+    (invoke,) = [r for r in out.values() if r["Type"] == "AWS::Lambda::EventInvokeConfig"]
+    assert invoke["Properties"]["FunctionName"] == {"Ref": "BatchEventsFunction"}
+    assert invoke["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == queue
+    role = out["BatchEventsFunctionRole"]["Properties"]
+    sends = [
+        st for p in role.get("Policies", []) for st in _statements(p["PolicyDocument"])
+        if "sqs:SendMessage" in _listed(st["Action"])
+    ]  # fmt: skip
+    assert sends and all(st["Resource"] == queue for st in sends)
+    alarm = res["RunEventsDeadLetterAlarm"]["Properties"]["AlarmDescription"]
+    assert "could not deliver" in alarm and "failed on it" in alarm
+
+
+def test_the_stack_deletes_and_rolls_back_without_losing_what_it_keeps(
+    template: dict[str, Any],
+) -> None:
+    """Mutation protection would make the firewall association undeletable (sam delete and a
+    rollback fail on it); the reports are kept as the runs table is; no key or endpoint policy
+    names a principal created in the same deploy (KMS refuses one IAM has not propagated)."""
+    res = template["Resources"]
+    association = res["AdapterDnsFirewallAssociation"]["Properties"]
+    assert association.get("MutationProtection", "DISABLED") == "DISABLED"
+    for name in ("RunsTable", "ReportsBucket", "CorpusBucket", "CheckLedgerTable", "LicencesTable"):
+        assert res[name].get("DeletionPolicy") == "Retain", name
+        assert res[name].get("UpdateReplacePolicy") == "Retain", name
+    documents = [res["ReportSigningKey"]["Properties"]["KeyPolicy"]] + [
+        r["Properties"]["PolicyDocument"] for r in _of_type(res, "AWS::EC2::VPCEndpoint").values()
+    ]
+    for document in documents:
+        for st in _statements(document):
+            assert "Fn::GetAtt" not in str(st.get("Principal")), st
