@@ -400,3 +400,16 @@ def test_properties_of_several_types_or_none_take_a_value_that_fits(tmp_path: Pa
     assert code == 0, err
     values = [c["expected"]["arguments"]["value"] for c in cases_of(out) if c["expected"]]
     assert values and all(isinstance(v, str) for v in values)
+
+
+def test_a_recorded_recipe_is_never_rebuilt_into_a_smaller_shape(tmp_path: Path) -> None:
+    """The paid corpus keeps the seed's shape: --rebuild refuses rather than build less."""
+    (tmp_path / "inputs").mkdir()
+    write(tmp_path / "inputs", "tools.json", MINIMAL)
+    write(tmp_path / "inputs", "pools.json", {})
+    recipe = {"seed": 1, "tools": "inputs/tools.json", "pools": "inputs/pools.json"}
+    write(tmp_path / "inputs", "recipe.json", recipe)
+    code, _, err = cli("--rebuild", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert "the recipe asks for the default shape, but the catalog does not feed" in err
+    assert "enum_violation (no tool in the catalog offers a string enum property)" in err
