@@ -9,7 +9,9 @@ stack replayed every recorded request at start: about 5 minutes after 5,129 of t
 - opening the state (the database, its schema, the TTL sweep) and the first query;
 - ``toolcall300 serve --state DIR``: process start to its URL printed, then Ctrl-C to exit
   (a whole process: Python's imports of the handlers are most of it);
-- the store's listing of the team's latest 50 runs, and ``GET /teams/{team}/runs`` over HTTP.
+- the store's listing of the team's latest 50 runs, and ``GET /teams/{team}/runs`` over HTTP;
+- the store's page of the team's 200 newest baselines (what scoring compares with; every run
+  here became one).
 
     .venv/bin/python bench/bench_local_store.py [--runs 10000] [--repeat 5]
 """
@@ -59,7 +61,7 @@ def fill(state: Path, runs: int) -> tuple[str, str]:
         run = Run(
             run_id=f"run_{i:026d}", team=team, licence_id="lic_bench", adapter={"kind": "command"},
             ref="main", commit="abc1234", status="scored", created_at=created, finished_at=created,
-            verdict="pass", summary={"passed": 300}, version=1,
+            verdict="pass", summary={"passed": 300}, version=1, baseline_set_at=created,
         )  # fmt: skip
         edition.runs.put(run.to_item(), expected_version=None)
     edition.close()
@@ -74,6 +76,18 @@ def open_state(state: Path, team: str) -> float:
     edition.runs.by_team(team, limit=1)
     took = time.perf_counter() - started
     edition.close()
+    return took
+
+
+def newest_baselines(state: Path, team: str) -> float:
+    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+
+    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    started = time.perf_counter()
+    found = edition.runs.recent_baselines(team, limit=200)
+    took = time.perf_counter() - started
+    edition.close()
+    assert len(found) <= 200
     return took
 
 
@@ -158,6 +172,7 @@ def measure(label: str, runs: int, repeat: int) -> dict[str, float]:
             "writes_s": write_s,
             "open_s": median_of(repeat, lambda: open_state(state, team)),
             "list50_s": median_of(repeat * 4, lambda: list_latest(state, team)),
+            "baselines200_s": median_of(repeat * 4, lambda: newest_baselines(state, team)),
         }
         starts, stops, listings = [], [], []
         for _ in range(repeat):
@@ -173,7 +188,8 @@ def measure(label: str, runs: int, repeat: int) -> dict[str, float]:
         print(
             f"{label:>16}: {runs} runs written in {write_s:.2f} s; open {figures['open_s'] * 1e3:.1f} ms; "
             f"latest 50 from the store {figures['list50_s'] * 1e3:.2f} ms, over HTTP "
-            f"{figures['http_list50_s'] * 1e3:.1f} ms; serve start {figures['serve_start_s']:.2f} s, "
+            f"{figures['http_list50_s'] * 1e3:.1f} ms; 200 newest baselines "
+            f"{figures['baselines200_s'] * 1e3:.2f} ms; serve start {figures['serve_start_s']:.2f} s, "
             f"stop {figures['serve_stop_s']:.2f} s (medians of {repeat})",
             flush=True,
         )
@@ -190,7 +206,9 @@ def main() -> None:
     empty = measure("50 runs", 50, args.repeat)
     full = measure(f"{args.runs} runs", args.runs, args.repeat)
     print(f"ratios ({args.runs} runs / 50 runs; 1.0 = the cost does not grow with history):")
-    for name in ("open_s", "list50_s", "http_list50_s", "serve_start_s", "serve_stop_s"):
+    for name in (
+        "open_s", "list50_s", "http_list50_s", "baselines200_s", "serve_start_s", "serve_stop_s",
+    ):  # fmt: skip
         print(f"  {name:14} {full[name] / empty[name]:.2f}x")
 
 
