@@ -31,19 +31,21 @@ def first_call(value: Any) -> tuple[dict[str, Any], bool] | None:
     >>> first_call([{"name": "f", "input": {}}, {"name": "g"}])
     ({'name': 'f', 'input': {}}, False)
     """
-    if isinstance(value, list):
-        value = value[0] if value else None  # E1; an item that is itself an array is no call (E4)
-    openai = False
-    if isinstance(value, dict) and isinstance(value.get(CALLS_KEY), list):
-        entries = value[CALLS_KEY]
-        value, openai = (entries[0] if entries else None), True
-    if isinstance(value, dict):
-        inner = next((value[k] for k in FUNCTION_KEYS if isinstance(value.get(k), dict)), None)
-        if inner is not None:
-            value, openai = inner, True
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
-        return None  # E4: an unknown envelope is not a call
-    return value, openai
+    items = value if isinstance(value, list) else [value]  # E1: a JSON array of calls
+    for item in items:
+        openai = isinstance(item, dict) and isinstance(item.get(CALLS_KEY), list)
+        entries = item[CALLS_KEY] if openai else [item]
+        if not entries:
+            continue  # an empty tool_calls message holds no call: the first call comes later
+        call = entries[0]  # an entry that is itself an array is no call (E4)
+        if isinstance(call, dict):
+            inner = next((call[k] for k in FUNCTION_KEYS if isinstance(call.get(k), dict)), None)
+            if inner is not None:
+                call, openai = inner, True
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            return None  # E4: an unknown envelope is not a call
+        return call, openai
+    return None
 
 
 def call_arguments(call: dict[str, Any]) -> Any:
