@@ -7,7 +7,7 @@ as they are answered for ``--flood-s`` seconds. Prints the medians and their rat
 figure is the peer, measured in the same run), and what the flooding key was answered:
 ``422 CAP-EXCEEDED:check_seconds`` (a child ran), ``429 check_in_flight`` (its one lane was
 busy) and ``429 check_seconds_spent`` (its day's overruns are spent). Before D26 the paid
-median went from 0.42 s to 16.6 s under the same flood (issue 22). The machine's 2 cores are
+median went from 0.42 s to 16.6 s under the same flood. The machine's 2 cores are
 shared with the clients and the bounded child, so a ratio near 1 is not to be expected.
 
     .venv/bin/python bench/bench_expensive_refusals.py [--n 20] [--flooders 8] [--flood-s 20]

@@ -316,7 +316,7 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
 
 
 def test_a_submitted_run_wakes_the_idle_pool_which_never_polls(stack: LocalStack, buy: Any) -> None:
-    """Issue 21: two idle workers polled the runs table every 0.2 s and nothing called
+    """Before: two idle workers polled the runs table every 0.2 s and nothing called
     ``wake()``. Now ``POST /runs`` wakes the pool: with polling off, a run submitted once every
     worker has looked and found nothing is still taken."""
     key = buy("team", "runs-woken")

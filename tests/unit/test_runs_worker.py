@@ -475,7 +475,7 @@ def test_an_idle_pool_without_polling_takes_a_run_when_woken() -> None:
 
 
 def test_a_callback_that_never_answers_holds_up_no_other_run() -> None:
-    """Issue 22: delivering to an endpoint that never answers held the worker after the run
+    """Before: delivering to an endpoint that never answers held the worker after the run
     was final, and another team's run waited behind it. The only worker here scores team b's
     run while team a's callback still waits on a loopback black hole."""
     from toolcall300.service.domain import callback

@@ -17,7 +17,7 @@ Woken, not polled: an idle worker waits until :meth:`WorkerPool.wake` (a submiss
 ``POST /runs`` calls it, ``api.wiring.run_queued``; so do a finished run and a re-queue), so an
 idle stack reads nothing. Callbacks leave the workers: a bounded queue with a thread of its own
 (:class:`CallbackQueue`) delivers them, so an endpoint that never answers (4 attempts, 5 s each,
-with backoff: about 27 s) delays other callbacks, never the next run (issue 22).
+with backoff: about 27 s) delays other callbacks, never the next run (docs/local-stack.md).
 """
 
 from __future__ import annotations
