@@ -337,3 +337,31 @@ def test_the_sqlite_pages_read_an_index_in_order_and_sort_nothing(
     plan = " | ".join(str(row[3]) for row in db.rows("EXPLAIN QUERY PLAN " + sql, ("t", 50)))
     db.close()
     assert "USING INDEX" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_opening_the_database_deletes_what_a_ttl_would_have(tmp_path: Path) -> None:
+    """DynamoDB's TTL deletes expired counters, finished runs past retention and idempotency
+    records; SQLite does it each time the database is opened (the stack's start)."""
+    from toolcall300.service.sdk import sqlite
+
+    clock = [1_000.0]
+    db = sqlite.Database(tmp_path / "state.db", clock=lambda: clock[0])
+    usage, runs = sqlite.SqliteUsage(db), sqlite.SqliteRuns(db)
+    usage.take("free#a", limit=5, now_ms=0, min_gap_ms=0, expires_at=1_500)
+    usage.take("free#b", limit=5, now_ms=0, min_gap_ms=0, expires_at=3_000)
+    usage.add("metrics#argcheck", ["verdict:VALID"])  # no TTL: kept
+    runs.put(run("run_old", "t", "c", expires_at=1_500), expected_version=None)
+    runs.put(run("run_kept", "t", "c"), expected_version=None)
+    with db.transaction() as tx:
+        tx.execute(
+            "INSERT INTO idempotency (id, status, expiration) VALUES ('k', 'COMPLETED', 1500)"
+        )
+    db.close()
+    clock[0] = 2_000.0
+    db = sqlite.Database(tmp_path / "state.db", clock=lambda: clock[0])
+    usage, runs = sqlite.SqliteUsage(db), sqlite.SqliteRuns(db)
+    assert usage.get("free#a") is None and usage.get("free#b") is not None
+    assert usage.get("metrics#argcheck") is not None
+    assert runs.get("run_old") is None and runs.get("run_kept") is not None
+    assert db.rows("SELECT count(*) FROM idempotency") == [(0,)]
+    db.close()

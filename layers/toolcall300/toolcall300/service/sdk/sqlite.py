@@ -57,6 +57,7 @@ CREATE INDEX IF NOT EXISTS counters_by_expiry ON counters(expires_at)
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER,
     in_progress_expiration INTEGER, data TEXT, validation TEXT);
+CREATE INDEX IF NOT EXISTS idempotency_by_expiry ON idempotency(expiration);
 """
 
 
@@ -119,13 +120,15 @@ class Database:
 
     def expire(self) -> None:
         """Delete what a DynamoDB TTL would have deleted by now (finished runs past their
-        retention, daily counters two days after their day)."""
+        retention, daily counters two days after their day, expired idempotency records)."""
         now = self.now()
         with self.transaction() as db:
-            db.execute(
-                "DELETE FROM counters WHERE expires_at IS NOT NULL AND expires_at < ?", (now,)
-            )
-            db.execute("DELETE FROM runs WHERE expires_at IS NOT NULL AND expires_at < ?", (now,))
+            for table, column in (
+                ("counters", "expires_at"), ("runs", "expires_at"), ("idempotency", "expiration"),
+            ):  # fmt: skip
+                db.execute(
+                    f"DELETE FROM {table} WHERE {column} IS NOT NULL AND {column} < ?", (now,)
+                )
 
     def backup(self, target: Path) -> None:
         """A consistent copy of the whole database at ``target`` (sqlite3's online backup API:
