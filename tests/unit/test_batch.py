@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -908,6 +909,36 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
     )
     ended = flow.handle_batch_event(wiring.hosted_deps(), event(renewed, "SUCCEEDED"), now=now)
     assert ended is not None and ended.status == "scored", ended and ended.failure
+
+
+def test_a_renewed_job_keeps_its_place_ahead_of_later_jobs(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A successor was submitted like a new job, at the back of a FIFO queue, and starved
+    under a backlog. On the fair-share queue (template.yaml) every job names its team's share
+    and a successor a higher scheduling priority than any first submission, so within its
+    share it goes ahead of the jobs submitted after it."""
+    sent: list[dict[str, Any]] = []
+    real = BatchApi.submit
+
+    def recording(self: BatchApi, **kwargs: Any) -> str:
+        sent.append(kwargs)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(BatchApi, "submit", recording)
+    run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
+    later = submitted(call, aws, commit="bbbbbbb")
+    batch_says(monkeypatch, {str(run.job_id): "RUNNABLE", str(later.job_id): "RUNNABLE"})
+    changed = flow.sweep_now(now=datetime.now(UTC))
+    assert [r.run_id for r in changed] == [run.run_id]
+    first, second, successor = sent
+    share = submit.share_identifier(run.team)
+    assert re.fullmatch(r"[A-Za-z0-9_]{1,255}", share)
+    assert first["shareIdentifier"] == successor["shareIdentifier"] == share
+    assert second["shareIdentifier"] == submit.share_identifier(later.team)
+
+    assert first["schedulingPriorityOverride"] == second["schedulingPriorityOverride"] == 0
+    assert successor["schedulingPriorityOverride"] > second["schedulingPriorityOverride"]
 
 
 @pytest.mark.parametrize("status", ["STARTING", "RUNNING"])

@@ -733,3 +733,15 @@ def test_the_stack_deletes_and_rolls_back_without_losing_what_it_keeps(
     for document in documents:
         for st in _statements(document):
             assert "Fn::GetAtt" not in str(st.get("Principal")), st
+
+
+def test_the_job_queue_shares_fairly_between_teams_so_a_renewed_job_keeps_its_place(
+    template: dict[str, Any],
+) -> None:
+    """hosted/submit.py names each job's team share and gives a renewed job a higher
+    scheduling priority; Batch honours both only on a queue with a fair-share policy."""
+    res = template["Resources"]
+    queue = res["AdapterJobQueue"]["Properties"]
+    policy = queue["SchedulingPolicyArn"]["Ref"]
+    assert res[policy]["Type"] == "AWS::Batch::SchedulingPolicy"
+    assert "FairsharePolicy" in res[policy]["Properties"]

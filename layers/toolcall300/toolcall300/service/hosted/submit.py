@@ -36,6 +36,21 @@ MAX_JOB_RENEWALS = 8
 NOT_STARTED = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
 
+def share_identifier(team: str) -> str:
+    """The team's fair-share identifier on the job queue (template.yaml, AdapterSchedulingPolicy):
+    letters, digits and underscores only, as AWS Batch allows ("ShareAttributes")."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", team)[:255]
+
+
+def scheduling_priority(run: runs.Run) -> int:
+    """A renewed job's place: a successor is submitted at the back of the queue, so under a
+    backlog it would wait its whole new link lifetime again and starve. On the fair-share
+    queue a higher ``schedulingPriorityOverride`` is scheduled first within its share, so each
+    renewal goes ahead of the team's jobs that came after it (0 to 9999, Batch's range); a run
+    whose renewals are spent fails (``MAX_JOB_RENEWALS``)."""
+    return min(9999, run.job_renewals)
+
+
 def link_lifetime(now: datetime, credentials_expire: datetime | None) -> int:
     """Seconds the job's presigned links are valid: ``PRESIGN_SECONDS``, or less when the
     signer's credentials expire sooner (a presigned link dies with the session that signed it).
@@ -116,5 +131,7 @@ def submit_run(
         },
         tags={"run_id": run.run_id, "team": run.team},
         propagateTags=True,
+        shareIdentifier=share_identifier(run.team),
+        schedulingPriorityOverride=scheduling_priority(run),
     )
     return Submitted(job_id, arn, answers)
