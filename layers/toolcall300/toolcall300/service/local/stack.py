@@ -286,6 +286,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="state folder: keys, runs and reports survive a restart (default .toolcall300/state)",
     )
     parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="first bring the state folder's moto recording (an earlier version's) into its database",
+    )
+    parser.add_argument(
         "--no-state", action="store_true", help="keep state in a temporary folder (removed at exit)"
     )
     return parser.parse_args(argv)
@@ -294,6 +299,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     root = repo_root()
     state_dir = None if args.no_state else (args.state or default_state_dir(root))
+    if args.migrate and state_dir is not None:
+        from toolcall300.service.local import migrate
+        from toolcall300.service.local.cfn import load_template
+
+        try:
+            copied = migrate.migrate(state_dir, load_template(root / "template.yaml"))
+        except migrate.MigrationError as exc:
+            stderr.write(f"toolcall300 serve --migrate: {exc}\n")
+            return EXIT_ERROR
+        moved = ", ".join(f"{n} {what}" for what, n in copied.items())
+        stdout.write(f"migrated {state_dir}: {moved}\n")
     try:
         stack = start_local_stack(
             host=args.host, port=args.port, corpus_dir=args.corpus, root=root, state_dir=state_dir

@@ -28,10 +28,10 @@ class LegacyState(Exception):
 def legacy_message(folder: Path) -> str:
     return (
         f"{folder} holds a recording of the moto server earlier versions kept their state in "
-        f"({LEGACY_RECORDING}); this version keeps it in SQLite and cannot read that recording. "
-        f"Move the folder aside (mv {folder} {folder}.moto) and start again: licences are "
-        "issued anew (`toolcall300 dev purchase`, or `toolcall300 admin licence issue` for a "
-        "customer's), runs and reports start empty (docs/local-stack.md, 'Upgrading')"
+        f"({LEGACY_RECORDING}); this version keeps it in SQLite. Bring it across with "
+        f"`toolcall300 serve --state {folder} --migrate` (needs moto, as in a checkout's "
+        f"`make venv`), or move the folder aside (mv {folder} {folder}.moto) and start "
+        "afresh (docs/local-stack.md, 'Upgrading')"
     )
 
 
