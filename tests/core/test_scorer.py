@@ -26,7 +26,14 @@ from toolcall300.scoring.grading import (
     WRONG_CALL,
     grade_case,
 )
-from toolcall300.scoring.report import COUNT_FIELDS, ReportError, compare_reports, score_cases
+from toolcall300.scoring.report import (
+    COUNT_FIELDS,
+    DETAIL_CHARS,
+    ERROR_LINE_CHARS,
+    ReportError,
+    compare_reports,
+    score_cases,
+)
 
 VALUE = value_case("v", "type_coercion", "", call())
 NONE = refusal_case("u", "unrecoverable", "")
@@ -157,6 +164,7 @@ def test_report_uses_the_design_field_names() -> None:
         "errors",
         "categories",
         "per_case",
+        "failure_details",
     }
     assert set(report["timing"]) == {
         "total_seconds",
@@ -372,6 +380,49 @@ def test_score_cases_never_crashes_and_is_deterministic(values: list[Any]) -> No
     assert first["exact"] == sum(c["pass"] for c in first["categories"].values())
     assert first["refused_correctly"] + first["invented_calls"] == first["refusal_cases"]
     assert first["schema_invalid_returns"] <= first["cases"]
+
+
+def test_each_case_not_passed_says_what_was_expected_and_what_came_back() -> None:
+    cases = tiny_corpus()
+    huge = {"name": "book_room", "arguments": {"room": "x" * 100_000, "hours": 2}}
+    answers = {**TRUTH, "room-1": huge, "room-2": None, "room-3": None, "room-4": call()}
+    report = score_cases(cases, answers, errors={"room-3": "Traceback\nValueError: no"})
+    assert (
+        report["failure_details"]["room-1"]["expected"]
+        == '{"arguments":{"hours":2,"room":"atlas"},"name":"book_room"}'
+    )
+    returned = report["failure_details"]["room-1"]["returned"]
+    assert len(returned) == DETAIL_CHARS and returned.endswith("...")  # cut, not 100 kB
+    assert report["failure_details"]["room-2"]["returned"] == "a refusal (null)"
+    assert report["failure_details"]["room-3"]["returned"] == (
+        "nothing: the adapter broke (ValueError: no)"
+    )
+    assert report["failure_details"]["room-4"]["expected"] == "a refusal (no correct call exists)"
+    assert list(report["failure_details"]) == [
+        r["id"] for r in report["per_case"] if not r["passed"]
+    ]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.lists(returned_values | st.text(min_size=150, max_size=400), min_size=6, max_size=6),
+    st.dictionaries(
+        st.sampled_from([c["id"] for c in tiny_corpus()]), st.text(max_size=400), max_size=6
+    ),
+)
+def test_failure_details_cover_each_case_not_passed_and_stay_bounded(
+    values: list[Any], errors: dict[str, str]
+) -> None:
+    cases = tiny_corpus()
+    answers = {c["id"]: v for c, v in zip(cases, values, strict=True)}
+    report = score_cases(cases, answers, errors=errors)
+    failed = [r["id"] for r in report["per_case"] if not r["passed"]]
+    assert list(report["failure_details"]) == failed
+    broke = len("nothing: the adapter broke ()") + ERROR_LINE_CHARS
+    for detail in report["failure_details"].values():
+        assert set(detail) == {"expected", "returned"}
+        assert len(detail["expected"]) <= DETAIL_CHARS
+        assert len(detail["returned"]) <= max(DETAIL_CHARS, broke)
 
 
 @settings(max_examples=examples(100), deadline=None)

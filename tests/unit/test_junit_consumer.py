@@ -220,7 +220,15 @@ def test_ci_junit_fails_only_the_cases_the_hosted_comparison_broke(tmp_path: Pat
     seen = outcomes(suite)
     assert seen == {"c1": "passed", "c2": "skipped", "c3": "failure", "baseline gate": "failure"}
     assert "baseline 'main' (run r_base)" in messages(suite, Skipped)["c2"]
-    assert messages(suite, Failure)["c3"].startswith("c3 [truncated] false_refusal")
+    # the stored report's failure_details: the expected call and what came back, as score says
+    assert messages(suite, Failure)["c3"] == (
+        'c3 [truncated] false_refusal: expected {"arguments":{},"name":"t"}; '
+        "returned a refusal (null)"
+    )
+    assert messages(suite, Skipped)["c2"].endswith(
+        'c2 [truncated] false_refusal: expected {"arguments":{},"name":"t"}; '
+        "returned a refusal (null)"
+    )
     assert summary_top(str(tmp_path / "s.md")).startswith(
         "**Verdict: REGRESSION**: against baseline 'main': exact fell 2 -> 1"
     )
@@ -250,3 +258,65 @@ def test_ci_summary_of_a_run_never_submitted_is_an_error(tmp_path: Path) -> None
     assert ci_client.run(args, io.StringIO(), io.StringIO(), request=Api(hosted()), env={}) == 1
     top = summary_top(str(tmp_path / "s.md"))
     assert top == "**Verdict: ERROR**: set TOOLCALL300_LICENCE to your team licence key"
+
+
+class StoredReport(Api):
+    """The service, serving ``score`` as the run's stored report."""
+
+    def __init__(self, final: dict[str, Any], score: dict[str, Any]) -> None:
+        super().__init__(final)
+        self.score = score
+
+    def __call__(
+        self, method: str, url: str, *, headers: Any = None, body: bytes | None = None
+    ) -> tuple[int, dict[str, str], Any]:
+        if method == "GET" and url.endswith("/report"):
+            return 200, {}, {"report_version": 1, "score": self.score}
+        return super().__call__(method, url, headers=headers, body=body)
+
+
+def ci_with(tmp_path: Path, final: dict[str, Any], score: dict[str, Any]) -> int:
+    args = ci_client.parse_args(
+        ["--api", "https://api.example.com", "--image", "r/a@sha256:" + "a" * 64,
+         "--commit", "abc1234", "--ref", "main", "--wait", "--poll", "0",
+         "--junit", str(tmp_path / "ci.xml")]
+    )  # fmt: skip
+    env = {"TOOLCALL300_LICENCE": "tc300_x"}
+    return ci_client.run(
+        args, io.StringIO(), io.StringIO(), request=StoredReport(final, score), env=env
+    )
+
+
+def test_ci_and_score_write_the_same_failure_messages_for_the_same_report(folder: Path) -> None:
+    code = score("--adapter", "junitadapters:breaks_on_borealis", "--junit", "score.xml",
+                 "--json", "report.json")  # fmt: skip
+    assert code == 0
+    report = json.loads(Path("report.json").read_text())
+    first_run = hosted(verdict="baseline_set", comparison=None)
+    assert ci_with(folder, first_run, report) == 0
+    from_ci, from_score = suite_of(str(folder / "ci.xml")), suite_of("score.xml")
+    assert messages(from_ci, Failure) == messages(from_score, Failure) != {}
+    assert (
+        "returned nothing: the adapter broke (RuntimeError: borealis is out of order)"
+        in (messages(from_ci, Failure)["room-2"])
+    )
+
+
+def test_ci_on_a_report_stored_before_failure_details_names_case_category_and_outcome(
+    tmp_path: Path,
+) -> None:
+    old = score_cases(CASES, {}, adapter="img")
+    del old["failure_details"]
+    assert ci_with(tmp_path, hosted(verdict="baseline_set", comparison=None), old) == 0
+    message = messages(suite_of(str(tmp_path / "ci.xml")), Failure)["c3"]
+    assert message.startswith("c3 [truncated] false_refusal: wanted the expected call")
+    assert "--show-failures" in message
+
+
+def test_ci_junit_of_a_failed_run_parses_whatever_its_detail_holds(tmp_path: Path) -> None:
+    failed = hosted(status="failed", verdict=None, comparison=None, report_url=None,
+                    failure={"reason": "adapter_start_failed", "detail": "exec\x00 <failed>"})  # fmt: skip
+    assert ci(tmp_path, failed) == 1
+    suite = suite_of(str(tmp_path / "j.xml"))
+    assert suite.failures == 1
+    assert messages(suite, Failure) == {"hosted run": "exec? <failed>"}

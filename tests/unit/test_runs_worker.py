@@ -6,18 +6,23 @@ worker's own ``process`` with in-memory stores.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from junitparser import Failure, JUnitXml
 from support import runs as fakes
 from support import stores
 
+from toolcall300.canonical import canonical
+from toolcall300.client import ci
 from toolcall300.jobs import harness, sandbox
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.runs import Corpus
@@ -230,6 +235,57 @@ def test_the_adapter_sees_only_id_text_and_tools() -> None:
     assert out.failure is None
     assert {json.dumps(c["arguments"]["keys"]) for c in out.answers.values()} == {
         '["id", "text", "tools"]'
+    }
+
+
+#: Answers every case with a call naming the keys its input line had (so the run shows what
+#: the job was given): an undeclared tool everywhere, so every case fails.
+KEYS_SEEN = fakes.py(
+    "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+    "    print(json.dumps({'id':item['id'],'call':{'name':'k','arguments':{'keys':sorted(item)}}}),flush=True)\n"
+)
+
+
+def test_the_stored_report_adds_the_labels_after_the_job_and_ci_junit_shows_them(
+    tmp_path: Path,
+) -> None:
+    done, d = run_one(KEYS_SEEN)
+    assert done.status == "scored" and done.summary is not None and done.summary["exact"] == 0
+    doc = stored(d, done)
+    seen = '{"arguments":{"keys":["id","text","tools"]},"name":"k"}'
+    # the job saw id, text and tools only; the trusted side wrote what was expected beside it
+    for case in CASES:
+        expected = (
+            canonical(case["expected"])
+            if case["expected_kind"] == "value"
+            else "a refusal (no correct call exists)"
+        )
+        assert doc["score"]["failure_details"][case["id"]] == {
+            "expected": expected,
+            "returned": seen,
+        }
+    assert all(set(item) == {"id", "text", "tools"} for item in harness.job_inputs(CASES))
+    # toolcall300 ci reads that report and writes the same failures score --junit writes
+    final = done.public()
+
+    def service(method: str, url: str, **_: Any) -> tuple[int, dict[str, str], Any]:
+        if method == "POST":
+            return 202, {}, {"run_id": done.run_id, "status": "queued"}
+        return 200, {}, doc if url.endswith("/report") else final
+
+    args = ci.parse_args(
+        ["--api", "https://api.example.com", "--adapter-cmd", "x", "--commit", "abc1234",
+         "--ref", "main", "--wait", "--poll", "0", "--junit", str(tmp_path / "j.xml")]
+    )  # fmt: skip
+    env = {"TOOLCALL300_LICENCE": "tc300_x"}
+    assert ci.run(args, io.StringIO(), io.StringIO(), request=service, env=env) == 0
+    (suite,) = JUnitXml.fromfile(str(tmp_path / "j.xml"))
+    said = {c.name: r.message for c in suite for r in c.result if isinstance(r, Failure)}
+    rows = {row["id"]: row for row in doc["score"]["per_case"]}
+    assert said == {
+        key: f"{key} [{rows[key]['category']}] {rows[key]['outcome']}: "
+        f"expected {detail['expected']}; returned {seen}"
+        for key, detail in doc["score"]["failure_details"].items()
     }
 
 

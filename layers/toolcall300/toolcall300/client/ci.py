@@ -24,7 +24,6 @@ import re
 import shlex
 import tarfile
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
@@ -32,8 +31,8 @@ from toolcall300.client.http import ApiError, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
 from toolcall300.scoring.render import (
     JunitBaseline,
-    junit_bytes,
     render_junit,
+    render_junit_error,
     render_markdown,
     render_markdown_error,
 )
@@ -325,22 +324,15 @@ def run_error(final: Mapping[str, Any]) -> str:
 def write_ci_files(
     args: argparse.Namespace, final: Mapping[str, Any], score: Mapping[str, Any] | None
 ) -> None:
-    """``--junit``/``--summary`` from the run's stored report (``score``; None if it has none)."""
+    """``--junit``/``--summary`` from the run's stored report (``score``; None if it has none):
+    the scorer's own writers, so a failure's message is the one ``toolcall300 score --junit``
+    writes (the stored report's ``failure_details`` give the expected call and what came back)."""
     if args.junit:
         if score is not None:
             data = render_junit([score], baseline=hosted_baseline(final, score))
-        else:  # a failed run: one failing testcase says why, so the CI's test view shows it
+        else:  # a failed run: one failing testcase says why
             failure = final.get("failure") or {}
-            root = ET.Element("testsuites", name="TOOLCALL-300")
-            suite = ET.SubElement(root, "testsuite", name="hosted run", tests="1", failures="1")
-            case = ET.SubElement(suite, "testcase", classname="toolcall300", name="hosted run")
-            ET.SubElement(
-                case,
-                "failure",
-                type=str(failure.get("reason")),
-                message=str(failure.get("detail")),
-            )
-            data = junit_bytes(root)
+            data = render_junit_error(str(failure.get("reason")), str(failure.get("detail")))
         with open(args.junit, "wb") as fh:
             fh.write(data)
     if args.summary:

@@ -25,7 +25,6 @@ from toolcall300.scoring.corpus import (
     parse_corpus,
 )
 from toolcall300.scoring.render import (
-    case_details,
     junit_baseline,
     render_comparison,
     render_failures,
@@ -262,8 +261,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             if baseline is not None and comparison is not None
             else None
         )
-        details = [case_details(cases, r.answers, r.errors) for r in runs]
-        _write(args.junit, render_junit(reports, baseline=judged, details=details))
+        _write(args.junit, render_junit(reports, baseline=judged))
     if args.summary:
         markdown = render_markdown(
             reports, in_sample=in_sample, comparison=comparison, baseline_name=baseline_name

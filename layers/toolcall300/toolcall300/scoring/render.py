@@ -12,7 +12,8 @@ from pathlib import PurePath
 from typing import Any
 
 from toolcall300.scoring import adapters
-from toolcall300.scoring.grading import INVENTED_CALL, REFUSED_CORRECTLY, canonical_or_none
+from toolcall300.scoring.grading import INVENTED_CALL, REFUSED_CORRECTLY
+from toolcall300.scoring.report import short_value
 
 _ARROWS = {
     "invented_calls": "<- calls returned where there was none to make",
@@ -100,12 +101,6 @@ def render_text(report: Mapping[str, Any], *, in_sample: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = canonical_or_none(value) if value is not None else "null (refused)"
-    text = repr(value) if text is None else text
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def render_failures(
     report: Mapping[str, Any],
     cases: Sequence[Mapping[str, Any]],
@@ -124,8 +119,8 @@ def render_failures(
         label = "FAIL" if not row["passed"] else "ERROR"
         lines.append(f"{label} {row['id']} [{row['category']}] {row['outcome']}")
         expected = case["expected"] if case["expected_kind"] == "value" else None
-        lines.append(f"  expected {_short(expected)}")
-        lines.append(f"  returned {_short(answers.get(row['id']))}")
+        lines.append(f"  expected {short_value(expected)}")
+        lines.append(f"  returned {short_value(answers.get(row['id']))}")
         if row["id"] in notes:
             lines.append(f"  note     {notes[row['id']]}")
         if row["id"] in errors:
@@ -333,60 +328,57 @@ NO_BASELINE_NOTE = (
     "failures and the baseline's own failures as skipped."
 )
 
-#: ``(expected, returned)`` as text for a case id: what a failure's message shows.
-CaseDetails = Mapping[str, tuple[str, str]]
-
-
-def case_details(
-    cases: Sequence[Mapping[str, Any]], answers: Mapping[str, Any], errors: Mapping[str, str]
-) -> dict[str, tuple[str, str]]:
-    """Each case's expected call (or "a refusal") and what the adapter returned (or the refusal,
-    or the error it broke with), as the failure messages of :func:`render_junit` show them."""
-    out = {}
-    for case in cases:
-        expected = (
-            _short(case["expected"])
-            if case["expected_kind"] == "value"
-            else "a refusal (no correct call exists)"
-        )
-        if case["id"] in errors:
-            tail = errors[case["id"]].strip().splitlines() or ["?"]
-            returned = f"nothing: the adapter broke ({tail[-1][:200]})"
-        else:
-            answer = answers.get(case["id"])
-            returned = "a refusal (null)" if answer is None else _short(answer)
-        out[case["id"]] = (expected, returned)
-    return out
-
 
 def render_junit(
-    reports: Sequence[Mapping[str, Any]],
-    *,
-    baseline: JunitBaseline | None = None,
-    details: Sequence[CaseDetails | None] = (),
+    reports: Sequence[Mapping[str, Any]], *, baseline: JunitBaseline | None = None
 ) -> bytes:
     """JUnit XML: a testsuite per adapter, a testcase per case id (classname its category).
+    ``toolcall300 score`` writes it from its reports and ``toolcall300 ci`` from the hosted
+    run's stored report: the same file from the same fields.
 
     With ``baseline`` (one report), a case that failed there too is skipped, naming the
     baseline; only the others fail, and a ``baseline gate`` testcase carries the gate's
     verdict. Without one, every failed case fails and each testsuite says what that means
     (:data:`NO_BASELINE_NOTE`). A failure's message gives the case id, category, outcome,
-    and from ``details`` (per report, by case id) the expected call and what came back. A
-    case the adapter broke on carries the error's tail in ``system-err``.
+    and from the report's ``failure_details`` the expected call and what came back. A case
+    the adapter broke on carries the error's tail in ``system-err``.
     """
     root = ET.Element("testsuites", name="TOOLCALL-300")
-    for index, report in enumerate(reports):
-        shown = details[index] if index < len(details) else None
-        _junit_suite(root, report, baseline if len(reports) == 1 else None, shown or {})
+    for report in reports:
+        _junit_suite(root, report, baseline if len(reports) == 1 else None)
     return junit_bytes(root)
 
 
+def render_junit_error(reason: str, detail: str) -> bytes:
+    """JUnit XML for a run that produced no scores (``toolcall300 ci`` on a failed hosted run):
+    one failing testcase saying why, so the CI's test view shows it rather than nothing."""
+    root = ET.Element("testsuites", name="TOOLCALL-300")
+    suite = ET.SubElement(root, "testsuite", name="hosted run", tests="1", failures="1")
+    case = ET.SubElement(suite, "testcase", classname="toolcall300", name="hosted run")
+    message = _xml_safe(detail)
+    ET.SubElement(case, "failure", type=_xml_safe(reason), message=message).text = message
+    return junit_bytes(root)
+
+
+def _details_of(report: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """``failure_details`` as ``{id: (expected, returned)}``; a report stored before the field
+    existed (or an entry not of its shape) gives none, and the message says where to look."""
+    found = report.get("failure_details")
+    if not isinstance(found, Mapping):
+        return {}
+    return {
+        str(key): (row["expected"], row["returned"])
+        for key, row in found.items()
+        if isinstance(row, Mapping)
+        and isinstance(row.get("expected"), str)
+        and isinstance(row.get("returned"), str)
+    }
+
+
 def _junit_suite(
-    root: ET.Element,
-    report: Mapping[str, Any],
-    baseline: JunitBaseline | None,
-    details: CaseDetails,
+    root: ET.Element, report: Mapping[str, Any], baseline: JunitBaseline | None
 ) -> None:
+    details = _details_of(report)
     errors = report.get("errors") or {}
     seconds = (report.get("timing") or {}).get("total_seconds")
     suite = ET.SubElement(
@@ -451,7 +443,10 @@ def _failure_text(row: Mapping[str, Any], detail: tuple[str, str] | None) -> str
     head = f"{row['id']} [{row['category']}] {row['outcome']}"
     if detail is None:
         wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
-        return f"{head}: wanted {wanted} (score locally with --show-failures for the values)"
+        return (
+            f"{head}: wanted {wanted} (this report predates failure_details: score locally "
+            "with --show-failures for the values)"
+        )
     return f"{head}: expected {detail[0]}; returned {detail[1]}"
 
 

@@ -6,8 +6,10 @@ Report (``REPORT_VERSION``), flat and stable: ``report_version``, ``spec_version
 ``exact``, ``refusal_cases``, ``refused_correctly``, ``invented_calls``, ``false_refusals``,
 ``schema_invalid_returns``, ``adapter_errors`` (cases where the adapter broke instead of
 answering; graded as refusals, counted apart), ``errors`` {id: the error's tail},
-``categories`` {name: {``n``, ``pass``}} and ``per_case`` [{``id``, ``category``, ``passed``,
-``outcome``}]. A baseline saved before ``adapter_errors`` existed still compares.
+``categories`` {name: {``n``, ``pass``}}, ``per_case`` [{``id``, ``category``, ``passed``,
+``outcome``}] and ``failure_details`` {id: {``expected``, ``returned``}} (each case not passed,
+both as text cut to :data:`DETAIL_CHARS`). A baseline saved before ``adapter_errors`` or
+``failure_details`` existed still compares.
 :func:`score_cases` and :func:`compare_reports` do no I/O, so the hosted runner calls them.
 """
 
@@ -23,6 +25,7 @@ from toolcall300.scoring.grading import (
     INVENTED_CALL,
     PASSING,
     REFUSED_CORRECTLY,
+    canonical_or_none,
     judge_case,
 )
 from toolcall300.spec import CATEGORIES, SPEC_VERSION
@@ -99,6 +102,57 @@ def version_mismatch(baseline: Mapping[str, Any], version: str | None) -> str | 
     )
 
 
+#: How much of one value a report keeps: an expected call, or what the adapter returned, is cut
+#: to this many characters (the end replaced by "..."), so a report stays small whatever an
+#: adapter returns: at most about ``2 * DETAIL_CHARS`` characters per case not passed.
+DETAIL_CHARS = 160
+#: ... and how much of the last line of an error's tail names why the adapter broke.
+ERROR_LINE_CHARS = 200
+#: What ``failure_details`` says for a refusal, expected or returned.
+EXPECTED_REFUSAL = "a refusal (no correct call exists)"
+RETURNED_REFUSAL = "a refusal (null)"
+
+
+def short_value(value: Any, limit: int = DETAIL_CHARS) -> str:
+    """``value`` as canonical JSON (``repr`` if it is not JSON), cut to ``limit`` characters.
+
+    >>> short_value({"name": "t", "arguments": {"q": "x" * 200}}, 24)
+    '{"arguments":{"q":"xx...'
+    """
+    text = canonical_or_none(value) if value is not None else "null (refused)"
+    text = repr(value) if text is None else text
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def failure_details(
+    cases: Sequence[Mapping[str, Any]],
+    answers: Mapping[str, Any],
+    errors: Mapping[str, str],
+    failed: set[str] | frozenset[str],
+) -> dict[str, dict[str, str]]:
+    """For each case id in ``failed``, in corpus order: the expected call (or
+    :data:`EXPECTED_REFUSAL`) and what came back (the call, :data:`RETURNED_REFUSAL`, or
+    "nothing: the adapter broke (<its error's last line>)"), each cut to :data:`DETAIL_CHARS`.
+    What a JUnit failure's message shows (``render.render_junit``), from a report alone: a
+    hosted report carries it, so ``toolcall300 ci`` shows what ``score`` shows. It holds the
+    corpus's labels, so it is computed where they are (the scorer), never in a job."""
+    out = {}
+    for case in cases:
+        if case["id"] not in failed:
+            continue
+        expected = (
+            short_value(case["expected"]) if case["expected_kind"] == "value" else EXPECTED_REFUSAL
+        )
+        if case["id"] in errors:
+            tail = errors[case["id"]].strip().splitlines() or ["?"]
+            returned = f"nothing: the adapter broke ({tail[-1][:ERROR_LINE_CHARS]})"
+        else:
+            answer = answers.get(case["id"])
+            returned = RETURNED_REFUSAL if answer is None else short_value(answer)
+        out[case["id"]] = {"expected": expected, "returned": returned}
+    return out
+
+
 def score_cases(
     cases: Sequence[Mapping[str, Any]],
     answers: Mapping[str, Any],
@@ -157,6 +211,9 @@ def score_cases(
         "errors": {case["id"]: errored[case["id"]] for case in cases if case["id"] in errored},
         "categories": {name: categories[name] for name in CATEGORIES if name in categories},
         "per_case": per_case,
+        "failure_details": failure_details(
+            cases, answers, errored, {row["id"] for row in per_case if not row["passed"]}
+        ),
     }
 
 
