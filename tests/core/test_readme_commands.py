@@ -37,12 +37,17 @@ def test_every_readme_score_command_parses() -> None:
         parse_args(words[2:])
 
 
-def test_the_top_of_the_readme_is_the_quickest_route_the_kit() -> None:
-    """A new user's first score needs nothing installed: README's first commands are the kit's."""
+def test_the_readme_opens_with_the_two_commands_then_the_kit() -> None:
+    """README's first block is the two commands (run it, test it); the next is the quickest
+    route to a first score, the kit, which needs nothing installed."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    first = text.split("```sh", 1)[1].split("```", 1)[0]
-    assert "make kit" in first
-    runs = [line for line in first.splitlines() if line.startswith("python3 score.py")]
+    blocks = [part.split("```", 1)[0] for part in text.split("```sh")[1:3]]
+    assert [line.split()[:2] for line in blocks[0].strip().splitlines()] == [
+        ["make", "demo"],
+        ["make", "test"],
+    ]
+    assert "make kit" in blocks[1]
+    runs = [line for line in blocks[1].splitlines() if line.startswith("python3 score.py")]
     assert runs and all("--corpus sample30.jsonl" in line for line in runs)
     for line in runs:
         parse_args(shlex.split(line, comments=True)[2:])
