@@ -174,6 +174,43 @@ def test_ci_client_gates_on_the_team_baseline(
     assert code == 1
 
 
+#: Answers every case with a call naming the keys of the line it was given (an undeclared
+#: tool, so every case fails): what it returns shows what the job could see.
+KEYS_SEEN = fakes.py(
+    "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+    "    print(json.dumps({'id':item['id'],'call':{'name':'k','arguments':{'keys':sorted(item)}}}),flush=True)\n"
+)
+
+
+def test_ci_junit_says_what_was_expected_and_what_came_back_while_the_job_saw_no_label(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    from junitparser import Failure, JUnitXml
+
+    from toolcall300.canonical import canonical
+
+    env = {"TOOLCALL300_LICENCE": buy("team", "runs-junit")}
+    argv = ["--api", stack.url, "--adapter-cmd", shlex.join(KEYS_SEEN), "--ref", "main"]
+    argv += ["--commit", "abc1234", "--wait", "--poll", "0.1", "--timeout", "60"]
+    argv += ["--junit", str(tmp_path / "ci.xml")]
+    out, err = io.StringIO(), io.StringIO()
+    assert ci_client.run(ci_client.parse_args(argv), out, err, env=env) == 0, err.getvalue()
+    (suite,) = JUnitXml.fromfile(str(tmp_path / "ci.xml"))
+    said = {c.name: r.message for c in suite for r in c.result if isinstance(r, Failure)}
+    returned = '{"arguments":{"keys":["id","text","tools"]},"name":"k"}'  # no label in the job
+    assert set(said) == {c["id"] for c in cases}  # every case failed, as the adapter must
+    for case in cases:  # ... and each failure names the label the trusted side added after
+        label = (
+            canonical(case["expected"])
+            if case["expected_kind"] == "value"
+            else "a refusal (no correct call exists)"
+        )
+        message = said[case["id"]]
+        assert message.startswith(f"{case['id']} [{case['category']}] ")
+        assert f": expected {label[:157]}" in message  # cut at 160 characters when longer
+        assert message.endswith(f"; returned {returned}")
+
+
 def test_idempotency_key_returns_the_same_run(stack: LocalStack, acme: str) -> None:
     first = post_run(stack, acme, fakes.ECHO, ref="refs/heads/idem", idem="ci-run-77")
     again = post_run(stack, acme, fakes.ECHO, ref="refs/heads/idem", idem="ci-run-77")
