@@ -929,7 +929,7 @@ def test_a_renewed_job_keeps_its_place_ahead_of_later_jobs(
     run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
     later = submitted(call, aws, commit="bbbbbbb")
     batch_says(monkeypatch, {str(run.job_id): "RUNNABLE", str(later.job_id): "RUNNABLE"})
-    changed = flow.sweep_now(now=datetime.now(UTC))
+    changed = flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC))
     assert [r.run_id for r in changed] == [run.run_id]
     first, second, successor = sent
     share = submit.share_identifier(run.team)

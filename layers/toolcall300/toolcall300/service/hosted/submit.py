@@ -8,6 +8,7 @@ no other reachable endpoint.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
