@@ -12,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from support.schema_strategies import SCHEMAS
 
+from toolcall300.catalog import CatalogError, catalog_problems
 from toolcall300.cli import dispatch
-from toolcall300.generator.build import DATA, FILES, MANIFEST
-from toolcall300.generator.values import build_value, pools_problems
+from toolcall300.generator.build import DATA, FILES, MANIFEST, Inputs, build
+from toolcall300.generator.shape import Shape
+from toolcall300.generator.values import GenerationError, build_value, pools_problems
 from toolcall300.schema import is_valid
 from toolcall300.spec import CATEGORIES, decision_ids
 
@@ -413,3 +418,31 @@ def test_a_recorded_recipe_is_never_rebuilt_into_a_smaller_shape(tmp_path: Path)
     assert code == 1
     assert "the recipe asks for the default shape, but the catalog does not feed" in err
     assert "enum_violation (no tool in the catalog offers a string enum property)" in err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(SCHEMAS, min_size=1, max_size=3), st.booleans())
+def test_any_accepted_catalog_ends_in_a_checked_corpus_or_a_named_refusal(
+    schemas: list[dict[str, Any]], closed: bool
+) -> None:
+    """Never a traceback, never "integrity checks failed" for a catalog the reader accepted."""
+    params: dict[str, Any] = {
+        "type": "object",
+        "properties": {f"p{i}": s for i, s in enumerate(schemas)},
+        "required": ["p0"],
+    }
+    if closed:
+        params["additionalProperties"] = False
+    other = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    catalog = [
+        {"type": "function", "function": {"name": "do_it", "parameters": params}},
+        {"type": "function", "function": {"name": "other_tool", "parameters": other}},
+    ]
+    assume(not catalog_problems(catalog))
+    small = Shape(dict.fromkeys(CATEGORIES, 2))
+    try:
+        result = build(Inputs("t.json", json.dumps(catalog).encode(), "", None, 3, asked=small))
+    except (CatalogError, GenerationError) as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    assert result.report.ok, result.report.failures[:3]
