@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache, partial
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,14 +30,19 @@ from toolcall300.service.api import wiring
 from toolcall300.service.domain import images, runs
 from toolcall300.service.domain.images import ImageFacts
 from toolcall300.service.domain.licences import issue_manual
-from toolcall300.service.errors import PayloadTooLarge, TooManyRequests, UpstreamUnavailable
+from toolcall300.service.errors import (
+    NotFound,
+    PayloadTooLarge,
+    TooManyRequests,
+    UpstreamUnavailable,
+)
 from toolcall300.service.hosted import batch, events, flow, submit
 from toolcall300.service.local.cfn import resolve
 from toolcall300.service.sdk.aws import SIGNING_SESSION_SECONDS, client
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 from toolcall300.service.sdk.runs import BatchApi, ReportObjects
-from toolcall300.service.sdk.s3 import CorpusObjects
+from toolcall300.service.sdk.s3 import CorpusObjects, upload_corpus
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "b" * 64
 OTHER = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/adapter@sha256:" + "c" * 64
@@ -678,7 +684,78 @@ def test_a_run_whose_corpus_changed_while_it_queued_is_not_scored_against_the_ne
     assert stale is not None
     ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "failed" and ended.failure is not None
-    assert ended.failure["reason"] == "infra_error" and "corpus changed" in ended.failure["detail"]
+    assert (
+        ended.failure["reason"] == "infra_error" and "no longer stored" in ended.failure["detail"]
+    )
+
+
+def _upload(aws: Any, tmp_path: Path, cases: list[dict[str, Any]], version: str) -> str:
+    """A corpus upload as infra/upload_corpus.py makes it (manifest, pinned copy, job inputs)."""
+    import hashlib
+
+    folder = tmp_path / version
+    folder.mkdir()
+    data = fakes.corpus_bytes(cases)
+    (folder / harness.CORPUS_FILE).write_bytes(data)
+    sha = hashlib.sha256(data).hexdigest()
+    files = [{"name": harness.CORPUS_FILE, "sha256": sha, "bytes": len(data)}]
+    (folder / "manifest.json").write_text(json.dumps({"version": version, "files": files}))
+    upload_corpus(folder, CorpusObjects(aws.names["CorpusBucket"]))
+    return sha
+
+
+def test_a_warm_scorer_scores_each_run_against_the_corpus_it_was_submitted_under(
+    batch_env: dict[str, str], call: Any, aws: Any, tmp_path: Path
+) -> None:
+    """One process (the deps built once, as a warm Lambda keeps them) across a corpus upload:
+    a run submitted after the upload is scored against the new corpus (it was refused as
+    "corpus changed while queued" until the process recycled), a run queued across it against
+    the version its inputs came from."""
+    old_sha = _upload(aws, tmp_path, CASES, "v1")
+    deps = wiring.hosted_deps()
+    first, queued = submitted(call, aws), submitted(call, aws, ref="refs/heads/dev")
+    assert first.corpus_sha256 == queued.corpus_sha256 == old_sha
+    put_answers(aws, first, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    warm = flow.handle_batch_event(deps, event(first, "SUCCEEDED"), now=NOW)
+    assert warm is not None and warm.status == "scored"  # the old corpus is now held parsed
+    new_cases = fakes.small_corpus(12)[4:]  # other ids, other count
+    new_sha = _upload(aws, tmp_path, new_cases, "v2")
+    after = submitted(call, aws, ref="refs/heads/feature")
+    assert after.corpus_sha256 == new_sha != old_sha
+    put_answers(
+        aws, after, {"answers": {c["id"]: c["expected"] for c in new_cases}, "failure": None}
+    )
+    put_answers(aws, queued, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    for run, cases, sha in ((after, new_cases, new_sha), (queued, CASES, old_sha)):
+        ended = flow.handle_batch_event(deps, event(run, "SUCCEEDED"), now=NOW)
+        assert ended is not None and ended.status == "scored", ended and ended.failure
+        assert ended.summary is not None and ended.summary["cases"] == len(cases)
+        assert ended.corpus_sha256 == sha
+
+
+def test_a_corpus_version_is_read_once_per_process_and_never_mistaken_for_another() -> None:
+    reads: list[str] = []
+    stored = {harness.CORPUS_FILE: fakes.corpus_bytes(CASES)}
+
+    def read(key: str) -> bytes:
+        reads.append(key)
+        if key not in stored:
+            raise NotFound(key)
+        return stored[key]
+
+    import hashlib
+
+    current = hashlib.sha256(stored[harness.CORPUS_FILE]).hexdigest()
+    corpora = runs.PinnedCorpora(read)
+    assert corpora(current).sha256 == current  # no pinned copy yet: the current one is it
+    reads.clear()
+    assert corpora(current).sha256 == current and reads == []  # held
+    other = fakes.corpus_bytes(CASES[:3])
+    other_sha = hashlib.sha256(other).hexdigest()
+    stored[runs.pinned_corpus_key(other_sha)] = other
+    assert len(corpora(other_sha).cases) == 3
+    with pytest.raises(runs.CorpusVersionGone, match="no longer stored"):
+        corpora("0" * 64)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ from toolcall300.service.settings import (
 )
 
 if TYPE_CHECKING:
-    from toolcall300.service.domain.runs import Corpus, Launcher, Run
+    from toolcall300.service.domain.runs import Corpus, Launcher, PinnedCorpora, Run
     from toolcall300.service.hosted.flow import HostedDeps, JobLinks
     from toolcall300.service.sdk.signing import ReportKeys
     from toolcall300.service.sdk.state_folder import LocalEdition
@@ -253,14 +253,20 @@ def job_inputs_objects() -> CorpusObjects:
 
 
 @cache
-def scoring_corpus() -> Corpus:
-    """The private corpus the trusted side scores against, from the corpus bucket (once per process)."""
-    from toolcall300.service.domain.runs import load_corpus
+def scoring_corpora() -> PinnedCorpora:
+    """The private corpora the trusted side scores against, by sha256, from the corpus bucket
+    (a run is scored against the version its inputs came from: ``domain.runs.PinnedCorpora``)."""
+    from toolcall300.service.domain.runs import PinnedCorpora
 
     bucket = runs_settings().corpus_bucket
     edition = local_edition()
     objects = edition.corpus(bucket) if edition is not None else CorpusObjects(bucket)
-    return load_corpus(objects.read)
+    return PinnedCorpora(objects.read)
+
+
+def scoring_corpus() -> Corpus:
+    """The current private corpus (read now)."""
+    return scoring_corpora()(None)
 
 
 def quota_taker(now: datetime | None = None) -> Callable[[str], None]:
@@ -378,7 +384,7 @@ def hosted_deps() -> HostedDeps:
         batch=batch_api(),
         read_inputs=job_inputs_objects().read,
         job_links=lambda name: job_link_objects(session_name=name),
-        corpus=scoring_corpus,
+        corpus=scoring_corpora(),
         describe_image=lambda image: image_registry().describe(image),
         notify=run_notifier(),
         queue=conf.batch_job_queue,
@@ -414,7 +420,7 @@ def clear_ports() -> None:
         batch_api,
         job_inputs_objects,
         image_registry,
-        scoring_corpus,
+        scoring_corpora,
         run_notifier,
         hosted_deps,
         run_launcher,

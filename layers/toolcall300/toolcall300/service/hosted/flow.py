@@ -68,8 +68,9 @@ class HostedDeps:
     read_inputs: Callable[[str], bytes]
     #: A fresh link-signing session named for one job (never cached: each gets its hour).
     job_links: Callable[[str], JobLinks]
-    #: The labelled corpus the trusted side scores against (the batch-events function only).
-    corpus: Callable[[], Corpus]
+    #: The labelled corpus of a sha256 (a run's ``corpus_sha256``; None: the current one) the
+    #: trusted side scores against (``domain.runs.PinnedCorpora``; the batch-events function only).
+    corpus: Callable[[str | None], Corpus]
     #: What ECR says about an image (None: not there, or not readable by this stack).
     describe_image: Callable[[str], ImageFacts | None]
     #: A run's end -> its signed callback (never raises).
@@ -220,14 +221,11 @@ def handle_batch_event_parsed(
     when = now or datetime.now(UTC)
 
     def score(run: Run, output: JobOutput) -> Run | None:
-        corpus = deps.corpus()
-        if run.corpus_sha256 and run.corpus_sha256 != corpus.sha256:
-            changed = runs.failure(
-                "infra_error",
-                f"the corpus changed while the run was queued (its inputs are from "
-                f"{run.corpus_sha256[:12]}, the corpus is now {corpus.sha256[:12]}): submit it again",
-            )
-            return runs.fail(deps.store, run.run_id, changed, now=when)
+        try:  # the version the run's inputs came from, whatever was uploaded since
+            corpus = deps.corpus(run.corpus_sha256)
+        except runs.CorpusVersionGone as exc:
+            gone = runs.failure("infra_error", f"{exc}: submit it again")
+            return runs.fail(deps.store, run.run_id, gone, now=when)
         return score_output(
             deps.store,
             deps.reports,

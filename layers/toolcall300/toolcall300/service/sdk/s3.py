@@ -15,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import RECIPE, manifest_entries, pinned_inputs
+from toolcall300.service.domain.runs.objects import pinned_corpus_key
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
 from toolcall300.service.sdk.files import content_type
@@ -72,6 +73,9 @@ def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
             raise ValueError(f"{name}: sha256 does not match the manifest pin")
         objects.put(name, data, content_type(name))
         if name == CORPUS_FILE:  # the jobs' label-free inputs, derived here once per version
+            # the labelled corpus kept by its pin first: a run whose inputs a reader may
+            # find from now on is scored against exactly this version (domain.runs.objects)
+            objects.put(pinned_corpus_key(entry["sha256"]), data, content_type(name))
             for key, body in derive_inputs(data).items():
                 objects.put(key, body, content_type(key))
     # the generator's inputs, so a buyer can rebuild; a copy without them (a test's) serves none

@@ -40,7 +40,12 @@ from toolcall300.service.domain.runs.lifecycle import (
     stored_report,
     submit,
 )
-from toolcall300.service.domain.runs.objects import adapter_files_key, answers_key, report_key
+from toolcall300.service.domain.runs.objects import (
+    adapter_files_key,
+    answers_key,
+    pinned_corpus_key,
+    report_key,
+)
 from toolcall300.service.domain.runs.record import (
     FINAL,
     RETENTION_DAYS,
@@ -61,8 +66,11 @@ from toolcall300.service.domain.runs.record import (
 from toolcall300.service.domain.runs.scoring import (
     SCORER_VERSION,
     Corpus,
+    CorpusVersionGone,
+    PinnedCorpora,
     compare,
     load_corpus,
+    load_pinned_corpus,
     score_output,
     summary_of,
 )
@@ -98,10 +106,12 @@ __all__ = [
     "BaselineRefused",
     "Compare",
     "Corpus",
+    "CorpusVersionGone",
     "JobAlive",
     "Launcher",
     "LocalQueue",
     "NotComparable",
+    "PinnedCorpora",
     "ReportStore",
     "Run",
     "RunStore",
@@ -129,9 +139,11 @@ __all__ = [
     "idempotent_run_id",
     "load",
     "load_corpus",
+    "load_pinned_corpus",
     "mark_running",
     "new_run_id",
     "parse_submission",
+    "pinned_corpus_key",
     "recent_baselines",
     "renew_job",
     "report_key",

@@ -12,7 +12,21 @@ from __future__ import annotations
 from toolcall300.jobs.harness import INPUTS_POINTER, inputs_key
 from toolcall300.service.domain.runs.record import Run
 
-__all__ = ["INPUTS_POINTER", "adapter_files_key", "answers_key", "inputs_key", "report_key"]
+__all__ = [
+    "INPUTS_POINTER",
+    "adapter_files_key",
+    "answers_key",
+    "inputs_key",
+    "pinned_corpus_key",
+    "report_key",
+]
+
+
+def pinned_corpus_key(corpus_sha256: str) -> str:
+    """Where the corpus upload keeps a labelled corpus by its sha256, never overwritten: a run
+    is scored against the version its inputs came from (``Run.corpus_sha256``), however many
+    uploads happened while it was queued. In the corpus bucket, beside the current one."""
+    return f"scoring/{corpus_sha256}.jsonl"
 
 
 def answers_key(run: Run, *, attempt: int) -> str:

@@ -10,6 +10,7 @@ came from an AWS Batch job or the local worker: both call this module.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,7 @@ from toolcall300.service.domain.runs.lifecycle import (
     Scoring,
     finish_scored,
 )
+from toolcall300.service.domain.runs.objects import pinned_corpus_key
 from toolcall300.service.domain.runs.record import ReportStore, Run, RunStore
 from toolcall300.service.errors import NotFound
 from toolcall300.spec import SPEC_VERSION
@@ -40,19 +42,69 @@ class Corpus:
     version: str | None = None
 
 
-def load_corpus(read: Callable[[str], bytes], name: str = CORPUS_FILE) -> Corpus:
+def load_corpus(
+    read: Callable[[str], bytes], name: str = CORPUS_FILE, *, manifest_name: str | None = None
+) -> Corpus:
     """Read and parse the corpus with the scorer's own parser; its version is the one the
-    uploaded manifest says (what ``GET /corpus`` serves), when that manifest pins it."""
+    uploaded manifest says (what ``GET /corpus`` serves), when that manifest pins it (under
+    ``manifest_name``, the file's name in the manifest, when it is stored under another)."""
     data = read(name)
     sha = hashlib.sha256(data).hexdigest()
     try:
         manifest = corpus_manifest.parse_manifest(read(corpus_manifest.MANIFEST))
     except NotFound:
         manifest = None
+    listed = manifest_name or name
     pinned = manifest is not None and any(
-        f["name"] == name and f["sha256"] == sha for f in manifest.files
+        f["name"] == listed and f["sha256"] == sha for f in manifest.files
     )
     return Corpus(parse_corpus(data), sha, manifest.version if manifest and pinned else None)
+
+
+class CorpusVersionGone(LookupError):
+    """The corpus a run's inputs came from is stored neither by its pin nor as the current one."""
+
+
+def load_pinned_corpus(read: Callable[[str], bytes], sha256: str | None) -> Corpus:
+    """The corpus whose sha256 is ``sha256`` (a run's ``corpus_sha256``): the copy the upload
+    keeps by its pin, else the current corpus if it is that version. ``None`` (a run recorded
+    before runs named their corpus) is the current corpus. Raises :class:`CorpusVersionGone`."""
+    if sha256 is None:
+        return load_corpus(read)
+    try:
+        return load_corpus(read, pinned_corpus_key(sha256), manifest_name=CORPUS_FILE)
+    except NotFound:
+        pass
+    current = load_corpus(read)
+    if current.sha256 != sha256:
+        raise CorpusVersionGone(
+            f"the corpus its inputs came from ({sha256[:12]}) is no longer stored; the corpus "
+            f"is now {current.sha256[:12]}"
+        )
+    return current
+
+
+class PinnedCorpora:
+    """Corpora by sha256, the few most recently used kept parsed (a version never changes, so
+    a warm process can keep one; what it may not keep is "the" corpus: a run queued across an
+    upload is scored against its own version, a run submitted after against the new one)."""
+
+    def __init__(self, read: Callable[[str], bytes], keep: int = 2) -> None:
+        self._read, self._keep = read, keep
+        self._held: dict[str | None, Corpus] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, sha256: str | None) -> Corpus:
+        with self._lock:
+            if sha256 is not None and sha256 in self._held:
+                self._held[sha256] = self._held.pop(sha256)  # most recently used last
+                return self._held[sha256]
+        corpus = load_pinned_corpus(self._read, sha256)
+        with self._lock:
+            self._held[corpus.sha256] = corpus
+            while len(self._held) > self._keep:
+                self._held.pop(next(iter(self._held)))
+        return corpus
 
 
 def summary_of(report: dict[str, Any]) -> dict[str, Any]:
