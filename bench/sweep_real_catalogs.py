@@ -53,22 +53,10 @@ REAL = ROOT / "tests" / "data" / "real-catalogs"
 BFCL_SAMPLE = ROOT / "tests" / "data" / "bfcl-sample"
 SEED = 20261201
 
-#: The tools.json contract's minimal example (docs/catalog.md), verbatim.
-MINIMAL_EXAMPLE = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_record",
-            "description": "Return one record by its stable identifier.",
-            "parameters": {
-                "type": "object",
-                "properties": {"record_id": {"type": "string"}},
-                "required": ["record_id"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+#: The tools.json contract's minimal example (docs/catalog.md), verbatim, as the tests read it.
+MINIMAL_EXAMPLE = json.loads(
+    (ROOT / "tests" / "data" / "seed-003-minimal-example.tools.json").read_text(encoding="utf-8")
+)
 
 
 def real_catalogs() -> Iterator[tuple[str, str, bytes, int]]:

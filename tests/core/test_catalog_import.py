@@ -28,21 +28,9 @@ from toolcall300.importers import (
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "data" / "real-catalogs"
-SEED_MINIMAL = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_record",
-            "description": "Return one record by its stable identifier.",
-            "parameters": {
-                "type": "object",
-                "properties": {"record_id": {"type": "string"}},
-                "required": ["record_id"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+SEED_MINIMAL = json.loads(
+    (ROOT / "tests" / "data" / "seed-003-minimal-example.tools.json").read_text(encoding="utf-8")
+)
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 
 

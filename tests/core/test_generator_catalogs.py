@@ -25,21 +25,11 @@ from toolcall300.schema import is_valid
 from toolcall300.spec import CATEGORIES, decision_ids
 
 #: The minimal example of the tools.json contract: one tool, one required string, no default.
-MINIMAL = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_record",
-            "description": "Return one record by its stable identifier.",
-            "parameters": {
-                "type": "object",
-                "properties": {"record_id": {"type": "string"}},
-                "required": ["record_id"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+MINIMAL = json.loads(
+    (
+        Path(__file__).resolve().parents[1] / "data" / "seed-003-minimal-example.tools.json"
+    ).read_text(encoding="utf-8")
+)
 
 #: A user's catalog with an integer ``amount`` and a ``target_c`` string: the demo pools hold
 #: ``amount`` and ``target_c`` numbers, which must not leak into it.

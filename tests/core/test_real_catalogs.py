@@ -30,21 +30,7 @@ REAL = sorted((DATA / "real-catalogs").glob("*.json"))
 BFCL_LINES = (DATA / "bfcl-sample" / "BFCL_v4_multi_tool.sample.jsonl").read_text().splitlines()
 BFCL = {json.loads(line)["id"]: json.loads(line)["function"] for line in BFCL_LINES[::30]}
 
-MINIMAL = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_record",
-            "description": "Return one record by its stable identifier.",
-            "parameters": {
-                "type": "object",
-                "properties": {"record_id": {"type": "string"}},
-                "required": ["record_id"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
+MINIMAL = json.loads((DATA / "seed-003-minimal-example.tools.json").read_text(encoding="utf-8"))
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
