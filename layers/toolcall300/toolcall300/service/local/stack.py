@@ -207,6 +207,7 @@ def _start(
     stops.append(lambda: state.close_state(held))
     was_restored = state_arg is not None and state.has_state(state_dir)
     folder = StateFolder(state_dir)
+    folder.make_keys()
     template = load_template(root / "template.yaml")
     made = restored(template, prefix=LOCAL_PREFIX)
     for name, value in local_secrets(template, made.names, DEV_STRIPE_API_KEY).items():

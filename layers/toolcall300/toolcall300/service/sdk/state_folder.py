@@ -123,6 +123,12 @@ class StateFolder:
             raise UpstreamUnavailable("a secret is malformed", code="secret_unavailable")
         return value
 
+    def make_keys(self) -> None:
+        """Create every key file now, not at its first use: a backup taken before the stack
+        first signed a report or a link must still hold the keys it will sign with."""
+        for name in (REPORT_SEED, LINK_KEY, SEAL_KEY):
+            _key_file(self.root / KEYS / name)
+
     def report_mac(self, message: bytes) -> bytes:
         """HMAC-SHA-256 of ``message`` under the folder's report-signing seed: what KMS's
         ``GenerateMac`` gives on AWS, so ``ReportKeys.derived`` makes the keys the same way."""
