@@ -223,20 +223,26 @@ def backup(folder: Path, out: Path) -> list[str]:
     if not (folder / DATABASE).exists():
         raise FileNotFoundError(f"{folder} holds no {DATABASE}: not a state folder")
     out.mkdir(parents=True, exist_ok=False, mode=0o700)
-    source = sqlite3.connect(f"file:{folder / DATABASE}?mode=ro", uri=True)
-    target = sqlite3.connect(out / DATABASE)
-    try:
-        source.backup(target)
-    finally:
-        target.close()
-        source.close()
-    (out / DATABASE).chmod(0o600)
+    _copy_database(folder, out)
     copied = [DATABASE]
     for part in _COPIED:
         if (folder / part).is_dir():
             shutil.copytree(folder / part, out / part, ignore=shutil.ignore_patterns(".tmp-*"))
             copied.append(part)
     return copied
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """``source``'s database into ``target`` (owner-only) by sqlite3's online backup API, which
+    copies a consistent state even while a stack writes to it."""
+    src = sqlite3.connect(f"file:{source / DATABASE}?mode=ro", uri=True)
+    dst = sqlite3.connect(target / DATABASE)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    (target / DATABASE).chmod(0o600)
 
 
 def restore(source: Path, folder: Path) -> list[str]:
@@ -261,14 +267,7 @@ def restore(source: Path, folder: Path) -> list[str]:
         for part in _COPIED:
             if (folder / part).exists():
                 shutil.rmtree(folder / part)
-        src = sqlite3.connect(f"file:{source / DATABASE}?mode=ro", uri=True)
-        dst = sqlite3.connect(folder / DATABASE)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-            src.close()
-        (folder / DATABASE).chmod(0o600)
+        _copy_database(source, folder)
         restored = [DATABASE]
         for part in _COPIED:
             if (source / part).is_dir():
