@@ -84,7 +84,7 @@ def newest_baselines(state: Path, team: str) -> float:
 
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
     started = time.perf_counter()
-    found = edition.runs.recent_baselines(team, limit=200)
+    found = edition.runs.baselines_page(team, limit=200, after=None)
     took = time.perf_counter() - started
     edition.close()
     assert len(found) <= 200

@@ -388,6 +388,36 @@ def test_a_function_without_the_right_is_refused(enforced: dict[str, Any]) -> No
         client("s3").get_object(Bucket=enforced["names"]["CorpusBucket"], Key=harness.CORPUS_FILE)
 
 
+def test_the_runs_function_pages_a_teams_baselines_under_its_own_policy(
+    enforced: dict[str, Any],
+) -> None:
+    """GET /teams/{team}/baselines's work as the Runs function: each page is a Query on the
+    ``baselines_by_team`` index with ``Limit`` and, past the first, ``ExclusiveStartKey``."""
+    act_as(enforced, "operator")
+    made = []
+    for i, second in enumerate((1, 1, 2)):  # two set in the same second
+        run = runs.Run(
+            run_id=runs.new_run_id(NOW.replace(microsecond=i * 1000)),
+            team="acme",
+            licence_id="lic_iam",
+            adapter={"kind": "image"},
+            ref="main",
+            commit=f"abc123{i}",
+            status="scored",
+            created_at="2026-12-01T00:00:00Z",
+            verdict="baseline_set",
+            baseline_set_at=f"2026-12-01T00:00:0{second}Z",
+            version=1,
+        )
+        wiring.run_store().put(run.to_item(), expected_version=None)
+        made.append(run.run_id)
+    act_as(enforced, "RunsFunction")
+    first, cursor = runs.baselines_page(wiring.run_store(), "acme", limit=2)
+    assert first[0].run_id == made[2] and cursor is not None
+    rest, end = runs.baselines_page(wiring.run_store(), "acme", limit=2, cursor=cursor)
+    assert sorted(r.run_id for r in first + rest) == sorted(made) and end is None
+
+
 def test_the_job_links_are_signed_as_a_role_that_may_do_exactly_the_two_things(
     enforced: dict[str, Any],
 ) -> None:

@@ -136,6 +136,7 @@ def test_a_run_is_scored_and_its_report_is_stored(
         "GET", f"{stack.url}/teams/{team_of(stack, team)}/baselines", headers=auth(team)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run["run_id"]]
+    assert baselines["next"] is None
     _, _, listing = request_json(
         "GET", f"{stack.url}/teams/{team_of(stack, team)}/runs", headers=auth(team)
     )
@@ -350,6 +351,29 @@ def test_a_worker_killed_mid_run_leaves_no_stuck_run_and_counts_once(
         "GET", f"{stack.url}/teams/{team_of(stack, key)}/baselines", headers=auth(key)
     )
     assert [b["run_id"] for b in baselines["baselines"]["main"]] == [run_id]
+
+
+def test_baseline_pages_refuse_hostile_limits_and_cursors_over_http(
+    stack: LocalStack, buy: Any
+) -> None:
+    """GET /teams/{team}/baselines on the SQLite stack: a page with ``next`` (null: nothing
+    older), and a bad ``limit`` or cursor is a named 400 through the real server, not a 500."""
+    key = buy("team", "runs-pages")
+    team = team_of(stack, key)
+    _, _, page = request_json(
+        "GET", f"{stack.url}/teams/{team}/baselines?limit=200", headers=auth(key)
+    )
+    assert page == {"team": team, "baselines": {}, "next": None}
+    for query, code in (
+        ("limit=0", "invalid_request"),
+        ("limit=201", "invalid_request"),
+        ("cursor=%27%3B--", "bad_cursor"),
+        ("cursor=" + "A" * 300, "bad_cursor"),
+        ("cursor=WyJ0ZWFtLXgiLCIyMDI2LTEyLTAxVDAwOjAwOjAwWiIsInJ1bl8xIl0", "bad_cursor"),
+    ):
+        with pytest.raises(ApiError) as refused:
+            request_json("GET", f"{stack.url}/teams/{team}/baselines?{query}", headers=auth(key))
+        assert (refused.value.status, refused.value.code) == (400, code), query
 
 
 def test_a_submitted_run_wakes_the_idle_pool_which_never_polls(stack: LocalStack, buy: Any) -> None:

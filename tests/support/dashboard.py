@@ -234,7 +234,8 @@ class ContractApi:
                             "summary": r["summary"],
                         }
                     )
-            return 200, {}, json.dumps({"team": team, "baselines": named}).encode()
+            body = {"team": team, "baselines": named, "next": None}
+            return 200, {}, json.dumps(body).encode()
         for r in runs:
             if path == f"/runs/{r['run_id']}":
                 return 200, {}, json.dumps(r).encode()

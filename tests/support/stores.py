@@ -92,12 +92,13 @@ class MemoryRunStore(_VersionedItems):
         # the sparse index: only runs in flight carry active_status
         return [i for i in self._rows() if i.get("active_status") == status]
 
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        return [i for i in self._rows() if i["team"] == team and i.get("baseline_set_at")]
-
-    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+    def baselines_page(
+        self, team: str, *, limit: int, after: tuple[str, str] | None
+    ) -> list[dict[str, Any]]:
         mine = [i for i in self._rows() if i["team"] == team and i.get("baseline_set_at")]
         newest = sorted(mine, key=lambda i: (i["baseline_set_at"], i["run_id"]), reverse=True)
+        if after is not None:
+            newest = [i for i in newest if (i["baseline_set_at"], i["run_id"]) < after]
         return newest[:limit]
 
 

@@ -576,12 +576,12 @@ class _NoWholeHistory(MemoryRunStore):
         super().__init__()
         self.asked: list[int] = []
 
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        raise AssertionError("scoring read the team's whole baseline history")
-
-    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
+    def baselines_page(
+        self, team: str, *, limit: int, after: tuple[str, str] | None
+    ) -> list[dict[str, Any]]:
+        assert after is None, "scoring reads the newest page only"
         self.asked.append(limit)
-        return super().recent_baselines(team, limit=limit)
+        return super().baselines_page(team, limit=limit, after=after)
 
 
 def test_scoring_reads_a_bounded_page_of_baselines_never_the_whole_history() -> None:

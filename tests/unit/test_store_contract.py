@@ -248,8 +248,8 @@ def test_a_run_put_is_conditional_and_the_queries_read_their_indexes(ports: Port
     assert sorted(i["run_id"] for i in store.by_status("queued")) == [
         f"run_{i}" for i in range(1, 7)
     ]
-    assert [i["run_id"] for i in store.baselines("team-a")] == ["run_0"]
-    assert store.baselines("team-b") == []
+    assert [i["run_id"] for i in store.baselines_page("team-a", limit=50, after=None)] == ["run_0"]
+    assert store.baselines_page("team-b", limit=50, after=None) == []
     with pytest.raises(ValueError):
         store.by_status("scored")
 
@@ -268,15 +268,55 @@ def test_recent_baselines_are_the_newest_set_and_no_more(ports: Ports) -> None:
         run("run_d0", "team-d", "2026-12-01T00:00:00Z", baseline_set_at="2026-12-02T00:00:00Z"),
         expected_version=None,
     )
-    assert [i["run_id"] for i in store.recent_baselines("team-c", limit=3)] == [
+    assert [i["run_id"] for i in store.baselines_page("team-c", limit=3, after=None)] == [
         "run_c4",
         "run_c3",
         "run_c2",
     ]
-    assert [i["run_id"] for i in store.recent_baselines("team-c", limit=50)] == [
+    assert [i["run_id"] for i in store.baselines_page("team-c", limit=50, after=None)] == [
         f"run_c{i}" for i in (4, 3, 2, 1, 0)
     ]
-    assert [i["run_id"] for i in store.recent_baselines("team-d", limit=3)] == ["run_d0"]
+    assert [i["run_id"] for i in store.baselines_page("team-d", limit=3, after=None)] == ["run_d0"]
+
+
+def test_baseline_pages_resume_after_their_last_run_and_skip_none_set_in_the_same_second(
+    ports: Ports,
+) -> None:
+    """GET /teams/{team}/baselines pages: following ``after`` = the last (baseline_set_at,
+    run_id) of each page yields every baseline of the team once, newest first, even when
+    several were set in the same second (a plain time cursor would skip them); another
+    team's baselines never appear, whatever the position."""
+    store = ports.runs
+    set_ats = ["2026-12-01T01:00:00Z"] * 4 + ["2026-12-01T02:00:00Z"] * 3 + ["2026-12-01T03:00:00Z"]
+    for i, set_at in enumerate(set_ats):
+        store.put(
+            run(f"run_e{i}", "team-e", "2026-12-01T00:00:00Z", baseline_set_at=set_at),
+            expected_version=None,
+        )
+    store.put(
+        run("run_f0", "team-f", "2026-12-01T00:00:00Z", baseline_set_at="2026-12-01T01:30:00Z"),
+        expected_version=None,
+    )
+    for size in (1, 2, 3, 8):
+        seen: list[dict[str, Any]] = []
+        after: tuple[str, str] | None = None
+        while True:
+            page = store.baselines_page("team-e", limit=size, after=after)
+            assert len(page) <= size
+            seen.extend(page)
+            if len(page) < size:
+                break
+            after = (page[-1]["baseline_set_at"], page[-1]["run_id"])
+        ids = [i["run_id"] for i in seen]
+        assert sorted(ids) == sorted(f"run_e{i}" for i in range(8)), (size, ids)
+        times = [i["baseline_set_at"] for i in seen]
+        assert times == sorted(times, reverse=True)
+    # a position taken from another team's page reads only this team's older baselines
+    assert [
+        i["run_id"]
+        for i in store.baselines_page("team-f", limit=50, after=("2026-12-01T02:00:00Z", "run_e5"))
+    ] == ["run_f0"]
+    assert store.baselines_page("team-f", limit=50, after=("2026-12-01T01:00:00Z", "run_e0")) == []
 
 
 def test_a_run_keeps_its_callback_secret(ports: Ports) -> None:
@@ -323,7 +363,7 @@ def test_an_event_is_processed_once(ports: Ports) -> None:
     assert calls == ["evt_1", "evt_2"]
 
 
-@pytest.mark.parametrize("query", ["LATEST_RUNS", "RECENT_BASELINES"])
+@pytest.mark.parametrize("query", ["LATEST_RUNS", "RECENT_BASELINES", "BASELINES_AFTER"])
 def test_the_sqlite_pages_read_an_index_in_order_and_sort_nothing(
     tmp_path: Path, query: str
 ) -> None:
@@ -334,7 +374,8 @@ def test_the_sqlite_pages_read_an_index_in_order_and_sort_nothing(
 
     db = sqlite.Database(tmp_path / "state.db")
     sql = getattr(sqlite, query)
-    plan = " | ".join(str(row[3]) for row in db.rows("EXPLAIN QUERY PLAN " + sql, ("t", 50)))
+    args = ("t", 50) if query != "BASELINES_AFTER" else ("t", "2026-12-01T00:00:00Z", "run_1", 50)
+    plan = " | ".join(str(row[3]) for row in db.rows("EXPLAIN QUERY PLAN " + sql, args))
     db.close()
     assert "USING INDEX" in plan and "TEMP B-TREE" not in plan, plan
 

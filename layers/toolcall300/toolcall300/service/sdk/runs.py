@@ -80,15 +80,13 @@ class RunTable(LazyTable):
             IndexName="by_active_status", KeyConditionExpression=Key("active_status").eq(status)
         )
 
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        """Every run of ``team`` that became a baseline, from the sparse ``baselines_by_team``."""
-        return self._query_all(
-            IndexName="baselines_by_team", KeyConditionExpression=Key("team").eq(team)
-        )
-
-    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
-        """The newest ``limit`` baselines, newest first: ``baselines_by_team`` is sorted by
-        ``baseline_set_at``, so this reads ``limit`` items (one page), not the history."""
+    def baselines_page(
+        self, team: str, *, limit: int, after: tuple[str, str] | None
+    ) -> list[dict[str, Any]]:
+        """RunStore.baselines_page: ``baselines_by_team`` is sorted by ``baseline_set_at``, so
+        a descending Query with ``Limit`` reads one page, not the history; ``after`` resumes
+        as ``ExclusiveStartKey`` (the index key plus the table key ``run_id``), so baselines
+        set in the same second are neither skipped nor repeated."""
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "IndexName": "baselines_by_team",
@@ -96,6 +94,12 @@ class RunTable(LazyTable):
             "ScanIndexForward": False,
             "Limit": max(1, limit),
         }
+        if after is not None:
+            kwargs["ExclusiveStartKey"] = {
+                "team": team,
+                "baseline_set_at": after[0],
+                "run_id": after[1],
+            }
         with _translated("the runs table"):
             while len(items) < limit:
                 page = self.table.query(**kwargs)

@@ -67,6 +67,12 @@ RECENT_BASELINES = (
     "SELECT item FROM runs WHERE team = ? AND baseline_set_at IS NOT NULL"
     " ORDER BY baseline_set_at DESC, run_id DESC LIMIT ?"
 )
+#: The page after ``(baseline_set_at, run_id)``: a keyset query on the same index.
+BASELINES_AFTER = (
+    "SELECT item FROM runs WHERE team = ? AND baseline_set_at IS NOT NULL"
+    " AND (baseline_set_at, run_id) < (?, ?)"
+    " ORDER BY baseline_set_at DESC, run_id DESC LIMIT ?"
+)
 
 
 class Database:
@@ -423,15 +429,14 @@ class SqliteRuns:
         rows = self._db.rows("SELECT item FROM runs WHERE active_status = ?", (status,))
         return [self._open(r[0]) for r in rows]
 
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        rows = self._db.rows(
-            "SELECT item FROM runs WHERE team = ? AND baseline_set_at IS NOT NULL", (team,)
-        )
-        return [self._open(r[0]) for r in rows]
-
-    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
-        """The newest ``limit`` baselines, newest first (RunStore.recent_baselines): the
-        partial index ``runs_baselines_newest`` is in this order, so the query reads ``limit``
-        rows and sorts nothing, however many baselines the team has."""
-        rows = self._db.rows(RECENT_BASELINES, (team, max(0, limit)))
+    def baselines_page(
+        self, team: str, *, limit: int, after: tuple[str, str] | None
+    ) -> list[dict[str, Any]]:
+        """RunStore.baselines_page: the partial index ``runs_baselines_newest`` is in the
+        page's order, so the query (from the newest, or keyset after ``after``) reads
+        ``limit`` rows and sorts nothing, however many baselines the team has."""
+        if after is None:
+            rows = self._db.rows(RECENT_BASELINES, (team, max(0, limit)))
+        else:
+            rows = self._db.rows(BASELINES_AFTER, (team, after[0], after[1], max(0, limit)))
         return [self._open(r[0]) for r in rows]

@@ -504,7 +504,8 @@
     setLoading("Loading runs and baselines…");
     return Promise.all([
       api("teams/" + team + "/runs?limit=50", state.key),
-      api("teams/" + team + "/baselines", state.key),
+      // the newest page of baselines (as of runs): older ones are behind its `next` link
+      api("teams/" + team + "/baselines?limit=50", state.key),
       // only the team's purchase key may list member keys: others do not ask
       state.managesMembers ? api("teams/" + team + "/keys", state.key) : Promise.resolve(null)
     ]).then(function (answers) {

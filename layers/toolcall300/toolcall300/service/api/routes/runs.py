@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
@@ -124,8 +125,13 @@ class BaselineEntry(BaseModel):
 
 
 class BaselinesView(BaseModel):
+    """One page: the ``limit`` baselines set most recently after the cursor (of any name),
+    grouped by name, each name's oldest first; ``next`` is the link to the older page, null
+    on the last (docs/runs-contract.md, baselines)."""
+
     team: str
     baselines: dict[str, list[BaselineEntry]]
+    next: str | None
 
 
 TeamId = Annotated[str, Path(pattern=TEAM_PATTERN)]
@@ -234,11 +240,21 @@ def team_runs(team: TeamId, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> 
 
 @router.get(
     "/teams/<team>/baselines",
-    summary="The team's baseline history per baseline name, oldest first",
+    summary="The team's baselines, a page at a time: newest first, grouped by name; `next` for older",
     responses={**ok_response(BaselinesView, "baselines"), **error_responses(400, 401, 403)},
     tags=["runs"],
 )
-def baselines(team: TeamId) -> BaselinesView:
+def baselines(
+    team: TeamId,
+    limit: Annotated[int, Query(ge=1, le=runs.MAX_BASELINE_PAGE)] = runs.BASELINE_PAGE,
+    cursor: Annotated[str | None, Query()] = None,
+) -> BaselinesView:
     _team_licence(team)
-    history = runs.team_baselines(wiring.run_store(), team)
-    return BaselinesView.model_validate(runs.baselines_document(team, history))
+    page, next_cursor = runs.baselines_page(wiring.run_store(), team, limit=limit, cursor=cursor)
+    doc = runs.baselines_document(team, page)
+    doc["next"] = (
+        f"/teams/{team}/baselines?{urlencode({'limit': limit, 'cursor': next_cursor})}"
+        if next_cursor
+        else None
+    )
+    return BaselinesView.model_validate(doc)

@@ -11,14 +11,16 @@ share is :mod:`.scoring`, a run's object keys :mod:`.objects`, the seam to what 
 
 from toolcall300.jobs.failures import FAILURE_REASONS, STDERR_TAIL_CHARS, failure
 from toolcall300.service.domain.runs.baselines import (
+    BASELINE_PAGE,
     BASELINE_WINDOW,
+    MAX_BASELINE_PAGE,
     baseline_history,
     baselines_document,
+    baselines_page,
     current_baseline,
     decide_verdict,
     recent_baselines,
     short_ref,
-    team_baselines,
     team_runs,
 )
 from toolcall300.service.domain.runs.launch import Launcher, LocalQueue
@@ -88,6 +90,7 @@ from toolcall300.service.domain.runs.submission import (
 from toolcall300.service.domain.runs.sweeper import JobAlive, sweep
 
 __all__ = [
+    "BASELINE_PAGE",
     "BASELINE_RE",
     "BASELINE_WINDOW",
     "COMMIT_RE",
@@ -96,6 +99,7 @@ __all__ = [
     "IMAGE_RE",
     "MAX_ARGS",
     "MAX_ARG_CHARS",
+    "MAX_BASELINE_PAGE",
     "MAX_URL_CHARS",
     "REF_RE",
     "RETENTION_DAYS",
@@ -125,6 +129,7 @@ __all__ = [
     "answers_key",
     "baseline_history",
     "baselines_document",
+    "baselines_page",
     "callback_document",
     "check_transition",
     "claim",
@@ -154,7 +159,6 @@ __all__ = [
     "submit",
     "summary_of",
     "sweep",
-    "team_baselines",
     "team_runs",
     "update",
 ]

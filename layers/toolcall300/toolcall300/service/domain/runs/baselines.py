@@ -6,10 +6,15 @@ scored run becomes its branch's new baseline.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from toolcall300.service.domain.runs.record import Run, RunStore, Verdict
+from toolcall300.service.domain.runs.record import RUN_ID_RE, BaselineKey, Run, RunStore, Verdict
+from toolcall300.service.errors import BadRequest
 
 
 def short_ref(ref: str) -> str:
@@ -82,9 +87,63 @@ def current_baseline(
     return entries[-1] if entries else None
 
 
-def team_baselines(store: RunStore, team: str) -> list[Run]:
-    """Every run of ``team`` that became a baseline (the whole history, not a recent page)."""
-    return [Run.from_item(i) for i in store.baselines(team)]
+#: ``GET /teams/{team}/baselines``: the page size when none is asked, and the most a page
+#: holds (docs/runs-contract.md, baselines). The history grows with every baseline set.
+BASELINE_PAGE = 50
+MAX_BASELINE_PAGE = 200
+#: A cursor this service mints is under 120 characters; anything longer is not one.
+MAX_CURSOR_CHARS = 256
+_SET_AT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+
+
+def encode_cursor(team: str, key: BaselineKey) -> str:
+    """The opaque ``next`` cursor: where the page ended, as ``(baseline_set_at, run_id)``
+    (the time alone would skip baselines set in the same second), bound to ``team``."""
+    raw = json.dumps([team, key[0], key[1]], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(team: str, cursor: str) -> BaselineKey:
+    """The position ``cursor`` names; ``BadRequest`` (``bad_cursor``) for anything this service
+    did not mint for ``team``'s listing, so a hostile cursor is a 400, never a 500 nor a read
+    of another team's baselines."""
+    bad = BadRequest("cursor is not one this listing gave out", code="bad_cursor")
+    if len(cursor) > MAX_CURSOR_CHARS or not re.fullmatch(r"[A-Za-z0-9_-]+", cursor):
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError):
+        raise bad from None
+    if not (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(v, str) for v in value)
+        and _SET_AT_RE.match(value[1])
+        and RUN_ID_RE.match(value[2])
+    ):
+        raise bad
+    if value[0] != team:
+        raise BadRequest("cursor belongs to another team's listing", code="bad_cursor")
+    return value[1], value[2]
+
+
+def baselines_page(
+    store: RunStore, team: str, *, limit: int = BASELINE_PAGE, cursor: str | None = None
+) -> tuple[list[Run], str | None]:
+    """(up to ``limit`` baselines newest first, the cursor of the next page or None): one
+    bounded index read of ``limit + 1`` (the extra one only says whether more exist)."""
+    if not 1 <= limit <= MAX_BASELINE_PAGE:
+        raise BadRequest(f"limit must be 1..{MAX_BASELINE_PAGE}", code="invalid_request")
+    after = decode_cursor(team, cursor) if cursor is not None else None
+    items = store.baselines_page(team, limit=limit + 1, after=after)
+    page = [Run.from_item(i) for i in items[:limit]]
+    last = page[-1] if page else None
+    more = len(items) > limit and last is not None and last.baseline_set_at is not None
+    next_cursor = (
+        encode_cursor(team, (str(last.baseline_set_at), last.run_id)) if more and last else None
+    )
+    return page, next_cursor
 
 
 #: How many of a team's newest baselines scoring looks through for the one it compares with.
@@ -96,7 +155,7 @@ BASELINE_WINDOW = 200
 
 def recent_baselines(store: RunStore, team: str, *, limit: int = BASELINE_WINDOW) -> list[Run]:
     """The team's ``limit`` most recently set baselines (a bounded read, one index page)."""
-    return [Run.from_item(i) for i in store.recent_baselines(team, limit=limit)]
+    return [Run.from_item(i) for i in store.baselines_page(team, limit=limit, after=None)]
 
 
 def decide_verdict(*, regressed: bool | None, on_baseline_ref: bool) -> tuple[Verdict, bool]:

@@ -37,6 +37,10 @@ RUN_ID_RE = re.compile(r"^run_[0-9A-HJKMNP-TV-Z]{26}$")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+#: Where a page of baselines ends: ``(baseline_set_at, run_id)`` of its last run.
+BaselineKey = tuple[str, str]
+
+
 class RunStore(Protocol):
     """Run records with optimistic concurrency (``version``); ``put`` raises StoreConflict."""
 
@@ -47,13 +51,13 @@ class RunStore(Protocol):
         """Every run in ``status`` (queued or running only: read from the sparse index)."""
         ...
 
-    def baselines(self, team: str) -> list[dict[str, Any]]:
-        """Every run of ``team`` that became a baseline, however old (no page limit)."""
-        ...
-
-    def recent_baselines(self, team: str, *, limit: int) -> list[dict[str, Any]]:
-        """The ``limit`` runs of ``team`` most recently set as a baseline, newest first: what
-        scoring compares with, read in bounded time however long the history grows."""
+    def baselines_page(
+        self, team: str, *, limit: int, after: BaselineKey | None
+    ) -> list[dict[str, Any]]:
+        """Up to ``limit`` runs of ``team`` set as a baseline, newest first by
+        ``(baseline_set_at, run_id)``, strictly after ``after`` (the last one of the page
+        before) or from the newest: one bounded index read however long the history grows
+        (what scoring compares with, and ``GET /teams/{team}/baselines``)."""
         ...
 
 
