@@ -11,7 +11,9 @@ stack replayed every recorded request at start: about 5 minutes after 5,129 of t
   (a whole process: Python's imports of the handlers are most of it);
 - the store's listing of the team's latest 50 runs, and ``GET /teams/{team}/runs`` over HTTP;
 - the store's page of the team's 200 newest baselines (what scoring compares with; every run
-  here became one).
+  here became one; with 50 runs there are only 50 to read, so that ratio is not flat);
+- the deepest page of ``GET /teams/{team}/baselines``: the 10 oldest, after a cursor (a
+  keyset seek on the same index, so its cost should not grow with the history).
 
     .venv/bin/python bench/bench_local_store.py [--runs 10000] [--repeat 5]
 """
@@ -88,6 +90,24 @@ def newest_baselines(state: Path, team: str) -> float:
     took = time.perf_counter() - started
     edition.close()
     assert len(found) <= 200
+    return took
+
+
+def oldest_baselines_page(state: Path, team: str) -> float:
+    """``GET /teams/{team}/baselines``'s deepest page: the 10 oldest, after a cursor taken 10
+    from the end of the history (a keyset seek, whatever the depth)."""
+    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+
+    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    every = edition.runs.baselines_page(team, limit=1_000_000, after=None)
+    cut = every[-11]
+    started = time.perf_counter()
+    found = edition.runs.baselines_page(
+        team, limit=10, after=(cut["baseline_set_at"], cut["run_id"])
+    )
+    took = time.perf_counter() - started
+    edition.close()
+    assert found == every[-10:]
     return took
 
 
@@ -173,6 +193,7 @@ def measure(label: str, runs: int, repeat: int) -> dict[str, float]:
             "open_s": median_of(repeat, lambda: open_state(state, team)),
             "list50_s": median_of(repeat * 4, lambda: list_latest(state, team)),
             "baselines200_s": median_of(repeat * 4, lambda: newest_baselines(state, team)),
+            "oldest10_s": median_of(repeat * 4, lambda: oldest_baselines_page(state, team)),
         }
         starts, stops, listings = [], [], []
         for _ in range(repeat):
@@ -189,7 +210,8 @@ def measure(label: str, runs: int, repeat: int) -> dict[str, float]:
             f"{label:>16}: {runs} runs written in {write_s:.2f} s; open {figures['open_s'] * 1e3:.1f} ms; "
             f"latest 50 from the store {figures['list50_s'] * 1e3:.2f} ms, over HTTP "
             f"{figures['http_list50_s'] * 1e3:.1f} ms; 200 newest baselines "
-            f"{figures['baselines200_s'] * 1e3:.2f} ms; serve start {figures['serve_start_s']:.2f} s, "
+            f"{figures['baselines200_s'] * 1e3:.2f} ms, the 10 oldest after a cursor "
+            f"{figures['oldest10_s'] * 1e3:.2f} ms; serve start {figures['serve_start_s']:.2f} s, "
             f"stop {figures['serve_stop_s']:.2f} s (medians of {repeat})",
             flush=True,
         )
@@ -207,7 +229,8 @@ def main() -> None:
     full = measure(f"{args.runs} runs", args.runs, args.repeat)
     print(f"ratios ({args.runs} runs / 50 runs; 1.0 = the cost does not grow with history):")
     for name in (
-        "open_s", "list50_s", "http_list50_s", "baselines200_s", "serve_start_s", "serve_stop_s",
+        "open_s", "list50_s", "http_list50_s", "baselines200_s", "oldest10_s",
+        "serve_start_s", "serve_stop_s",
     ):  # fmt: skip
         print(f"  {name:14} {full[name] / empty[name]:.2f}x")
 
