@@ -31,6 +31,9 @@ def template() -> dict[str, Any]:
     return load_template(ROOT / "template.yaml")
 
 
+#: What selects the one-machine edition in ``api.wiring`` (set by ``local.stack``).
+LOCAL_EDITION_ENV = ("TOOLCALL300_STATE_DIR", "TOOLCALL300_PUBLIC_URL", "TOOLCALL300_LOCAL_STACK")
+
 FAKE_ENV = {
     **FAKE_AWS_ENV,
     "POWERTOOLS_TRACE_DISABLED": "true",
@@ -51,7 +54,10 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
 
     saved = dict(os.environ)
     os.environ.update(FAKE_ENV)
-    os.environ.pop("AWS_ENDPOINT_URL", None)
+    # The unit tier runs on moto: an in-process local stack still serving in this session
+    # (the integration tier's session-scoped one) must not hand these tests its SQLite edition.
+    for name in ("AWS_ENDPOINT_URL", *LOCAL_EDITION_ENV):
+        os.environ.pop(name, None)
     ports.clear_ports()
     with mock_aws():
         made = provision(

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.tracing.base import BaseProvider, BaseSegment
 
 
 class _PerThreadKeysLogger(Logger):
@@ -29,7 +33,51 @@ class _PerThreadKeysLogger(Logger):
 
 
 logger = _PerThreadKeysLogger()
-tracer = Tracer()
+
+
+class _UntracedSegment(BaseSegment):
+    """A segment that records nothing (tracing is off)."""
+
+    def close(self, end_time: int | None = None) -> None: ...
+    def add_subsegment(self, subsegment: Any) -> None: ...
+    def remove_subsegment(self, subsegment: Any) -> None: ...
+    def put_annotation(self, key: str, value: Any) -> None: ...
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None: ...
+    def add_exception(self, exception: BaseException, stack: Any, remote: bool = False) -> None: ...
+
+
+class _UntracedProvider(BaseProvider):
+    """Powertools' tracing provider interface (its documented ``provider=`` extension point),
+    recording nothing. Where tracing is off, the default X-Ray provider still imports the X-Ray
+    SDK and the botocore it loads, about 0.7 s of every local stack start for traces no one
+    sends."""
+
+    @contextmanager
+    def in_subsegment(self, name: str | None = None, **kwargs: Any) -> Iterator[BaseSegment]:
+        yield _UntracedSegment()
+
+    @asynccontextmanager
+    async def in_subsegment_async(
+        self, name: str | None = None, **kwargs: Any
+    ) -> AsyncIterator[BaseSegment]:
+        yield _UntracedSegment()
+
+    def put_annotation(self, key: str, value: Any) -> None: ...
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None: ...
+    def patch(self, modules: Any) -> None: ...
+    def patch_all(self) -> None: ...
+
+
+def _tracer() -> Tracer:
+    """X-Ray where tracing is on (Lambda: the template turns it on); where
+    ``POWERTOOLS_TRACE_DISABLED`` turns it off (the local stack, the tests), a provider that
+    never loads the X-Ray SDK."""
+    if os.environ.get("POWERTOOLS_TRACE_DISABLED", "").lower() in ("true", "1"):
+        return Tracer(provider=_UntracedProvider(), disabled=True)
+    return Tracer()
+
+
+tracer = _tracer()
 metrics = Metrics()
 
 # Read-only routes publish no metric on most invocations; that is expected, not a warning.

@@ -11,6 +11,7 @@ under the state folder, ``sdk.state_folder``) when the local stack has set
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache, lru_cache
@@ -25,7 +26,6 @@ from toolcall300.service.domain.runs import RunStore
 from toolcall300.service.domain.usage import UsageStore
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
-from toolcall300.service.sdk import secrets as secrets_adapter
 from toolcall300.service.sdk.aws import reset_clients, signing_client
 from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
 from toolcall300.service.sdk.ecr import EcrImages
@@ -102,6 +102,10 @@ def secret_json(name: str, *, max_age: int) -> dict[str, Any]:
     edition = local_edition()
     if edition is not None:
         return edition.folder.secret(name)
+    # Imported here: Powertools' parameters utility loads boto3 (about 0.35 s), which the
+    # one-machine edition never needs for a secret.
+    from toolcall300.service.sdk import secrets as secrets_adapter
+
     return secrets_adapter.get_json_secret(name, max_age=max_age)
 
 
@@ -430,7 +434,8 @@ def clear_ports() -> None:
         fn.cache_clear()
     clear_settings()
     reset_clients()
-    secrets_adapter.clear_secret_cache()
+    if "toolcall300.service.sdk.secrets" in sys.modules:  # its cache exists once it is loaded
+        sys.modules["toolcall300.service.sdk.secrets"].clear_secret_cache()
     from toolcall300.service.domain import corpus
 
     corpus.clear_cache()

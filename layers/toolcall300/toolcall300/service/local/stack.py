@@ -180,6 +180,11 @@ def _start(
     state_arg: Path | None,
     stops: list[Callable[[], None]],
 ) -> LocalStack:
+    saved_env = dict(os.environ)
+    stops.append(lambda: _restore_environment(saved_env))
+    # Before the handlers' modules load: observability reads POWERTOOLS_TRACE_DISABLED at import
+    # (an untraced stack never loads the X-Ray SDK).
+    os.environ.update(_LOCAL_POWERTOOLS)
     from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import dev_checkout, gateway, state
     from toolcall300.service.local.cfn import load_template
@@ -191,8 +196,6 @@ def _start(
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
-    saved_env = dict(os.environ)
-    stops.append(lambda: _restore_environment(saved_env))
     if state_arg is None:
         state_dir = Path(tempfile.mkdtemp(prefix="tc300-state-"))
         stops.append(lambda: shutil.rmtree(state_dir, ignore_errors=True))
