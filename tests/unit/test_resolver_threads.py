@@ -110,3 +110,42 @@ def test_concurrent_invocations_each_log_their_own_request_and_correlation_ids()
         who = line["who"]
         assert line["function_request_id"] == contexts[who].aws_request_id
         assert line["correlation_id"] == f"corr-{who}"
+
+
+def test_a_request_that_ends_while_another_to_the_same_function_is_inside_spoils_nothing() -> None:
+    """One resolver serves every request to its function, from many gateway threads: the
+    routing context Powertools keeps on the resolver (the matched route and its arguments,
+    cleared when a request ends) is kept per thread. Shared, a request that ended while
+    another was between routing and its handler cleared that one's route and arguments and it
+    answered 500 (seen as ``KeyError: '_route_args'`` under ten concurrent ``POST /runs``)."""
+    slow_inside, other_done = threading.Event(), threading.Event()
+    router = make_router()
+
+    def hold(app: Any, next_middleware: Any) -> Any:
+        """Between routing and the handler, the slow request waits for the other to end."""
+        if app.current_event.path.startswith("/slow/"):
+            slow_inside.set()
+            assert other_done.wait(30)
+        return next_middleware(app)
+
+    router.use([hold])
+    router.get("/slow/<item>")(
+        lambda item: {"item": item, "who": router.current_event.headers["x-who"]}
+    )
+    router.get("/quick/<item>")(lambda item: {"item": item})
+    app = make_resolver(router)
+    answers: dict[str, dict[str, Any]] = {}
+
+    def call(name: str, path: str) -> None:
+        answers[name] = app.resolve(_event(name, path), None)
+
+    slow_call = threading.Thread(target=call, args=("slow", "/slow/s1"))
+    slow_call.start()
+    assert slow_inside.wait(30)
+    call("quick", "/quick/q1")
+    other_done.set()
+    slow_call.join()
+    assert {k: (v["statusCode"], v["body"]) for k, v in answers.items()} == {
+        "quick": (200, '{"item":"q1"}'),
+        "slow": (200, '{"item":"s1","who":"slow"}'),
+    }

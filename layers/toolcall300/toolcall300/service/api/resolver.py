@@ -119,6 +119,8 @@ def _not_found(_exc: Exception) -> Response[str]:
 
 #: The request each thread is handling (see ``_OneRequestPerThread``).
 _REQUEST = threading.local()
+#: Held while a route builds its middleware stack (once per route, on its first request).
+_BUILDING = threading.Lock()
 
 
 class _OneRequestPerThread(APIGatewayHttpResolver):
@@ -131,10 +133,37 @@ class _OneRequestPerThread(APIGatewayHttpResolver):
     context live in storage local to the thread, shared by every resolver: a router belongs
     to whichever resolver included it last (``openapi.document`` includes them all again),
     and whichever that is, it reads the request this thread is handling.
+
+    The routing context (``app.context``: the matched route, its path arguments, the
+    validated request; cleared as each request ends) is a dict on the resolver, one per
+    function: it is kept per thread too, else a request ending cleared the route of another
+    in flight to the same function (500, ``KeyError: '_route_args'``). Each route builds its
+    middleware stack once, on first use: that build is serialised, else two first requests
+    at once wrap one stack twice over.
     """
 
     def __init__(self) -> None:
         super().__init__(enable_validation=True)
+
+    @property
+    def context(self) -> dict[str, Any]:
+        held: dict[str, Any] | None = getattr(_REQUEST, "routing", None)
+        if held is None:
+            held = _REQUEST.routing = {}
+        return held
+
+    @context.setter
+    def context(self, value: dict[str, Any]) -> None:
+        _REQUEST.routing = value
+
+    def _call_route(self, route: Any, route_arguments: dict[str, str]) -> Any:
+        if not route._middleware_stack_built:
+            with _BUILDING:
+                if not route._middleware_stack_built:
+                    route._build_middleware_stack(
+                        router_middlewares=self._router_middlewares, app=self
+                    )
+        return super()._call_route(route, route_arguments)
 
     @property
     def current_event(self) -> Any:
