@@ -12,7 +12,7 @@ import os
 import socket
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -332,12 +332,15 @@ def test_ten_runs_on_a_pool_all_finish_with_correct_reports() -> None:
 
 
 def test_a_killed_worker_lease_is_taken_over_by_the_pool() -> None:
-    d = deps(lease_s=1)
+    """The pool's clock is injected and stands still past the dead worker's lease: that lease
+    has lapsed and the live worker's never does, however late its heartbeats run (a wall
+    clock and a 1 s lease failed the run on a loaded machine: the sweeper expired the live
+    worker's lease too, its second attempt, before a heartbeat thread was scheduled)."""
+    claimed_at = datetime.now(UTC)
+    d = deps(lease_s=1, clock=lambda: claimed_at + timedelta(seconds=10))
     run = queue(d, fakes.ECHO)
     # Given a worker that claimed the run and then died (it never heartbeats again)
-    assert (
-        runs.claim(d.store, run.run_id, owner="dead", now=datetime.now(UTC), lease_s=1) is not None
-    )
+    assert runs.claim(d.store, run.run_id, owner="dead", now=claimed_at, lease_s=1) is not None
     pool = worker.WorkerPool(d, size=1, poll_s=0.05, sweep_s=0.3).start()
     try:
         deadline = time.monotonic() + 30
