@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import threading
 import time
@@ -368,6 +369,16 @@ with sandbox.scratch_dir() as scratch:
 """
 
 
+def _ignores_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGTERM (``SigIgn`` in /proc; False once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            mask = next(line.split()[1] for line in fh if line.startswith("SigIgn:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) & (1 << (signal.SIGTERM - 1)))
+
+
 def test_a_killed_worker_takes_its_adapter_with_it() -> None:
     import subprocess
     import sys
@@ -380,13 +391,16 @@ def test_a_killed_worker_takes_its_adapter_with_it() -> None:
     worker_proc = subprocess.Popen(
         [sys.executable, "-c", DYING_WORKER, stubborn], env={**os.environ, "PYTHONPATH": tests_dir}
     )
-    for _ in range(300):  # up to ~15 s
-        if set(fakes.pids_with(token)) - {worker_proc.pid}:
-            break
+    # Wait for the adapter itself (the one process that ignores SIGTERM), not merely a process
+    # naming the token: the worker's forked child, bubblewrap and the lifeline init all carry
+    # it in their command lines, so a kill then came before the sandbox had started, and the
+    # rest of its start-up (an interpreter, on a loaded machine) ran inside the 5 s below.
+    hang_guard = time.monotonic() + 600  # the loop ends once the adapter runs or the worker exits
+    while not [p for p in fakes.pids_with(token) if _ignores_sigterm(p)]:
+        if worker_proc.poll() is not None or time.monotonic() > hang_guard:
+            worker_proc.kill()
+            raise AssertionError("the adapter never started")
         time.sleep(0.05)
-    else:
-        worker_proc.kill()
-        raise AssertionError("the adapter never started")
     worker_proc.kill()
     worker_proc.wait()
     deadline = time.monotonic() + 5
