@@ -411,3 +411,21 @@ def test_any_bytes_get_an_http_answer_or_a_close_and_the_server_keeps_serving(
         b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
     )
     assert raw_exchange(served.address, request)[::2] == (200, b"ok")
+
+
+def test_one_turn_of_the_loop_takes_every_waiting_client_up_to_the_limit() -> None:
+    """A burst of clients is accepted in one turn, not one per turn (each turn walks every
+    open connection: a thousand slow clients held a whole request behind them for seconds on
+    a loaded machine); the connection limit still holds within the turn."""
+    from toolcall300.service.local.gateway import GatewayServer, ServerLimits
+
+    server = GatewayServer(("127.0.0.1", 0), [], limits=ServerLimits(connection_limit=40))
+    clients = [socket.create_connection(server.server_address, timeout=10) for _ in range(50)]
+    try:
+        server.handle_accept()  # the loop is not running: this is one turn's accept
+        # waitress counts its listening socket and its trigger against the limit too
+        assert len(server._map) == 40 and len(server.active_channels) == 38
+    finally:
+        for sock in clients:
+            sock.close()
+        server.server_close()

@@ -24,7 +24,9 @@ body buffer that spills to disk. What waitress 3.0 lacks, :class:`GatewayServer`
   connection, and gets its request run, as late as it likes;
 - a request line without an HTTP version (HTTP/0.9) refused when the line ends, not left
   waiting for a header block that never comes;
-- every refusal as the JSON error body of docs/api.md, with the connection closed.
+- every refusal as the JSON error body of docs/api.md, with the connection closed;
+- a burst of clients accepted in one turn of the loop (up to the connection limit), not one
+  per turn.
 """
 
 from __future__ import annotations
@@ -542,6 +544,17 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
             self.close_overdue(now)
         readable: bool = super().readable()  # waitress's idle timeout and connection limit
         return readable
+
+    def handle_accept(self) -> None:
+        """Take every connection waiting, up to the connection limit, not one per turn of the
+        loop as waitress does: each turn walks every open connection, so a burst of n clients
+        cost n turns of O(n) before the last was served (a thousand slow clients: seconds on a
+        loaded machine before a whole request behind them was even read)."""
+        while self.accepting and len(self._map) < self.adj.connection_limit:
+            before = len(self._map)
+            super().handle_accept()
+            if len(self._map) == before:  # nothing more waiting (or a bogus socket): next turn
+                return
 
     def close_overdue(self, now: float) -> None:
         """Close every connection whose request has not arrived whole within the deadline:
