@@ -1,6 +1,6 @@
 """GET /teams/{team}/baselines through the real handler (moto DynamoDB): bounded pages.
 
-The history grows with every baseline set (issue 23 item 7), so the route answers a page:
+The history grows with every baseline set, so the route answers a page:
 ``limit`` (default 50, at most 200) baselines newest first, and ``next`` (a link carrying an
 opaque cursor of ``(baseline_set_at, run_id)``) while older ones exist. Hostile limits and
 cursors are a 400 with a specific code, never a 500, and a cursor never reads across teams.
