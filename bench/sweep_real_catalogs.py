@@ -44,7 +44,7 @@ from toolcall300.generator.checks import run_checks
 from toolcall300.generator.shape import DEFAULT_SHAPE
 from toolcall300.generator.values import GenerationError
 from toolcall300.importers import ImportRefused, catalog_bytes, import_file
-from toolcall300.scoring.report import score_cases
+from toolcall300.scoring.report import COUNT_FIELDS, score_cases
 from toolcall300.spec import CATEGORIES
 from toolcall300.toolshim import normalise
 
@@ -140,13 +140,7 @@ def try_catalog(group: str, name: str, raw: bytes, weight: int) -> dict[str, Any
         "categories": sum(1 for c in CATEGORIES if shape.counts.get(c)),
         "absent": sorted(c for c in CATEGORIES if not shape.counts.get(c)),
         "default_shape": shape == DEFAULT_SHAPE,
-        "cases": report["cases"],
-        "exact": report["exact"],
-        "refusal_cases": report["refusal_cases"],
-        "refused_correctly": report["refused_correctly"],
-        "invented_calls": report["invented_calls"],
-        "false_refusals": report["false_refusals"],
-        "schema_invalid_returns": report["schema_invalid_returns"],
+        **{k: report[k] for k in COUNT_FIELDS},
         "agree": _controls_agree(corpus.cases, corpus.manifest or {}),
     }
 
@@ -184,18 +178,7 @@ def summarise(group: str, rows: list[dict[str, Any]]) -> None:
         f"{sum(r['default_shape'] for r in built)}"
     )
     print("   most often absent: " + ", ".join(f"{c} {n}" for c, n in absent.most_common(5)))
-    total = {
-        k: sum(r[k] for r in built)
-        for k in (
-            "cases",
-            "exact",
-            "refusal_cases",
-            "refused_correctly",
-            "invented_calls",
-            "false_refusals",
-            "schema_invalid_returns",
-        )
-    }
+    total = {k: sum(r[k] for r in built) for k in COUNT_FIELDS}
     print(
         f"   toolshim (in-sample): exact {total['exact']} / {total['cases']} "
         f"({100 * total['exact'] / max(1, total['cases']):.1f}%), refused correctly "
