@@ -11,34 +11,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_scorer_data import TRUTH, corpus_bytes, tiny_corpus, write_corpus
+from test_scorer_data import ADAPTERS, TRUTH, corpus_bytes, tiny_corpus, write_corpus
 
 from toolcall300.cli import dispatch
 from toolcall300.scoring.corpus import published_versions
 from toolcall300.spec import CORPUS_VERSION, render_spec
 
 SAMPLE = Path(__file__).parents[2] / "layers/toolcall300/toolcall300/data/sample30.jsonl"
-
-ADAPTERS = """
-import json
-TRUTH = json.loads({truth!r})
-
-def perfect(text, tools):
-    return TRUTH[text]
-
-def worse(text, tools):
-    value = TRUTH[text]
-    return None if value and value["arguments"].get("room") == "borealis" else value
-
-def boom(text, tools):
-    raise RuntimeError("no")
-
-def sometimes(text, tools):
-    value = TRUTH[text]
-    if value and value["arguments"].get("room") == "borealis":
-        raise RuntimeError("no")
-    return value
-"""
 
 
 @pytest.fixture

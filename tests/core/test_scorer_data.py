@@ -108,6 +108,37 @@ def write_corpus(folder: Path, cases: list[dict[str, Any]] | None = None) -> Pat
 TRUTH = {c["id"]: c["expected"] for c in tiny_corpus()}
 
 
+#: A module of adapters answering from ``TRUTH`` (``.format(truth=...)`` gives its source):
+#: perfect, worse (refuses the borealis cases), boom (always raises), and two that raise on
+#: the borealis cases only.
+ADAPTERS = """
+import json
+TRUTH = json.loads({truth!r})
+
+def perfect(text, tools):
+    return TRUTH[text]
+
+def worse(text, tools):
+    value = TRUTH[text]
+    return None if value and value["arguments"].get("room") == "borealis" else value
+
+def boom(text, tools):
+    raise RuntimeError("no")
+
+def sometimes(text, tools):
+    value = TRUTH[text]
+    if value and value["arguments"].get("room") == "borealis":
+        raise RuntimeError("no")
+    return value
+
+def breaks_on_borealis(text, tools):
+    value = TRUTH[text]
+    if value and value["arguments"].get("room") == "borealis":
+        raise RuntimeError("borealis is out of order")
+    return value
+"""
+
+
 def test_tiny_corpus_is_well_formed() -> None:
     assert all(case_problem(c) is None for c in tiny_corpus())
     assert len(parse_corpus(corpus_bytes(tiny_corpus()))) == 6

@@ -22,28 +22,7 @@ from toolcall300.client import ci as ci_client
 from toolcall300.scoring.report import score_cases
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
-from test_scorer_data import TRUTH, tiny_corpus, write_corpus
-
-ADAPTERS = """
-import json
-TRUTH = json.loads({truth!r})
-
-def perfect(text, tools):
-    return TRUTH[text]
-
-def worse(text, tools):
-    value = TRUTH[text]
-    return None if value and value["arguments"].get("room") == "borealis" else value
-
-def boom(text, tools):
-    raise RuntimeError("no")
-
-def breaks_on_borealis(text, tools):
-    value = TRUTH[text]
-    if value and value["arguments"].get("room") == "borealis":
-        raise RuntimeError("borealis is out of order")
-    return value
-"""
+from test_scorer_data import ADAPTERS, TRUTH, tiny_corpus, write_corpus
 
 
 @pytest.fixture
