@@ -23,8 +23,10 @@ from toolcall300.controls import integrator, naive
 from toolcall300.generator.envelopes import envelope_of
 from toolcall300.generator.oracles import (
     NAME_FIELD,
+    array_cut_calls,
     calls_of,
     completed_prefix,
+    cut_call_array,
     decisions_rested_on,
     decode_strings,
     names_of,
@@ -338,11 +340,24 @@ def _truncated_unparsable(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "truncated_rederived",
-    "each truncated label equals what an independent reader finds complete (D11.1-D11.4) plus required defaults (rule 6)",
+    "each truncated label equals what an independent reader finds complete (D11.1-D11.4) plus "
+    "required defaults (rule 6); a cut in the array of calls after one complete call is that "
+    "call (D10.4), never after a second call begun (D10.2)",
 )
 def _truncated_rederived(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "truncated"):
         exp = c.get("expected") or {}
+        cut = cut_call_array(c["text"])
+        if cut is not None:  # the cut fell in the array of calls, after a complete call
+            yield _ok(not cut[1], c, "a call was begun after a complete one and cut: D10.2 refuses")
+            calls = array_cut_calls(c["text"]) or []
+            yield _ok(len(calls) == 1, c, f"{len(calls)} complete calls before the cut, not one")
+            yield _ok(
+                len(calls) == 1 and canonical(calls[0]) == canonical(c.get("expected")),
+                c,
+                "expected is not the one complete call as written (rule 11 / D10.4)",
+            )
+            continue
         match = NAME_FIELD.search(c["text"])
         name = loads_strict(match.group(1)) if match else None
         yield _ok(
@@ -743,7 +758,7 @@ def _rationale(corpus: Corpus) -> Iterator[Result]:
 @check(
     "decisions_named",
     "a case whose answer rests on a decision the reference normaliser once took alone "
-    "(D1.3, D7.4, D8.2, D11.7, D11.8) names it in its rationale",
+    "(D1.3, D7.4, D8.2, D10.4, D11.7, D11.8) names it in its rationale",
 )
 def _decisions_named(corpus: Corpus) -> Iterator[Result]:
     notes = {r.get("id"): f"{r.get('rule', '')} {r.get('rationale', '')}" for r in corpus.rationale}

@@ -26,7 +26,7 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import declared_types, is_number, json_type_matches
-from toolcall300.spec import CATEGORIES
+from toolcall300.spec import CALLS_KEY, CATEGORIES
 
 # --------------------------------------------------------------------------- readers
 
@@ -123,6 +123,51 @@ def completed_prefix(text: str) -> dict[str, Any] | None:
             pos += 1
             continue
         return out
+
+
+_CALL_ARRAY = re.compile(r'\A[ \t\r\n]*(?:\[|\{[ \t\r\n]*"tool_calls"[ \t\r\n]*:[ \t\r\n]*\[)')
+
+
+def cut_call_array(text: str) -> tuple[list[Any], str] | None:
+    """A text cut inside its array of calls (E1's array, or the `tool_calls` message's), read
+    after the calls it completed: those items as written, and what follows them (whitespace
+    and one comma skipped). ``None`` when the text opens no such array, when the cut fell inside
+    its first item (a rule 11 cut within one call), or when the array closed (no cut in it).
+
+    An empty rest is D10.4's text (`[{...}` or `[{...},` at the cut: rule 11 closes the array,
+    nothing was begun after the calls); a rest is a further item begun and cut (D10.2).
+    """
+    match = _CALL_ARRAY.match(text)
+    if not match:
+        return None
+    pos, items = match.end(), []
+    while True:
+        pos = _skip(text, pos)
+        try:
+            item, end = raw_decode_strict(text, pos)
+        except ValueError:
+            break
+        items.append(item)
+        pos = _skip(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+            continue
+        break
+    rest = text[_skip(text, pos) :]
+    if not items or rest.startswith("]"):
+        return None
+    return items, rest
+
+
+def array_cut_calls(text: str) -> list[dict[str, Any]] | None:
+    """D10.4: the calls of a text whose only incomplete part is its array of calls, cut after
+    the last complete one, read as E2 says (no repair); ``None`` for any other text, a second
+    call begun and cut (D10.2) included."""
+    cut = cut_call_array(text)
+    if cut is None or cut[1]:
+        return None
+    items = cut[0]
+    return sent_calls(items if text.lstrip().startswith("[") else {CALLS_KEY: items})
 
 
 def required_defaults(
@@ -342,8 +387,9 @@ def _free_form_keys(value: Any, schema: dict[str, Any]) -> bool:
 def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
     """The decisions the reference normaliser once took alone that a case's answer rests on,
     each with why, so its rationale can name them: D1.3 (a call without an arguments key),
-    D7.4 (keys of a free-form object), D8.2 (an object wrapped into an array), D11.7 (a
-    number then whitespace at the cut) and D11.8 (a cut inside string-encoded arguments).
+    D7.4 (keys of a free-form object), D8.2 (an object wrapped into an array), D10.4 (an
+    array of calls cut after a complete call), D11.7 (a number then whitespace at the cut)
+    and D11.8 (a cut inside string-encoded arguments).
     D6.3 cannot arise: the catalog checks require every tool to declare ``parameters``."""
     out: dict[str, str] = {}
     text = str(case.get("text", ""))
@@ -365,4 +411,6 @@ def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
             out["D11.7"] = "whitespace after a number at the cut is a delimiter"
         if _STRING_ARGUMENTS.search(text):
             out["D11.8"] = "arguments cut inside their JSON string are read as the cut arguments"
+        if array_cut_calls(text):
+            out["D10.4"] = "an array of calls cut after a complete call closes after it"
     return out

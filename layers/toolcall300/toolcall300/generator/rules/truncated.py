@@ -4,7 +4,9 @@ The call is serialised by hand so the position of every top-level argument is kn
 is chosen inside the arguments, and the expected call is exactly the properties whose value
 was completely written before it (strict reading, D11.1-D11.4) plus required defaults (rule
 6). No parser reads the cut text to decide the label; ``generator_checks`` re-derives it
-independently. This module deliberately does not produce refusals (see the unrecoverable rules).
+independently. A share of the cases is cut instead in an array of calls, right after its one
+complete call (D10.4): the label is that call. This module deliberately does not produce
+refusals (see the unrecoverable rules).
 """
 
 from __future__ import annotations
@@ -141,8 +143,48 @@ def _usable_cut(
     return bool(kept) and not lost and not begun and cut <= args_end
 
 
+#: The share of truncated cases cut in an array of calls right after its one complete call
+#: (D10.4): every ARRAY_CUT_EVERY-th variant from ARRAY_CUT_AT (3 of 25 in the private corpus;
+#: a number, nested and literal cut each keep at least three cases).
+ARRAY_CUT_EVERY, ARRAY_CUT_AT = 8, 4
+#: The arrays of calls models write: a bare array of calls, Anthropic's content blocks, and
+#: OpenAI's `tool_calls` message (whose array the cut leaves open inside the message).
+ARRAY_ENVELOPES = ("bare", "input", "tool_calls")
+
+
+def array_cut(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """Rule 11 / D10.4: one clean call written complete in an array of calls, and the stream
+    stopped right after it (`[{...}` or `[{...},`, whitespace allowed). Closing the array
+    keeps the call as written and nothing was begun after it, so the call is the label; the
+    cut is its only defect (a second call begun and cut would be D10.2, a refusal)."""
+    rng = ctx.rng
+    call = valid_call(ctx, tool, fill=0.85)
+    props = {p.name: p for p in props_of(tool)}
+    cuttable = [k for k in call["arguments"] if not props[k].required or props[k].has_default]
+    if len(call["arguments"]) < 2 or not cuttable:
+        # only a call the rule 11 cuts above could cut too (a property kept, one lost
+        # legitimately): a catalog feeds this category as before, never on D10.4 alone
+        return None
+    env = ARRAY_ENVELOPES[variant // ARRAY_CUT_EVERY % len(ARRAY_ENVELOPES)]
+    style = STYLES[rng.randrange(2)]
+    one = wrap(call["name"], call["arguments"], env, call_id(rng, env))
+    # the whole array as written, then cut where it closes: `]` (and the message's `}`)
+    whole = dumps(one if env == "tool_calls" else [one], style)
+    text = whole[: -2 if env == "tool_calls" else -1] + rng.choice(("", style.item_sep, "\n"))
+    why = (
+        f"The stream stopped at character {len(text)}, right after the first call in the array "
+        f"of calls; the text ends {quote(text[-24:])}. Rule 11 closes the array, and nothing "
+        "was begun after the call, so the call is kept exactly as written (D10.4); a second "
+        "call begun and cut would make the text a refusal (D10.2)."
+    )
+    return draft("truncated", text, choose_tools(ctx, tool), call, "rule 11 / D10.4", why)
+
+
 def truncated(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 11: the serialised call cut inside the arguments; keep only what was completed."""
+    """Rule 11: the serialised call cut inside the arguments; keep only what was completed.
+    A share of the variants cuts an array of calls after its one complete call instead."""
+    if variant % ARRAY_CUT_EVERY == ARRAY_CUT_AT:
+        return array_cut(ctx, tool, variant)
     rng = ctx.rng
     kind = CUT_KINDS[variant % len(CUT_KINDS)]
     props = {p.name: p for p in props_of(tool)}
