@@ -492,7 +492,10 @@ def _unrecoverable_enum(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "lossless_roundtrip",
-    "every type_coercion string converts losslessly to the expected value (rule 5)",
+    "every type_coercion string converts losslessly to the expected value (rule 5): an "
+    "integer or boolean one writes it back unchanged (D5.1); a number one is in JSON number "
+    "syntax and a strict JSON reader reads it as exactly the expected value, int or float "
+    '("1e3" is 1000.0, never 1000; "3" is 3, never 3.0; D5.4)',
 )
 def _lossless(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "type_coercion"):
@@ -502,6 +505,15 @@ def _lossless(corpus: Corpus) -> Iterator[Result]:
         for path, sent, want in diffs:
             sub = schema_at(tool_schema(tool), path) if tool else None
             kind = value_type(sub) if sub else None
+            where = ".".join(path)
+            if kind == "number":
+                yield _ok(
+                    isinstance(sent, str) and _reads_as_number(sent, want),
+                    c,
+                    f"{where}: {sent!r} is not JSON number syntax a JSON reader reads as "
+                    f"exactly {want!r} (D5.4)",
+                )
+                continue
             try:
                 got = coerce_lossless(sent, str(kind)) if isinstance(sent, str) else _MISSING
             except NotLossless:
@@ -509,8 +521,25 @@ def _lossless(corpus: Corpus) -> Iterator[Result]:
             yield _ok(
                 got is not _MISSING and canonical(got) == canonical(want) and _respell(got, sent),
                 c,
-                f"{'.'.join(path)}: {sent!r} is not a lossless {kind} for {want!r}",
+                f"{where}: {sent!r} is not a lossless {kind} for {want!r}",
             )
+
+
+#: RFC 8259's number grammar, spelled out here so the check does not lean on ``rules``.
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _reads_as_number(sent: str, want: Any) -> bool:
+    """D5.4 read independently: ``sent`` is one JSON number (no sign, space or digit a JSON
+    text would not hold) and the strict reader reads it as exactly ``want``, of the same
+    type: a fraction or an exponent makes a float, neither an int."""
+    if not _JSON_NUMBER.fullmatch(sent) or isinstance(want, bool):
+        return False
+    try:
+        got = loads_strict(sent)
+    except ValueError:  # "1e999": past a double, which no JSON reader may read as inf
+        return False
+    return type(got) is type(want) and canonical(got) == canonical(want)
 
 
 def _respell(value: Any, sent: str) -> bool:
