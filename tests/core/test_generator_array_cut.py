@@ -18,7 +18,7 @@ from toolcall300.controls import integrator, naive, passes
 from toolcall300.generator.build import corpus_from_files
 from toolcall300.generator.checks import Corpus, run_checks
 from toolcall300.generator.cli import corpus_files
-from toolcall300.generator.oracles import array_cut_calls, cut_call_array
+from toolcall300.generator.oracles import array_cut_calls, cut_call_array, refusal_reasons
 from toolcall300.toolshim import normalise
 
 CALL = '{"name": "f", "arguments": {"x": 1, "y": "a"}}'
@@ -158,3 +158,31 @@ def test_an_array_cut_whose_rationale_does_not_name_d104_is_refused(built: Corpu
     row["rule"] = "rule 11"
     row["rationale"] = row["rationale"].replace("(D10.4)", "")
     assert _failures(corpus, case, "decisions_named")
+
+
+# ------------------------------------------------------------------ D10.2 in the refusal mix
+
+
+def test_the_refusal_mix_holds_a_second_call_begun_and_cut_after_a_complete_one(
+    built: Corpus,
+) -> None:
+    rules = {r["id"]: r["rule"] for r in built.rationale}
+    cases = [c for c in built.cases if rules[c["id"]] == "rule 10 / D10.2"]
+    assert cases and all(c["category"] == "unrecoverable" for c in cases)
+    for case in cases:
+        assert case["expected"] is None
+        item, after = first_item(case["text"])
+        assert as_call(item)["name"] in {t["function"]["name"] for t in case["tools"]}
+        assert re.match(r'\s*,\s*\{\s*"', after), after  # a second call begun, then the cut
+        assert "D10.2" in " ".join(refusal_reasons(case))
+        assert normalise(case["text"], case["tools"]) is None
+    refusals = [c for c in built.cases if c["expected"] is None]
+    assert len(refusals) == 50
+
+
+def test_a_second_call_cut_in_its_arguments_is_a_named_refusal(built: Corpus) -> None:
+    corpus = copy.deepcopy(built)
+    case = next(c for c in corpus.cases if c["category"] == "unrecoverable")
+    case["text"] = "[" + CALL + ', {"name": "f", "arguments": {"x'
+    assert refusal_reasons(case) == ["a call begun and cut after a complete one (D10.2)"]
+    assert not _failures(corpus, case, "unrecoverable_has_defect", "texts_parse")

@@ -228,6 +228,9 @@ def refusal_reasons(case: dict[str, Any]) -> list[str]:
     ok, value = parsed(case)
     text = case["text"]
     if not ok:
+        cut = cut_call_array(text)
+        if cut is not None and cut[1].startswith("{"):
+            return ["a call begun and cut after a complete one (D10.2)"]
         if _NAME_CUT.search(text) or ('"name"' not in text and text.lstrip().startswith("{")):
             return ["cut inside the tool name (D11.5)"]
         return ["prose, no call"] if "{" not in text else []

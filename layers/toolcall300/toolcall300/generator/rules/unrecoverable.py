@@ -3,7 +3,8 @@
 A mix, rotating with the case index: a required property missing with no default, an enum
 value matching no member or two, a lossy coercion (on an optional property too, D5.5), a name
 matching two declared tools, calls that differ, several values for a scalar, a cut inside the
-tool name, prose with no call, and a required property written under a noisy name (D7.7).
+tool name (every other turn in a second call begun after a complete one, D10.2), prose with
+no call, and a required property written under a noisy name (D7.7).
 Each builds a correct call first and breaks it in one named way. This module deliberately
 builds nothing that a normaliser could repair.
 """
@@ -266,6 +267,8 @@ def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     name = tool_name(tool)
     if len(name) < 3:
         return None
+    if variant // len(UNRECOVERABLE_KINDS) % 2:
+        return _second_call_cut(ctx, tool, variant)
     call = valid_call(ctx, tool)
     env = ("bare", "function", "typed", "tool_calls")[variant % 4]
     text = dumps(wrap(name, call["arguments"], env, call_id(ctx.rng, env)), STYLES[variant % 2])
@@ -274,6 +277,27 @@ def _u_cut_in_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     cut = start + ctx.rng.randint(1, len(name) - 1)
     why = f"The stream stopped inside the tool name, after {quote(text[start:cut])} of what may have been any tool (D11.5): no call was written."
     return _refuse(choose_tools(ctx, tool), text[:cut], "rule 11 / D11.5", why)
+
+
+def _second_call_cut(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """D10.2: an array of calls holding one complete call, then a second one begun and cut
+    inside its tool name. Every other turn of the cut-in-name kind, so the mix keeps its
+    kinds and counts; the first call alone is what D10.4 would have read had nothing begun."""
+    name, env, style = tool_name(tool), ("bare", "input")[variant % 2], STYLES[variant % 2]
+    first, second = (
+        dumps(wrap(name, valid_call(ctx, tool)["arguments"], env, call_id(ctx.rng, env)), style)
+        for _ in range(2)
+    )
+    start = second.index('"', second.index('"name"') + 6) + 1
+    cut = start + ctx.rng.randint(1, len(name) - 1)
+    text = "[" + first + style.item_sep + second[:cut]
+    why = (
+        f"The array of calls holds one complete call to {quote(name)}, then a second call "
+        f"begun and cut inside its tool name, after {quote(second[start:cut])} (D11.5). A "
+        "text holding several calls of which one is cut is refused as a whole (D10.2): the "
+        "first call is not the answer, since what the model was writing next is unknown."
+    )
+    return _refuse(choose_tools(ctx, tool), text, "rule 10 / D10.2", why)
 
 
 def _u_prose(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
