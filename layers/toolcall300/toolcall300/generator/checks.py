@@ -34,7 +34,7 @@ from toolcall300.generator.oracles import (
     parsed,
     pass_counts,
     refusal_reasons,
-    renest,
+    renested,
     repaired_copy,
     required_defaults,
     strip_undeclared,
@@ -590,9 +590,13 @@ def _multiple(corpus: Corpus) -> Iterator[Result]:
 
 @check(
     "flattened_renests",
-    "every nested_flattened key belongs to one nested object and no top-level property; re-nesting gives the expected call (D7.1, D7.3)",
+    "every nested_flattened text re-nests, at every level (D7.5), each key with no declared "
+    "place to one nested home (D7.1, D7.3), merging into an object also written (D7.6: a "
+    "conflicting value would be a refusal) to exactly the expected call, and its rationale "
+    "cites D7.5 and D7.6 where the re-nesting used them",
 )
 def _flattened(corpus: Corpus) -> Iterator[Result]:
+    notes = {r.get("id"): f"{r.get('rule', '')} {r.get('rationale', '')}" for r in corpus.rationale}
     for c in of(corpus.cases, "nested_flattened"):
         call = one_call(c)
         tool = tool_of(c, c["expected"]["name"])
@@ -600,14 +604,18 @@ def _flattened(corpus: Corpus) -> Iterator[Result]:
             yield _ok(False, c, "no single call")
             continue
         schema = tool_schema(tool)
-        flat = [k for k in call["arguments"] if k not in schema.get("properties", {})]
-        yield _ok(bool(flat), c, "no flattened key")
-        back = renest(call["arguments"], schema)
+        yield _ok(bool(list(undeclared_keys(call["arguments"], schema))), c, "no flattened key")
+        back = renested(call["arguments"], schema)
+        yield _ok(not back.conflict, c, f"{back.problem}: a conflict, refused, not a value")
         yield _ok(
-            back is not None and canonical(back) == canonical(c["expected"]["arguments"]),
+            back.arguments is not None
+            and canonical(back.arguments) == canonical(c["expected"]["arguments"]),
             c,
             "re-nesting does not give the expected arguments",
         )
+        cites = cited(notes.get(c.get("id"), ""))
+        for did in sorted(back.decisions & {"D7.5", "D7.6"}):
+            yield _ok(did in cites, c, f"re-nesting uses {did}, which the rationale does not cite")
 
 
 @check(

@@ -1,4 +1,11 @@
-"""Rule 7 / D7.1: a nested object's keys written at the top level."""
+"""Rule 7 / D7.1, D7.5, D7.6: a nested object's keys written one level up.
+
+A site is a nested object and the object it sits in: the arguments themselves (D7.1), or a
+declared object property, whose own properties are then its top level (D7.5). The nested
+object is flattened whole into its container, or (D7.6) written with some of its keys while
+the others are flattened beside it, one key sometimes written both ways with the same value.
+The expected call is the correct call the text was derived from, whichever of these it took.
+"""
 
 from __future__ import annotations
 
@@ -8,60 +15,181 @@ from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
 from toolcall300.generator.rules import (
     Ctx,
     Draft,
+    Path,
     choose_tools,
     draft,
+    get_in,
     quote,
     render_call,
     valid_call,
 )
+from toolcall300.generator.values import build_value
+from toolcall300.schema import is_valid
 
 
-def _flattenable(tool: Tool) -> list[str]:
-    """Nested objects whose keys belong to them alone (D7.3), under a closed top level."""
-    schema = tool_schema(tool)
-    props = schema.get("properties", {})
-    nested = {
-        k: list(v.get("properties", {})) for k, v in props.items() if value_type(v) == "object"
+def _objects(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The properties of ``schema`` that are objects declaring properties of their own."""
+    return {
+        k: v
+        for k, v in schema.get("properties", {}).items()
+        if value_type(v) == "object" and v.get("properties")
     }
-    owners: dict[str, int] = {}
-    for keys in nested.values():
-        for key in keys:
-            owners[key] = owners.get(key, 0) + 1
-    closed = schema.get("additionalProperties") is False
+
+
+def _names_below(schema: dict[str, Any]) -> list[str]:
+    """Every property name declared inside the nested objects of ``schema``, at any depth,
+    once per place it is declared."""
+    out: list[str] = []
+    for sub in _objects(schema).values():
+        out += list(sub["properties"]) + _names_below(sub)
+    return out
+
+
+def _flattenable(container: dict[str, Any]) -> list[str]:
+    """Nested objects of ``container`` whose keys belong to them alone, read relative to it
+    (D7.3, D7.5), under a closed or required level (so the text is not valid as sent)."""
+    props = container.get("properties", {})
+    below = _names_below(container)
+    closed = container.get("additionalProperties") is False
     return [
         k
-        for k, keys in nested.items()
-        if keys
-        and all(owners[x] == 1 and x not in props for x in keys)
-        and (closed or k in schema.get("required", []))
+        for k, sub in _objects(container).items()
+        if all(below.count(x) == 1 and x not in props for x in sub["properties"])
+        and (closed or k in container.get("required", []))
     ]
 
 
-def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 7 / D7.1: a nested object's keys written at the top level (bare or dotted)."""
-    cands = _flattenable(tool)
-    if not cands:
+def _sites(tool: Tool) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """The top-level sites (D7.1) and the sites one object down (D7.5) of a tool."""
+    schema = tool_schema(tool)
+    top: list[tuple[Path, str]] = [((), k) for k in _flattenable(schema)]
+    inner: list[tuple[Path, str]] = [
+        ((p,), k) for p, sub in _objects(schema).items() for k in _flattenable(sub)
+    ]
+    return top, inner
+
+
+def _split(
+    ctx: Ctx, inner: dict[str, Any], sub: dict[str, Any], closed: bool, variant: int
+) -> tuple[list[str], list[str], str | None] | None:
+    """D7.6: the keys written inside the object and the keys flattened beside it (both
+    non-empty), plus one written key also flattened with its value (collapses), or ``None``.
+
+    Under an open container the flattened half holds a required key of the object, so the
+    written half alone is not a valid object and the text is not valid as sent."""
+    keys = list(inner)
+    if len(keys) < 2:
         return None
-    parent = cands[variant % len(cands)]
-    call = valid_call(ctx, tool, force=(parent,), fill=0.9)
-    inner = call["arguments"][parent]
+    ctx.rng.shuffle(keys)
+    cut = ctx.rng.randint(1, len(keys) - 1)
+    written, flat = keys[:cut], keys[cut:]
+    if not closed:
+        needed = [k for k in sub.get("required", []) if k in written]
+        if not any(k in sub.get("required", []) for k in flat):
+            if not needed or len(written) < 2:
+                return None
+            written.remove(needed[0])
+            flat.append(needed[0])
+    both = written[0] if variant % 8 in (2, 3) else None  # D7.6: an equal value collapses
+    return written, flat, both
+
+
+def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """Rule 7: a nested object's keys written one level up (bare or dotted, D7.1), inside a
+    declared object on some variants (D7.5), merged with the object also written (D7.6)."""
+    top, inner_sites = _sites(tool)
+    # the variant picks the reading: a tool with a nested object inside an object re-nests
+    # one level down (D7.5) on three variants in four, merged (D7.6) on two of those; any
+    # other tool merges on half its variants
+    deep = bool(inner_sites) and variant % 4 != 1
+    merging = variant % 4 in ((0, 3) if deep else (2, 3))
+    sites = inner_sites if deep else top
+    if not sites:
+        return None
+    where, parent = sites[variant % len(sites)]
+    schema = tool_schema(tool)
+    call = valid_call(ctx, tool, force=(where or (parent,))[:1], fill=0.9)
+    args = call["arguments"]
+    container: dict[str, Any] = get_in(args, where)
+    container_schema = schema if not where else schema["properties"][where[0]]
+    parent_schema = container_schema["properties"][parent]
+    if parent not in container:  # an optional object inside the container: write it
+        name = tool_name(tool)
+        container[parent] = build_value(
+            ctx.rng, parent_schema, ctx.pools, name, ".".join((*where, parent)), 0.9
+        )
+        if not is_valid(args, schema):
+            return None
+    inner = container[parent]
     if not inner:
         return None
-    # a dotted key that a top-level property already declares ("a.b" beside a nested "a") is
-    # that property, not a flattened one (rule 7: no top-level owner): write the bare keys
-    props = tool_schema(tool).get("properties", {})
+    closed = container_schema.get("additionalProperties") is False
+    merge = _split(ctx, inner, parent_schema, closed, variant) if merging else None
+    written, flat, both = merge if merge else ([], list(inner), None)
+    # a dotted key that a property of the container already declares ("a.b" beside a nested
+    # "a") is that property, not a flattened one (rule 7: no owner at that level): write bare
+    props = container_schema.get("properties", {})
     dotted = variant % 3 == 1 and not any(f"{parent}.{k}" in props for k in inner)
-    sent: dict[str, Any] = {}
-    for key, value in call["arguments"].items():
-        if key == parent:
-            sent.update({(f"{parent}.{k}" if dotted else k): v for k, v in inner.items()})
+    loose = {
+        (f"{parent}.{k}" if dotted else k): inner[k] for k in [*flat, *([both] if both else [])]
+    }
+    spelled = list(loose)
+    rewritten: dict[str, Any] = {}
+    for key, value in container.items():
+        if key != parent:
+            rewritten[key] = value
+        elif written and variant % 3 == 2:  # the flattened keys first, then the object
+            rewritten.update(loose)
+            rewritten[parent] = {k: inner[k] for k in written}
+        elif written:
+            rewritten[parent] = {k: inner[k] for k in written}
+            rewritten.update(loose)
         else:
-            sent[key] = value
+            rewritten.update(loose)
+    sent = {**args, where[0]: rewritten} if where else rewritten
+    if is_valid(sent, schema):
+        return None  # never a freebie: the text must need the repair
     text = render_call(ctx, tool_name(tool), sent, variant)
-    flat = ", ".join(quote(f"{parent}.{k}" if dotted else k) for k in inner)
-    why = (
-        f"The object {quote(parent)} was flattened into {flat}. Each key belongs to exactly one declared "
-        f"nested property ({quote(parent)}) and to no top-level one, so rule 7 (D7.1, D7.3) re-nests "
-        f"them under {quote(parent)}; nothing else changes."
+    return draft(
+        "nested_flattened",
+        text,
+        choose_tools(ctx, tool),
+        call,
+        _rule(where, bool(written)),
+        _why(where, parent, spelled, written, both),
     )
-    return draft("nested_flattened", text, choose_tools(ctx, tool), call, "rule 7 / D7.1", why)
+
+
+def _rule(where: Path, merged: bool) -> str:
+    decisions = ["D7.5"] if where else ["D7.1"]
+    return "rule 7 / " + ", ".join(decisions + (["D7.6"] if merged else []))
+
+
+def _why(where: Path, parent: str, spelled: list[str], written: list[str], both: str | None) -> str:
+    flat = ", ".join(quote(k) for k in spelled)
+    home = ".".join((*where, parent))
+    level = (
+        f"Inside {quote(where[0])}, whose own properties are its top level (D7.5), the"
+        if where
+        else "The"
+    )
+    owner = f"one of its nested properties ({quote(parent)}) and to none of its own"
+    if not where:
+        owner = f"one declared nested property ({quote(parent)}) and to no top-level one"
+    if not written:
+        return (
+            f"{level} object {quote(parent)} was flattened into {flat}. Each key belongs to exactly "
+            f"{owner}, so rule 7 (D7.1, D7.3) re-nests them under {quote(home)}; nothing else "
+            "changes."
+        )
+    kept = ", ".join(quote(k) for k in written)
+    why = (
+        f"{level} object {quote(parent)} was written with {kept}, and {flat} flattened beside it. "
+        "Each "
+        f"flattened key belongs to exactly {owner} (D7.1, D7.3), so it is re-nested under "
+        f"{quote(home)} and merges into the written object (D7.6): a key the object lacks is "
+        "added"
+    )
+    if both:
+        why += f"; {quote(both)}, written both inside and flattened with the same value, collapses"
+    return why + ". Nothing else changes."
