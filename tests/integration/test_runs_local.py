@@ -20,6 +20,8 @@ import tarfile
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -569,3 +571,33 @@ def test_adapter_files_on_a_machine_without_bubblewrap_are_refused_at_submission
         )
     assert err.value.status == 400 and err.value.code == "adapter_files_unusable"
     assert "bubblewrap" in str(err.value)
+
+
+def test_adapter_files_while_the_sandbox_probe_cannot_finish_are_asked_again_not_refused(
+    stack: LocalStack, acme: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy machine says nothing about bubblewrap: 503 isolation_unknown (retry), never a
+    400 saying the machine has none, never a 500."""
+    from toolcall300.jobs import sandbox
+
+    def unfinished() -> sandbox.Isolation:
+        raise sandbox.IsolationUnknown(
+            "the sandbox could not establish its isolation: bubblewrap did not finish"
+        )
+
+    monkeypatch.setattr(sandbox, "probe", unfinished)
+    body = {
+        "adapter_cmd": ["python3", "/adapter/run.py"],
+        "adapter_files": files_of({"run.py": "print()"}),
+        "ref": "main",
+        "commit": "abc1234",
+    }
+    asked = urllib.request.Request(
+        f"{stack.url}/runs", data=json.dumps(body).encode(), headers=auth(acme), method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(asked, timeout=60)
+    answer = json.loads(err.value.read())["error"]
+    assert (err.value.code, answer["code"]) == (503, "isolation_unknown")
+    assert err.value.headers["Retry-After"] == "30"
+    assert "could not establish its isolation" in answer["message"]

@@ -7,13 +7,16 @@ sandbox's uid 65534 cannot read pytest's private temp directories).
 
 from __future__ import annotations
 
+import errno
 import http.server
 import json
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from toolcall300.client.http import request_json
@@ -180,3 +183,28 @@ def callback_receiver() -> Iterator[tuple[str, list[tuple[bytes, dict[str, str]]
     finally:
         server.shutdown()
         server.server_close()
+
+
+class ProbeCommands:
+    """Stands in for ``sandbox.run_probe_command``: each probed program answers from its own
+    script of outcomes, in order: ``"timeout"`` (did not finish within the bound asked),
+    ``"busy"`` (could not be started: EAGAIN) or an exit code. ``asked`` records each call as
+    (program, bound), so a test sees the bounds without waiting for any of them."""
+
+    def __init__(self, **scripts: list[int | str]) -> None:
+        self.scripts = {name: list(outcomes) for name, outcomes in scripts.items()}
+        self.asked: list[tuple[str, float]] = []
+
+    def __call__(self, argv: list[str], *, timeout: float, **_kwargs: Any) -> Any:
+        program = argv[0] if argv[0] in ("bwrap", "unshare") else "seccomp"
+        self.asked.append((program, timeout))
+        if not self.scripts.get(program):
+            raise AssertionError(f"{program} probed unexpectedly (after {self.asked[:-1]})")
+        outcome = self.scripts[program].pop(0)
+        if outcome == "timeout":
+            raise subprocess.TimeoutExpired(argv, timeout)
+        if outcome == "busy":
+            raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        if program == "seccomp" and outcome == 0:
+            Path(argv[-1]).write_bytes(b"")  # the filter's file, as the real script writes it
+        return subprocess.CompletedProcess(argv, outcome, b"", b"")

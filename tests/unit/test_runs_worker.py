@@ -581,3 +581,32 @@ def test_a_callback_that_never_answers_holds_up_no_other_run() -> None:
         black_hole.close()  # resets the waiting connection: the delivery ends
         pool.stop()
     assert delivered.wait(30)
+
+
+def test_a_run_whose_sandbox_probe_did_not_finish_fails_loudly_and_never_runs_weaker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A busy machine (every probe command past its bounds) gives no isolation answer: the run
+    fails as infra_error saying so, its adapter never started (no sandbox recorded), nothing
+    weaker was tried; the next run probes again and runs with what the machine has."""
+    sandbox.probe.cache_clear()
+    sandbox.seccomp_filter.cache_clear()
+    try:
+        busy = fakes.ProbeCommands(bwrap=["timeout"] * 2, unshare=["timeout"] * 2)
+        monkeypatch.setattr(sandbox, "run_probe_command", busy)
+        monkeypatch.setattr(sandbox.shutil, "which", lambda name: f"/usr/bin/{name}")
+        done, _ = run_one(fakes.ECHO)
+        assert done.status == "failed" and done.failure is not None
+        assert done.failure["reason"] == "infra_error"
+        assert "could not establish its isolation" in done.failure["detail"]
+        assert "bubblewrap did not finish" in done.failure["detail"]
+        assert worker.ISOLATION_UNKNOWN_DETAIL in done.failure["detail"]
+        assert "method" not in done.sandbox  # no sandbox was made: the adapter never ran
+        assert [program for program, _bound in busy.asked] == ["bwrap", "bwrap"]
+        monkeypatch.undo()  # the machine is idle again: the real probe answers
+        again, _ = run_one(fakes.ECHO)
+    finally:
+        sandbox.probe.cache_clear()
+        sandbox.seccomp_filter.cache_clear()
+    assert again.status == "scored"
+    assert again.sandbox["method"] == sandbox.probe().record()["method"]

@@ -498,3 +498,116 @@ def test_a_fork_bomb_in_one_run_does_not_stop_another_run_from_starting() -> Non
             proc.communicate(b"")
     assert out.failure is None, out.failure
     assert out.answers == {CASE[0]["id"]: json.loads(CASE[0]["text"])}
+
+
+# ----------------------------------------------------------------------------- probing
+
+
+@pytest.fixture
+def fresh_probe(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The probe and the seccomp filter forgotten before and after (the next test probes the
+    real machine again), every program found on PATH, and probe commands answered by a
+    ``ProbeCommands`` the test installs with ``use``."""
+    sandbox.probe.cache_clear()
+    sandbox.seccomp_filter.cache_clear()
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: f"/usr/bin/{name}")
+
+    def use(fake: fakes.ProbeCommands) -> fakes.ProbeCommands:
+        monkeypatch.setattr(sandbox, "run_probe_command", fake)
+        return fake
+
+    yield use
+    sandbox.probe.cache_clear()
+    sandbox.seccomp_filter.cache_clear()
+
+
+FIRST, SECOND = sandbox.PROBE_BOUNDS_S
+
+
+def test_a_bubblewrap_probe_that_did_not_finish_is_no_answer_and_is_asked_again(
+    fresh_probe: Any,
+) -> None:
+    """A slow bubblewrap start on a busy machine is not "no bubblewrap": nothing weaker is
+    tried or cached, and the next probe that finishes gives bubblewrap."""
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=["timeout", "timeout", 0], seccomp=[0]))
+    with pytest.raises(sandbox.IsolationUnknown) as unknown:
+        sandbox.probe()
+    assert "bubblewrap did not finish within" in str(unknown.value)
+    assert fake.asked == [("bwrap", FIRST), ("bwrap", SECOND)]  # unshare never tried
+    iso = sandbox.probe()
+    assert (iso.method, iso.filesystem_private, iso.seccomp) == ("bwrap", True, True)
+    assert not any("no bubblewrap" in note for note in iso.notes)
+    assert sandbox.probe() is iso  # an answer is cached
+    assert fake.asked[2:] == [("bwrap", FIRST), ("seccomp", FIRST)]
+
+
+def test_a_probe_that_finishes_on_its_longer_try_is_an_answer(fresh_probe: Any) -> None:
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=["timeout", 0], seccomp=[0]))
+    assert sandbox.probe().method == "bwrap"
+    assert fake.asked == [("bwrap", FIRST), ("bwrap", SECOND), ("seccomp", FIRST)]
+    assert FIRST < SECOND
+
+
+def test_a_probe_that_could_not_start_for_want_of_resources_is_no_answer(
+    fresh_probe: Any,
+) -> None:
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=["busy"]))
+    with pytest.raises(sandbox.IsolationUnknown, match="bubblewrap could not be started"):
+        sandbox.probe()
+    assert fake.asked == [("bwrap", FIRST)]
+
+
+def test_an_unshare_probe_that_did_not_finish_is_no_answer_either(fresh_probe: Any) -> None:
+    """bubblewrap ran and failed (a real absence), unshare did not finish: not "no namespaces"."""
+    fresh_probe(fakes.ProbeCommands(bwrap=[1, 1], unshare=["timeout", "timeout", 0]))
+    with pytest.raises(sandbox.IsolationUnknown, match="unshare did not finish"):
+        sandbox.probe()
+    assert sandbox.probe().method == "unshare"
+
+
+def test_a_probe_that_ran_and_failed_is_a_real_absence_cached_with_its_note(
+    fresh_probe: Any,
+) -> None:
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=[1], unshare=[0]))
+    iso = sandbox.probe()
+    assert (iso.method, iso.filesystem_private) == ("unshare", False)
+    assert any(note.startswith("no bubblewrap") for note in iso.notes)
+    assert sandbox.probe() is iso
+    assert fake.asked == [("bwrap", FIRST), ("unshare", FIRST)]  # once, each on its first try
+
+
+def seccomp_holders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"tc300-seccomp-{os.getpid()}-*"))
+
+
+def test_a_seccomp_filter_that_did_not_build_in_time_is_no_answer_and_is_built_again(
+    fresh_probe: Any,
+) -> None:
+    """Not "no seccomp filter" (bubblewrap without it): the probe has no answer, leaves no
+    folder behind, and the next one that finishes gives the filter."""
+    before = seccomp_holders()
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=[0, 0], seccomp=["timeout", "timeout", 0]))
+    with pytest.raises(sandbox.IsolationUnknown, match="the seccomp filter did not finish"):
+        sandbox.probe()
+    assert seccomp_holders() == before
+    iso = sandbox.probe()
+    assert (iso.method, iso.seccomp) == ("bwrap", True)
+    assert not any("seccomp" in note for note in iso.notes)
+    bpf = sandbox.seccomp_filter()
+    assert bpf is not None and bpf.exists()
+    assert [seen for seen in fake.asked if seen[0] == "seccomp"] == [
+        ("seccomp", FIRST),
+        ("seccomp", SECOND),
+        ("seccomp", FIRST),
+    ]
+
+
+def test_a_seccomp_filter_that_failed_to_build_is_a_real_absence_cached_with_its_note(
+    fresh_probe: Any,
+) -> None:
+    fake = fresh_probe(fakes.ProbeCommands(bwrap=[0], seccomp=[1]))
+    iso = sandbox.probe()
+    assert (iso.method, iso.seccomp) == ("bwrap", False)
+    assert any(note.startswith("no seccomp filter") for note in iso.notes)
+    assert sandbox.seccomp_filter() is None
+    assert fake.asked == [("bwrap", FIRST), ("seccomp", FIRST)]  # the filter is not built again

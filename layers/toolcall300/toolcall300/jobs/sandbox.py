@@ -14,7 +14,8 @@ with. What the adapter gets (docs/local-sandbox.md):
   so the labels stay out by construction, wherever a copy of them lies on the host;
 - a clean environment (no credentials, nothing of ours), rlimits, a new session, uid 65534
   when we are root, and new namespaces with only a downed loopback (bubblewrap, else
-  ``unshare``, else nothing, and :attr:`Isolation.notes` says so on the run);
+  ``unshare``, else nothing, and :attr:`Isolation.notes` says so on the run; a probe that
+  did not finish is no answer, :class:`IsolationUnknown`, never a fallback to less);
 - a lifeline: a small init runs the command and holds the read end of a pipe whose only
   write end is in the worker. When the worker dies, however it dies, the pipe reads EOF and
   the init kills the run's process group and exits, which takes the whole pid namespace
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import errno
 import fcntl
 import os
 import resource
@@ -202,14 +204,50 @@ class Prepared:
 # ----------------------------------------------------------------------------- probing
 
 
-def _works(argv: list[str], preexec: Callable[[], None] | None = None) -> bool:
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, timeout=10, preexec_fn=preexec, cwd="/", check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+#: How long one probe command may take: a first try, then one longer try when the first did
+#: not finish. A probe that finishes neither time is no answer (:class:`IsolationUnknown`),
+#: never taken for "not here": a busy machine must not give an adapter weaker isolation.
+PROBE_BOUNDS_S = (10.0, 60.0)
+#: Runs one probe command (``subprocess.run``'s signature); tests put a stand-in here.
+run_probe_command: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run
+#: A probe that could not even be started for want of resources says nothing about the machine.
+_BUSY_ERRNOS = (errno.EAGAIN, errno.ENOMEM)
+
+
+class IsolationUnknown(RuntimeError):
+    """A probe did not finish in time (or could not start for want of resources): what
+    isolation this machine allows is unknown. Not cached, so the next run probes again; the
+    run at hand is refused rather than run with less than the machine may have."""
+
+
+def _works(what: str, argv: list[str], preexec: Callable[[], None] | None = None) -> bool:
+    """Whether ``argv`` ran and exited 0 (False: it ran and failed, or is not there).
+
+    Raises :class:`IsolationUnknown` when it did not finish within any of
+    :data:`PROBE_BOUNDS_S` (``what`` names it in the message).
+    """
+    for bound in PROBE_BOUNDS_S:
+        try:
+            done = run_probe_command(
+                argv, capture_output=True, timeout=bound, preexec_fn=preexec, cwd="/", check=False
+            )
+        except subprocess.TimeoutExpired:
+            continue
+        except OSError as exc:
+            if exc.errno in _BUSY_ERRNOS:
+                raise IsolationUnknown(
+                    f"the sandbox could not establish its isolation: {what} could not be "
+                    f"started ({exc.strerror})"
+                ) from exc
+            return False
+        except subprocess.SubprocessError:
+            return False
+        return done.returncode == 0
+    bounds = " s, then ".join(f"{b:g}" for b in PROBE_BOUNDS_S)
+    raise IsolationUnknown(
+        f"the sandbox could not establish its isolation: {what} did not finish within "
+        f"{bounds} s (the machine is busy)"
+    )
 
 
 def _drop_to(uid: int) -> None:
@@ -226,7 +264,11 @@ def _drop_to_nobody() -> None:
 def probe() -> Isolation:
     """Find out once per process what isolation this machine allows: bubblewrap (its own
     filesystem view), else unshare(1) (namespaces only), else none; the notes say what is
-    missing and are recorded on every run."""
+    missing and are recorded on every run.
+
+    Only an answer is cached: a probe that did not finish raises :class:`IsolationUnknown`
+    (``functools.cache`` keeps no exception), and the next call probes again.
+    """
     notes: list[str] = []
     root = os.geteuid() == 0
     if not root:
@@ -234,7 +276,7 @@ def probe() -> Isolation:
             "not running as root: the adapter keeps the worker's uid; RLIMIT_NPROC not enforced"
         )
     drop = _drop_to_nobody if root else None
-    if shutil.which("bwrap") and _works([*_bwrap_system(), "--", "/bin/true"], drop):
+    if shutil.which("bwrap") and _works("bubblewrap", [*_bwrap_system(), "--", "/bin/true"], drop):
         filtered = seccomp_filter() is not None
         if not filtered:
             notes.append(
@@ -245,7 +287,7 @@ def probe() -> Isolation:
     notes.append(
         "no bubblewrap: the adapter sees the host's filesystem (what its uid may read) and /tmp"
     )
-    if shutil.which("unshare") and _works([*UNSHARE, "/bin/true"], drop):
+    if shutil.which("unshare") and _works("unshare", [*UNSHARE, "/bin/true"], drop):
         return Isolation(True, root, tuple(notes), "unshare")
     notes.append("no network namespace available here: the adapter has the host's network")
     return Isolation(False, root, tuple(notes), "none")
@@ -274,12 +316,19 @@ f.export_bpf(open(sys.argv[1], "wb"))
 @cache
 def seccomp_filter() -> Path | None:
     """The filter's BPF, built once per process into a 0600 file (removed at exit); None when
-    ``python3-seccomp`` is not installed (the probe's notes say so on every run)."""
+    ``python3-seccomp`` is not installed (the probe's notes say so on every run). Raises
+    :class:`IsolationUnknown`, caching nothing, when building it did not finish in time."""
     holder = Path(tempfile.mkdtemp(prefix=f"tc300-seccomp-{os.getpid()}-"))
-    atexit.register(shutil.rmtree, holder, True)
     bpf = holder / "filter.bpf"
-    if not _works([SYSTEM_PYTHON, "-I", "-c", SECCOMP_SCRIPT, str(bpf)]):
+    try:
+        built = _works("the seccomp filter", [SYSTEM_PYTHON, "-I", "-c", SECCOMP_SCRIPT, str(bpf)])
+    except IsolationUnknown:
+        shutil.rmtree(holder, True)
+        raise
+    if not built:
+        shutil.rmtree(holder, True)
         return None
+    atexit.register(shutil.rmtree, holder, True)
     return bpf
 
 

@@ -40,6 +40,11 @@ from toolcall300.service.observability import logger
 Clock = Callable[[], datetime]
 #: Why a run ends when the stack stops under it (Ctrl-C now, or a crash seen at restart).
 STOPPED_DETAIL = "the local stack stopped while this run was in flight; submit it again"
+#: Why a run ends when the sandbox's probe did not finish (``sandbox.IsolationUnknown``): the
+#: adapter is not started with weaker isolation than the machine may have (docs/local-sandbox.md).
+ISOLATION_UNKNOWN_DETAIL = (
+    "the adapter was not started rather than run less isolated; submit it again"
+)
 
 
 def utcnow() -> datetime:
@@ -198,6 +203,10 @@ def process_claimed(deps: WorkerDeps, run: runs.Run, owner: str) -> runs.Run | N
     ) as exc:  # checked at submission too; the sandbox has the last word
         refused = runs.failure("adapter_start_failed", str(exc))
         result = runs.fail(deps.store, run_id, refused, now=deps.clock(), owner=owner)
+    except sandbox.IsolationUnknown as exc:  # never run with less than the machine may have
+        logger.warning("sandbox isolation unknown", extra={"run_id": run_id, "why": str(exc)})
+        unknown = runs.failure("infra_error", f"{exc}; {ISOLATION_UNKNOWN_DETAIL}")
+        result = runs.fail(deps.store, run_id, unknown, now=deps.clock(), owner=owner)
     except Exception as exc:  # anything of ours that broke: the run fails, it is never stuck
         logger.exception("run failed in the worker", extra={"run_id": run_id})
         infra = runs.failure("infra_error", f"the worker failed: {type(exc).__name__}")

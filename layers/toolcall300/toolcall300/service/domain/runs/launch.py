@@ -19,7 +19,10 @@ from typing import Protocol
 from toolcall300.service.domain.runs.objects import adapter_files_key
 from toolcall300.service.domain.runs.record import ReportStore, Run
 from toolcall300.service.domain.runs.submission import Submission
-from toolcall300.service.errors import BadRequest, StoreConflict
+from toolcall300.service.errors import BadRequest, StoreConflict, UpstreamUnavailable
+
+#: When the sandbox's probe did not finish (a busy machine), how soon to submit again.
+ISOLATION_RETRY_AFTER_S = 30
 
 
 class Launcher(Protocol):
@@ -50,22 +53,29 @@ class LocalQueue:
             raise BadRequest(
                 "a local stack runs 'adapter_cmd', not images", code="image_not_supported"
             )
-        from toolcall300.jobs import adapter_files  # a local stack's imports only: AWS
-        from toolcall300.jobs.sandbox import ADAPTER_MOUNT, command_problem, probe  # never
+        from toolcall300.jobs import adapter_files, sandbox  # a local stack's only: AWS never
 
         names = None
         if sub.files is not None:
-            if not probe().filesystem_private:
+            try:
+                iso = sandbox.probe()
+            except sandbox.IsolationUnknown as exc:  # a busy machine: ask again, never guess
+                raise UpstreamUnavailable(
+                    f"{exc}; try again shortly",
+                    code="isolation_unknown",
+                    headers={"Retry-After": str(ISOLATION_RETRY_AFTER_S)},
+                ) from exc
+            if not iso.filesystem_private:
                 raise BadRequest(
                     f"'adapter_files' need bubblewrap on the stack's machine to appear at "
-                    f"{ADAPTER_MOUNT}; it has none",
+                    f"{sandbox.ADAPTER_MOUNT}; it has none",
                     code="adapter_files_unusable",
                 )
             try:
                 names = adapter_files.listing(sub.files)
             except adapter_files.FilesRefused as exc:
                 raise BadRequest(f"'adapter_files': {exc}", code="adapter_files_unusable") from exc
-        problem = command_problem(sub.adapter["command"], files=names)
+        problem = sandbox.command_problem(sub.adapter["command"], files=names)
         if problem is not None:
             raise BadRequest(problem, code="adapter_cmd_unusable")
         if sub.files is not None:
