@@ -13,7 +13,7 @@ import pytest
 
 from toolcall300.generator.build import FILES, Inputs, build
 from toolcall300.generator.checks import Corpus, run_checks
-from toolcall300.generator.oracles import one_call
+from toolcall300.generator.oracles import one_call, refusal_reasons
 from toolcall300.toolshim import normalise
 
 INPUTS = Path(__file__).resolve().parents[2] / "corpus_private" / "inputs"
@@ -240,3 +240,44 @@ def test_flattened_renests_refuses_a_rationale_that_does_not_cite_the_decision_u
     assert _fails(_case(sent, FULL, rule)) == [
         f"tc300-0001: re-nesting uses {missing}, which the rationale does not cite"
     ]
+
+
+# ---------------------------------------------------------------------- D7.6 in the refusal mix
+
+
+def test_the_refusal_mix_holds_a_flattened_key_conflicting_with_the_written_object(
+    private: list[tuple[Case, dict[str, Any]]],
+) -> None:
+    found = [c for c, r in private if r["rule"] == "rule 7 / D7.6"]
+    assert found and all(c["category"] == "unrecoverable" for c in found)
+    for case in found:
+        call = one_call(case)
+        assert call is not None and case["expected"] is None
+        sent = call["arguments"]
+        # a written object, and one of its keys beside it (bare or dotted) with another value
+        clashes = [
+            (p, k)
+            for p, v in sent.items()
+            if isinstance(v, dict)
+            for k in sent
+            if k != p and _home(k, p, v) and v[_home(k, p, v) or ""] != sent[k]
+        ]
+        assert len(clashes) == 1, clashes
+        assert any("(D7.6)" in reason for reason in refusal_reasons(case))
+        assert normalise(case["text"], case["tools"]) is None
+    assert sum(c["expected"] is None for c, _ in private) == 50
+
+
+def test_a_conflicting_flattened_key_is_a_named_refusal() -> None:
+    """The unrecoverable_has_defect check finds the conflict (fails on the old oracle, which
+    read the written object alone and found nothing wrong with the text)."""
+    sent = {**TOP, "shipment": {"destination": DESTINATION, "weight_kg": 2.25}, "weight_kg": 4.75}
+    corpus = _case(sent, FULL, "rule 7 / D7.6")
+    case = corpus.cases[0]
+    case.update(category="unrecoverable", expected_kind="unrecoverable", expected=None)
+    assert refusal_reasons(case) == [
+        "a flattened key conflicts: 'weight_kg' differs from the written 'weight_kg' (D7.6)"
+    ]
+    assert not run_checks(corpus, only=("unrecoverable_has_defect",)).failures
+    case["text"] = json.dumps({"name": "book_shipment", "arguments": {**sent, "weight_kg": 2.25}})
+    assert run_checks(corpus, only=("unrecoverable_has_defect",)).failures  # equal: collapses

@@ -253,7 +253,11 @@ def refusal_reasons(case: dict[str, Any]) -> list[str]:
     if not isinstance(args, dict):
         return ["arguments are not an object"]
     tool = tool_of(case, resolved)
-    return list(_object_reasons(args, tool_schema(tool), "$")) if tool else ["tool missing"]
+    if tool is None:
+        return ["tool missing"]
+    back = renested(args, tool_schema(tool))
+    conflict = [f"a flattened key conflicts: {back.problem}"] if back.conflict else []
+    return conflict + list(_object_reasons(args, tool_schema(tool), "$"))
 
 
 # --------------------------------------------------------------------------- rule 7
@@ -311,11 +315,12 @@ def renested(args: dict[str, Any], schema: dict[str, Any]) -> Renested:
 
 
 def _homes(props: dict[str, Any], at: tuple[str, ...] = ()) -> dict[str, list[tuple[str, ...]]]:
-    """Each name declared inside the nested objects of one level -> the paths declaring it."""
+    """Each name declared inside the nested objects of one level -> the paths declaring it
+    (a schema declaring properties counts, typed or not: a name it declares is not unique)."""
     out: dict[str, list[tuple[str, ...]]] = {}
     for name, sub in props.items():
         inner = sub.get("properties") if isinstance(sub, dict) else None
-        if value_type(sub) != "object" or not isinstance(inner, dict):
+        if not isinstance(inner, dict):
             continue
         for leaf in inner:
             out.setdefault(leaf, []).append((*at, name, leaf))
@@ -358,7 +363,9 @@ def _renest_level(
                 level[step] = {}
                 made.add(id(level[step]))
             elif not isinstance(level[step], dict):
-                raise _Unplaced(f"{key!r} belongs inside {step!r}, not an object", conflict=True)
+                raise _Unplaced(
+                    f"{key!r} belongs inside {step!r}, written as no object (D7.6)", conflict=True
+                )
             elif id(level[step]) not in made:
                 used.add("D7.6")  # into an object the text wrote
             level = level[step]

@@ -38,10 +38,11 @@ def _objects(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _names_below(schema: dict[str, Any]) -> list[str]:
     """Every property name declared inside the nested objects of ``schema``, at any depth,
-    once per place it is declared."""
+    once per place it is declared (a schema declaring properties counts, typed or not)."""
     out: list[str] = []
-    for sub in _objects(schema).values():
-        out += list(sub["properties"]) + _names_below(sub)
+    for sub in schema.get("properties", {}).values():
+        if isinstance(sub, dict) and isinstance(sub.get("properties"), dict):
+            out += list(sub["properties"]) + _names_below(sub)
     return out
 
 
@@ -59,7 +60,7 @@ def _flattenable(container: dict[str, Any]) -> list[str]:
     ]
 
 
-def _sites(tool: Tool) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+def flatten_sites(tool: Tool) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
     """The top-level sites (D7.1) and the sites one object down (D7.5) of a tool."""
     schema = tool_schema(tool)
     top: list[tuple[Path, str]] = [((), k) for k in _flattenable(schema)]
@@ -97,7 +98,7 @@ def _split(
 def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 7: a nested object's keys written one level up (bare or dotted, D7.1), inside a
     declared object on some variants (D7.5), merged with the object also written (D7.6)."""
-    top, inner_sites = _sites(tool)
+    top, inner_sites = flatten_sites(tool)
     # the variant picks the reading: a tool with a nested object inside an object re-nests
     # one level down (D7.5) on three variants in four, merged (D7.6) on two of those; any
     # other tool merges on half its variants

@@ -2,7 +2,8 @@
 
 A mix, rotating with the case index: a required property missing with no default, an enum
 value matching no member or two, a lossy coercion (on an optional property too, D5.5), a name
-matching two declared tools, calls that differ, several values for a scalar, a cut inside the
+matching two declared tools, calls that differ (every other turn a flattened key differing
+from the nested object also written, D7.6), several values for a scalar, a cut inside the
 tool name (every other turn in a second call begun after a complete one, D10.2), prose with
 no call, and a required property written under a noisy name (D7.7).
 Each builds a correct call first and breaks it in one named way. This module deliberately
@@ -37,6 +38,7 @@ from toolcall300.generator.rules.arrays import plain_scalar
 from toolcall300.generator.rules.coercion import coercible
 from toolcall300.generator.rules.enums import ENUM_SPELLINGS, string_enum
 from toolcall300.generator.rules.names import MANGLERS
+from toolcall300.generator.rules.nesting import flatten_sites
 from toolcall300.generator.values import build_value, pool_list, props_of
 from toolcall300.rules import is_lossless, tool_name_matches
 
@@ -218,6 +220,8 @@ def _u_ambiguous_name(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
 
 
 def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    if variant // len(UNRECOVERABLE_KINDS) % 2:
+        return _flattened_conflict(ctx, tool, variant)
     first = valid_call(ctx, tool, fill=0.7)
     for _ in range(10):
         second = valid_call(ctx, tool, fill=0.7)
@@ -238,6 +242,52 @@ def _u_conflicting(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     )
     why = f"Two calls to {quote(tool_name(tool))} differ in {', '.join(quote(k) for k in diff)}; rule 10 (D10.1) collapses copies only when they are identical, and picking one would be a guess."
     return _refuse(choose_tools(ctx, tool), render(ctx, body), "rule 10 / D10.1", why)
+
+
+def _flattened_conflict(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """D7.6: a nested object written whole, and one of its keys also flattened beside it
+    with another value. Every other turn of the conflicting-calls kind (two writes of one
+    value that differ), so the mix keeps its kinds and counts; a tool with no nested object
+    to flatten (D7.1, D7.3, D7.5) makes none, and the turn goes to the next tool."""
+    top, inner = flatten_sites(tool)
+    sites = top + inner
+    if not sites:
+        return None
+    where, parent = sites[variant % len(sites)]
+    call = valid_call(ctx, tool, force=(where or (parent,))[:1], fill=0.7)
+    container = get_in(call["arguments"], where)
+    written = container.get(parent)
+    if not isinstance(written, dict) or not written:
+        return None
+    schema = tool_schema(tool) if not where else tool_schema(tool)["properties"][where[0]]
+    members = schema["properties"][parent]["properties"]
+    key = sorted(written)[variant % len(written)]
+    others = (
+        build_value(
+            ctx.rng, members[key], ctx.pools, tool_name(tool), ".".join((*where, parent, key))
+        )
+        for _ in range(6)
+    )
+    other = next((v for v in others if v != written[key]), None)
+    if other is None:
+        return None
+    dotted = f"{parent}.{key}"  # unless the container declares that name itself (rule 7)
+    spelled = dotted if variant % 2 and dotted not in schema["properties"] else key
+    container[spelled] = other
+    home = ".".join((*where, parent))
+    why = (
+        f"{quote(home)} was written with {quote(key)}: {quote(written[key])}, and "
+        f"{quote(spelled)} beside it as {quote(other)}. The flattened key belongs only to "
+        f"{quote(parent)} (D7.1, D7.3{', D7.5' if where else ''}), so it re-nests into the "
+        "written object, where the same key holds another value: a conflict, which refuses the "
+        "call (D7.6); keeping either value would be a guess."
+    )
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 7 / D7.6",
+        why,
+    )
 
 
 def _u_multi_element(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
