@@ -281,3 +281,13 @@ def test_a_conflicting_flattened_key_is_a_named_refusal() -> None:
     assert not run_checks(corpus, only=("unrecoverable_has_defect",)).failures
     case["text"] = json.dumps({"name": "book_shipment", "arguments": {**sent, "weight_kg": 2.25}})
     assert run_checks(corpus, only=("unrecoverable_has_defect",)).failures  # equal: collapses
+
+
+def test_a_fresh_build_keeps_two_cases_on_each_decision_the_corpus_builds_on(
+    private: list[tuple[Case, dict[str, Any]]],
+) -> None:
+    """A new tool moves every category's rotation: a decision that had its cases by the luck of
+    the order (D5.5 fell to one when book_shipment was added) keeps them by construction."""
+    rules = [r["rule"] for _, r in private]
+    for decision in ("D5.5", "D7.5", "D7.6", "D7.7", "D8.3"):
+        assert sum(decision in rule for rule in rules) >= 2, decision

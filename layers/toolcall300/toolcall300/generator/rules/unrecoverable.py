@@ -145,6 +145,12 @@ def _u_lossy(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     cands = leaf_paths(tool_schema(tool), coercible)
     if not cands:
         return None
+    # every other turn of the kind writes on an optional property where the tool has one, so
+    # D5.5 (refused, never dropped) has its cases whatever the catalog's order
+    required = tool_schema(tool).get("required", [])
+    optional = [c for c in cands if c[0][0] not in required]
+    if optional and variant // len(UNRECOVERABLE_KINDS) % 2:
+        cands = optional
     path, sub = cands[variant % len(cands)]
     kind = str(value_type(sub))
     spelled = _LOSSY[kind][variant % len(_LOSSY[kind])]
