@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -328,19 +329,26 @@ def test_a_baseline_saved_on_corpus_version_1_is_refused_naming_both(tmp_path: P
     assert "corpus version 1.0" in err and f"version {CORPUS_VERSION}" in err
 
 
-def test_a_baseline_saved_on_corpus_version_2_is_refused_naming_both(tmp_path: Path) -> None:
-    """Corpus v3 rebuilt args_as_string and multiple_calls (D9.2, D10.3): a v2 score is not
-    comparable, so a v2 baseline is refused in one line, as v1's was."""
+@pytest.mark.parametrize(
+    ("version", "spec"),
+    [("2.0", "toolcall300-grading/2.0"), ("3.0", "toolcall300-grading/3.0")],
+)
+def test_a_baseline_saved_on_an_earlier_corpus_version_is_refused_naming_both(
+    tmp_path: Path, version: str, spec: str
+) -> None:
+    """Corpus v3 rebuilt args_as_string and multiple_calls (D9.2, D10.3), and v3.1 added the
+    cases on D5.4, D7.5, D7.6 and D10.4 and a tool (every case moved): a score on an earlier
+    version is not comparable, so its baseline is refused in one line, as v1's was."""
     saved = tmp_path / "base.json"
     score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
     report = json.loads(saved.read_text())
-    report.update(corpus_version="2.0", spec_version="toolcall300-grading/2.0")
+    report.update(corpus_version=version, spec_version=spec)
     saved.write_text(json.dumps(report))
     code, out, err = score(
         "--corpus", str(SAMPLE), "--adapter", "integrator", "--baseline", str(saved)
     )
     assert (code, out, err.count("\n")) == (1, "", 1)
-    assert "corpus version 2.0" in err and "version 3.0" in err
+    assert f"corpus version {version}" in err and f"version {CORPUS_VERSION}" in err
 
 
 def test_a_baseline_on_the_same_version_is_compared(tmp_path: Path) -> None:
@@ -377,7 +385,9 @@ def test_compare_reports_refuses_another_version() -> None:
 
     cases = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
     now = score_cases(cases, {}, corpus_sha256="x", corpus_version=CORPUS_VERSION)
-    with pytest.raises(VersionMismatch, match=r"version 1\.0, this run on version 3\.0"):
+    with pytest.raises(
+        VersionMismatch, match=rf"version 1\.0, this run on version {re.escape(CORPUS_VERSION)}"
+    ):
         compare_reports(_as_version_1(now), now)
     assert compare_reports(now, now)["regressed"] is False
 
