@@ -142,6 +142,22 @@ def test_without_isolation_the_command_runs_as_given_and_says_so(
         assert prepared.isolation.record()["notes"] == list(iso.notes)
 
 
+def test_a_promised_seccomp_filter_that_cannot_be_built_is_recorded_as_absent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An isolation handed to prepare() may say seccomp where this machine builds no filter:
+    the run then records no filter and says why, never a filter it runs without."""
+    monkeypatch.setattr(sandbox, "seccomp_filter", lambda: None)
+    iso = sandbox.Isolation(network_isolated=True, uid_dropped=False, method="bwrap", seccomp=True)
+    with sandbox.scratch_dir() as scratch:
+        prepared = sandbox.prepare(["adapter"], scratch, isolation=iso)
+        prepared.close()
+    record = prepared.isolation.record()
+    assert record["seccomp"] is False and record["filesystem"] == "private"
+    assert sandbox.NO_SECCOMP_NOTE in record["notes"]
+    assert "--seccomp" not in prepared.argv
+
+
 def test_isolated_commands_run_in_new_namespaces() -> None:
     iso = sandbox.Isolation(network_isolated=True, uid_dropped=False)
     with sandbox.scratch_dir() as scratch:

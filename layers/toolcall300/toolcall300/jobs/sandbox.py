@@ -44,7 +44,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -214,6 +214,12 @@ run_probe_command: Callable[..., subprocess.CompletedProcess[bytes]] = subproces
 _BUSY_ERRNOS = (errno.EAGAIN, errno.ENOMEM)
 
 
+#: The note a run records when bubblewrap is there but its seccomp filter could not be built.
+NO_SECCOMP_NOTE = (
+    "no seccomp filter (python3-seccomp is missing): the adapter may make namespaces of its own"
+)
+
+
 class IsolationUnknown(RuntimeError):
     """A probe did not finish in time (or could not start for want of resources): what
     isolation this machine allows is unknown. Not cached, so the next run probes again; the
@@ -279,10 +285,7 @@ def probe() -> Isolation:
     if shutil.which("bwrap") and _works("bubblewrap", [*_bwrap_system(), "--", "/bin/true"], drop):
         filtered = seccomp_filter() is not None
         if not filtered:
-            notes.append(
-                "no seccomp filter (python3-seccomp is missing): the adapter may make "
-                "namespaces of its own"
-            )
+            notes.append(NO_SECCOMP_NOTE)
         return Isolation(True, root, tuple(notes), "bwrap", seccomp=filtered)
     notes.append(
         "no bubblewrap: the adapter sees the host's filesystem (what its uid may read) and /tmp"
@@ -704,6 +707,10 @@ def prepare(
     if uid is not None:
         os.chown(scratch, uid, uid)
     bpf = seccomp_filter() if iso.filesystem_private and iso.seccomp else None
+    if bpf is None and iso.filesystem_private and iso.seccomp:
+        # the isolation handed in promised a filter this machine cannot build: the run records
+        # what it gets, never a filter it runs without
+        iso = replace(iso, seccomp=False, notes=(*iso.notes, NO_SECCOMP_NOTE))
     seccomp_fd = os.open(bpf, os.O_RDONLY) if bpf is not None else None
     read, write = os.pipe()
     argv = wrap(
