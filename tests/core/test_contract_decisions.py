@@ -49,6 +49,19 @@ DEEP = tools(
     }
 )
 CITY = tools({"city": {"type": "string"}}, ("city",))
+#: `city` is declared twice below the top level (trip.to.city and home.city): no single home
+TWO_HOMES = tools(
+    {
+        "trip": {
+            "type": "object",
+            "properties": {
+                "to": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "note": {"type": "string"},
+            },
+        },
+        "home": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+)
 
 
 def call(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -69,6 +82,14 @@ CASES = [
     ("D5.5", text({"x": 1, "days": [1, 2]}), OPTIONAL, None),
     ("D7.5", text({"a": {"b.c": 1, "d": 2}}), DEEP, call({"a": {"b": {"c": 1, "d": 2}}})),
     ("D7.5", text({"a": {"c": 1}}), DEEP, call({"a": {"b": {"c": 1}}})),
+    ("D7.5", text({"c": 1, "a": {"d": 2}}), DEEP, call({"a": {"b": {"c": 1, "d": 2}}})),
+    ("D7.5", text({"a.b.c": 1}), DEEP, call({"a": {"b": {"c": 1}}})),
+    (
+        "D7.5",
+        text({"trip": {"note": "x"}, "city": "Oslo"}),
+        TWO_HOMES,
+        call({"trip": {"note": "x"}}),
+    ),
     (
         "D7.6",
         text({"address": {"city": "Oslo"}, "zip": "0150"}),

@@ -236,7 +236,11 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "D7.5",
                 "Re-nesting applies at every level of the arguments: inside a declared object, a "
                 "key that belongs to one of that object's nested objects is re-nested under "
-                "D7.1-D7.3, read relative to that object (its own properties are its top level).",
+                "D7.1-D7.3, read relative to that object (its own properties are its top level). "
+                'A key\'s one home may lie more than one object down: `"c"` at the top level is '
+                '`a.b.c`, and so is the dotted path `"a.b.c"`, when no other object at any depth '
+                "below declares `c`; a name declared in two places below is not re-nested (D7.3) "
+                "and, undeclared where it was written, is dropped (D7.2).",
             ),
             (
                 "D7.6",
