@@ -95,3 +95,28 @@ def test_a_small_archive_that_would_unpack_too_large_is_refused(
     zeros = archive((entry("a"), b"\0" * 600), (entry("b"), b"\0" * 600))
     with pytest.raises(adapter_files.FilesRefused, match="unpacks to over 1000 bytes"):
         adapter_files.listing(zeros)
+
+
+def test_one_name_repeated_past_the_entry_cap_is_refused() -> None:
+    # a name repeated is one name but as many entries (each read, listed and unpacked again):
+    # a few hundred KiB of gzip could otherwise hold millions of them
+    same = archive(*[(entry("a"), b"") for _ in range(adapter_files.MAX_FILES + 1)])
+    with pytest.raises(adapter_files.FilesRefused, match=f"more than {adapter_files.MAX_FILES}"):
+        adapter_files.listing(same)
+
+
+def test_a_gzip_bomb_is_refused_before_tarfile_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a pax header tarfile reads whole into memory: 300 MB of it gzip to 300 KB
+    monkeypatch.setattr(adapter_files, "MAX_TAR_BYTES", 64 * 1024)
+    bomb = entry("a")
+    bomb.pax_headers = {"comment": "x" * (128 * 1024)}
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(bomb, io.BytesIO(b""))
+    assert len(out.getvalue()) < 4096
+    with pytest.raises(adapter_files.FilesRefused, match="decompresses to over 65536 bytes"):
+        adapter_files.listing(out.getvalue())
+    # a folder of ordinary size still passes
+    assert adapter_files.listing(archive((entry("adapter.py"), b"print(1)\n"))) == {
+        "adapter.py": 0o644
+    }

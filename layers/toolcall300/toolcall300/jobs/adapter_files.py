@@ -9,8 +9,8 @@ system, the kit and what the team sent.
 
 :func:`listing` checks an archive before a run exists (``400 adapter_files_unusable``):
 regular files, folders and links inside the folder only, within :data:`MAX_FILES` entries and
-:data:`MAX_UNPACKED_BYTES`. :func:`unpack` writes it with the standard library's ``data``
-extraction filter and then owns every entry itself (root-owned when run as root, folders
+:data:`MAX_UNPACKED_BYTES` (a gzip stream decompressed within :data:`MAX_TAR_BYTES` first).
+:func:`unpack` writes it with the standard library's ``data`` extraction filter and then owns every entry itself (root-owned when run as root, folders
 0755, files 0644 or 0755), so the adapter can read but never change its own copy.
 """
 
@@ -20,6 +20,7 @@ import io
 import os
 import posixpath
 import tarfile
+import zlib
 from pathlib import Path
 
 #: The archive as sent (gzip allowed); base64 in the JSON body keeps it under the gateway's
@@ -28,6 +29,11 @@ MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
 #: What it may unpack to: entries and bytes (a small archive must not fill the disk).
 MAX_FILES = 4096
 MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+#: The tar stream a gzip archive may decompress to: the files plus room for their headers.
+#: Checked while decompressing, before tarfile reads a byte, so a small archive holding a
+#: huge header (a pax record tarfile would read whole into memory) costs at most this much.
+MAX_TAR_BYTES = MAX_UNPACKED_BYTES + 8 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class FilesRefused(ValueError):
@@ -38,11 +44,26 @@ def _name(member: tarfile.TarInfo) -> str:
     return posixpath.normpath(member.name)
 
 
+def _tar_bytes(archive: bytes) -> bytes:
+    """The plain tar stream: ``archive`` itself, or its gzip decompressed within
+    :data:`MAX_TAR_BYTES` (a gzip bomb is refused before it fills memory)."""
+    if not archive.startswith(_GZIP_MAGIC):
+        return archive
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        tar = inflate.decompress(archive, MAX_TAR_BYTES + 1)
+    except zlib.error as exc:
+        raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
+    if len(tar) > MAX_TAR_BYTES:
+        raise FilesRefused(f"it decompresses to over {MAX_TAR_BYTES} bytes")
+    return tar
+
+
 def _open(archive: bytes) -> tarfile.TarFile:
     if len(archive) > MAX_ARCHIVE_BYTES:
         raise FilesRefused(f"the archive is over {MAX_ARCHIVE_BYTES} bytes")
     try:
-        return tarfile.open(fileobj=io.BytesIO(archive), mode="r:*")
+        return tarfile.open(fileobj=io.BytesIO(_tar_bytes(archive)), mode="r:")
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
 
@@ -50,11 +71,12 @@ def _open(archive: bytes) -> tarfile.TarFile:
 def listing(archive: bytes) -> dict[str, int]:
     """Every entry of the folder (relative name -> mode), or :class:`FilesRefused`."""
     names: dict[str, int] = {}
-    total = 0
+    total = entries = 0
     try:
         with _open(archive) as tar:
             for member in tar:
-                if len(names) >= MAX_FILES:
+                entries += 1  # every entry, not every name: a name repeated is unpacked again
+                if entries > MAX_FILES:
                     raise FilesRefused(f"more than {MAX_FILES} entries")
                 name = _name(member)
                 if name == ".":
