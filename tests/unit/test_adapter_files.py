@@ -120,3 +120,31 @@ def test_a_gzip_bomb_is_refused_before_tarfile_reads_it(monkeypatch: pytest.Monk
     assert adapter_files.listing(archive((entry("adapter.py"), b"print(1)\n"))) == {
         "adapter.py": 0o644
     }
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        # "t" reads as a/b but resolves through s (the folder itself) to the folder's parent
+        [
+            (entry("a/b/s", tarfile.SYMTYPE, link="../.."), b""),
+            (entry("a/b/t", tarfile.SYMTYPE, link="s/.."), b""),
+        ],
+        # a file written through a link: where it lands is not where its name says
+        [(entry("s", tarfile.SYMTYPE, link="a"), b""), (entry("s/x.py"), b"x")],
+        # the link may come after the entry that goes through it
+        [(entry("s/x.py"), b"x"), (entry("s", tarfile.SYMTYPE, link="a"), b"")],
+        # a hard link whose target is named through a link
+        [
+            (entry("up", tarfile.SYMTYPE, link="."), b""),
+            (entry("h", tarfile.LNKTYPE, link="up/../adapter.py"), b""),
+        ],
+    ],
+)
+def test_an_entry_or_link_through_a_symbolic_link_is_refused(
+    members: list[tuple[tarfile.TarInfo, bytes]],
+) -> None:
+    # judged as written, each of these is inside the folder; only the data filter's realpath
+    # stood between them and the host (and the run then ended infra_error, not refused)
+    with pytest.raises(adapter_files.FilesRefused, match="through the symbolic link"):
+        adapter_files.listing(archive((entry("adapter.py"), b"print(1)\n"), *members))

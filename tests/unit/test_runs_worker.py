@@ -142,6 +142,21 @@ def test_non_json_lines_between_answers_are_counted_not_fatal() -> None:
     assert stored(d, done)["harness"]["malformed_lines"] == len(CASES)
 
 
+def test_an_answer_holding_a_lone_surrogate_is_malformed_not_a_worker_failure() -> None:
+    # "\\ud800" is valid JSON grammar but no character: stored as an answer, the report could
+    # not be written and the run ended infra_error, the service blamed for the adapter's line
+    lone = fakes.py(
+        "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+        "    key=json.dumps(item['id'])\n"
+        '    sys.stdout.write(\'{"id":\'+key+\',"call":{"name":"get_weather",\'\n'
+        '                     \'"arguments":{"city":"\\\\ud800"}}}\\n\')\n'
+        "    print(json.dumps({'id':item['id'],'call':None}),flush=True)\n"
+    )
+    done, d = run_one(lone)
+    assert (done.status, done.failure) == ("scored", None)
+    assert stored(d, done)["harness"]["malformed_lines"] == len(CASES)
+
+
 def test_an_adapter_that_prints_only_non_json_fails_with_output_malformed() -> None:
     done, _ = run_one(fakes.NON_JSON)
     assert (

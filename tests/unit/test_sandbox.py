@@ -450,6 +450,25 @@ def test_the_seccomp_filter_refuses_new_namespaces_inside_the_sandbox() -> None:
 
 
 @needs_bwrap
+def test_the_adapter_cannot_ptrace_or_look_into_the_runs_init() -> None:
+    # The init (pid 1) runs as the adapter's uid and holds the lifeline: attached with ptrace,
+    # the adapter could clear its death signal and keep it stopped, leaving itself running
+    # (and its tmpfs in host memory) after the run ends
+    attack = fakes.py(
+        "import ctypes,json,os,sys\n"
+        "libc=ctypes.CDLL(None,use_errno=True)\n"
+        "rc=libc.ptrace(16,1,0,0); err=ctypes.get_errno()\n"  # PTRACE_ATTACH
+        "try:\n    fds=os.listdir('/proc/1/fd')\nexcept OSError as e:\n    fds=e.errno\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    info={'rc':rc,'errno':err,'fds':fds}\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'p','arguments':info}}),flush=True)\n"
+    )
+    seen = answer_of(run_adapter(attack))
+    assert seen == {"rc": -1, "errno": errno.EPERM, "fds": errno.EACCES}
+
+
+@needs_bwrap
 def test_the_private_temp_folders_and_the_scratch_total_are_capped() -> None:
     fill = fakes.py(
         "import errno,json,os,sys\n"

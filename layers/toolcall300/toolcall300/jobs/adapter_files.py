@@ -68,9 +68,29 @@ def _open(archive: bytes) -> tarfile.TarFile:
         raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
 
 
+def _through_a_link(path: str, links: set[str]) -> str | None:
+    """The first folder on ``path`` (as the system walks it, before any ``..`` is folded)
+    that is a symbolic link of the archive; None when it passes through none."""
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        folder = posixpath.normpath("/".join(parts[:i]))
+        if folder in links:
+            return folder
+    return None
+
+
 def listing(archive: bytes) -> dict[str, int]:
-    """Every entry of the folder (relative name -> mode), or :class:`FilesRefused`."""
+    """Every entry of the folder (relative name -> mode), or :class:`FilesRefused`.
+
+    Names and link targets are judged as written, so no entry may lie or point *through* a
+    symbolic link of the archive: ``t -> s/..`` with ``s -> ../..`` reads as inside but
+    resolves to the folder's parent. With that refused, where a name is written is where it
+    lands, and the ``data`` filter's own check (``realpath``, bypassed on older Pythons:
+    CVE-2025-4517) is never the only one.
+    """
     names: dict[str, int] = {}
+    links: set[str] = set()
+    walked: list[tuple[str, str]] = []  # (entry, path the system walks to make or follow it)
     total = entries = 0
     try:
         with _open(archive) as tar:
@@ -83,6 +103,7 @@ def listing(archive: bytes) -> dict[str, int]:
                     continue
                 if member.name.startswith("/") or name == ".." or name.startswith("../"):
                     raise FilesRefused(f"{member.name!r} lies outside the folder")
+                walked.append((member.name, member.name))
                 if member.isfile():
                     total += member.size
                     if total > MAX_UNPACKED_BYTES:
@@ -90,7 +111,9 @@ def listing(archive: bytes) -> dict[str, int]:
                 elif member.issym() or member.islnk():
                     target = member.linkname
                     if member.issym():
-                        target = posixpath.join(posixpath.dirname(name), target)
+                        links.add(name)
+                        target = posixpath.join(posixpath.dirname(member.name), target)
+                    walked.append((member.name, target))
                     target = posixpath.normpath(target)
                     if (
                         member.linkname.startswith("/")
@@ -107,6 +130,12 @@ def listing(archive: bytes) -> dict[str, int]:
         raise FilesRefused(f"the archive is damaged: {exc}") from exc
     if not names:
         raise FilesRefused("the archive is empty")
+    for entry, path in walked:
+        if (link := _through_a_link(path, links)) is not None:
+            raise FilesRefused(
+                f"{entry!r} lies or points through the symbolic link {link!r}: name the "
+                "real folder instead"
+            )
     return names
 
 
@@ -117,7 +146,10 @@ def unpack(archive: bytes, into: Path) -> Path:
     modes = listing(archive)
     into.mkdir(mode=0o755)
     with _open(archive) as tar:
-        tar.extractall(into, filter="data")
+        try:
+            tar.extractall(into, filter="data")
+        except (tarfile.TarError, OSError) as exc:  # the data filter's last word, said as is
+            raise FilesRefused(f"it cannot be unpacked: {exc}") from exc
     uid, gid = os.geteuid(), os.getegid()
     for folder, dirs, files in os.walk(into):
         os.chown(folder, uid, gid)

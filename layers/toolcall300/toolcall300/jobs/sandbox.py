@@ -88,8 +88,14 @@ _NOT_IN_KIT = ("service", "sample30.jsonl")
 #: either its exit (and exits the same way) or EOF on the lifeline (the worker is gone or
 #: stopped the run: kill the process group; leaving pid 1 kills the rest of the namespace).
 INIT = r"""
-import os, select, signal, sys
+import ctypes, os, select, signal, sys
 life, cmd = int(sys.argv[1]), sys.argv[2:]
+# not dumpable (PR_SET_DUMPABLE 0), before the fork: the command runs as our uid, and would
+# otherwise ptrace us or open /proc/1/fd/<lifeline> for writing (a writer of its own that
+# keeps the lifeline from ever reading EOF); its exec makes the command dumpable again
+if ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) != 0:
+    os.write(2, b"toolcall300 sandbox: cannot protect the run's init (prctl)\n")
+    os._exit(126)
 pid = os.fork()
 if pid == 0:
     os.close(life)

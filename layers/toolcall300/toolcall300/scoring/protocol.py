@@ -324,11 +324,14 @@ def parse_answer(line: bytes) -> tuple[Any, Any] | None:
     """``(id, call)`` from one stdout line, or None when the line is not a protocol answer.
 
     The call itself is not judged here: any JSON value is passed on, and the scorer grades
-    a non-object as a schema-invalid return (D1.1).
+    a non-object as a schema-invalid return (D1.1). A line holding a lone surrogate
+    (``"\\ud800"``: JSON's grammar allows the escape, Unicode has no such character) is not
+    an answer either: no UTF-8 report could hold it, so the run would end ``infra_error``.
     """
     try:
         value = loads_strict(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeError, ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "id" not in value or "call" not in value:
         return None
