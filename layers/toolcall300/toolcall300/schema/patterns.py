@@ -69,6 +69,11 @@ class _Parser:
         self.backrefs: list[tuple[int | str, int]] = []
         self.not_covered: list[str] = []
         self.depth = 0
+        #: how many disjunctions with two or more alternatives were read so far, and whether
+        #: one of them lies under an unbounded quantifier (D19), judged on the ECMA text: re's
+        #: parser folds (a|b) into [ab] and factors (ab|ac) into a[bc], hiding the alternation
+        self.alternations = 0
+        self.alternation_under_repeat = False
 
     # ------------------------------------------------------------------ helpers
     def fail(self, why: str, at: int | None = None) -> PatternSyntaxError:
@@ -102,6 +107,8 @@ class _Parser:
         alternatives = [self.alternative()]
         while self.eat("|"):
             alternatives.append(self.alternative())
+        if len(alternatives) > 1:
+            self.alternations += 1
         return "|".join(alternatives)
 
     def alternative(self) -> str:
@@ -117,8 +124,12 @@ class _Parser:
             if self.peek() in ("*", "+", "?") or self.quantifier_ahead():
                 raise self.fail("an assertion cannot be quantified")
             return assertion
+        alternations = self.alternations
         atom = self.atom()
-        return atom + self.quantifier(start)
+        q = self.quantifier(start)
+        if self.alternations > alternations and _unbounded(q):
+            self.alternation_under_repeat = True
+        return atom + q
 
     def assertion(self) -> str | None:
         c = self.peek()
@@ -456,6 +467,25 @@ def ecma_to_python(pattern: str) -> str:
 _UNBOUNDED_AFTER = 16
 
 
+def _unbounded(quantifier: str) -> bool:
+    """Whether an ECMA quantifier (``*``, ``+``, ``?``, ``{n}``, ``{n,}``, ``{n,m}``, each maybe
+    lazy) has no upper bound, or one above :data:`_UNBOUNDED_AFTER` (D19)."""
+    q = quantifier.rstrip("?") if len(quantifier) > 1 else quantifier
+    if q in ("*", "+"):
+        return True
+    if not q.startswith("{"):
+        return False
+    lo, comma, hi = q[1:-1].partition(",")
+    if not comma:
+        hi = lo
+    return not hi or int(hi) > _UNBOUNDED_AFTER
+
+
+_ALTERNATION_HAZARD = (
+    "alternation inside unbounded repetition such as (a|ab)* can backtrack exponentially"
+)
+
+
 def _repeat_hazard(items: Any, inside_repeat: bool) -> str | None:
     """Walk a parsed pattern; report nested unbounded repetition or alternation under one."""
     sre = importlib.import_module("re._constants")  # the parser's own opcodes (3.11+)
@@ -475,7 +505,7 @@ def _repeat_hazard(items: Any, inside_repeat: bool) -> str | None:
                 return found
         elif op is sre.BRANCH:
             if inside_repeat:
-                return "alternation inside unbounded repetition such as (a|ab)* can backtrack exponentially"
+                return _ALTERNATION_HAZARD
             for branch in arg[1]:
                 found = _repeat_hazard(branch, inside_repeat)
                 if found:
@@ -509,7 +539,15 @@ def backtracking_hazard(pattern: str) -> str | None:
         parsed = sre_parse.parse(ecma_to_python(pattern), re.ASCII)
     except (PatternSyntaxError, PatternNotCovered):
         return None  # reported by the caller, from ecma_to_python
-    return _repeat_hazard(list(parsed), inside_repeat=False)
+    found = _repeat_hazard(list(parsed), inside_repeat=False)
+    if found is None:
+        # re's parser folds some alternations away ((a|b)* reads as [ab]*); D19 names the
+        # form as written, so the ECMA parse decides that half.
+        parser = _Parser(pattern)
+        parser.pattern()
+        if parser.alternation_under_repeat:
+            found = _ALTERNATION_HAZARD
+    return found
 
 
 @lru_cache(maxsize=512)
