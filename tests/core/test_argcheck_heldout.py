@@ -1,6 +1,6 @@
 """Held-out vectors for tool-argument/v1 (tests/data/argcheck-heldout-vectors.json).
 
-Written from the published criteria alone (seed 004 and the decisions ``toolcall300
+Written from the published criteria alone (tool-argument/v1 and the decisions ``toolcall300
 criteria`` prints), before reading the checker's code, in the shape of the published
 toolcall300-argument-vectors/v1 so the same harness runs them. They are a test file, not a
 second pinned corpus: the criteria name one corpus (D21), and these stay out of it.

@@ -64,6 +64,36 @@ TWO_HOMES = tools(
 )
 
 
+PRIORITY = tools({"p": {"type": "string", "enum": ["low", "high_priority"]}}, ("p",))
+HOLD = tools({"s": {"type": "string", "enum": ["on_hold", "on-hold"]}}, ("s",))
+#: `a.c` beside `a.b.c`: the bare `c` has two homes, the dotted path one
+TWO_C = tools(
+    {
+        "a": {
+            "type": "object",
+            "properties": {
+                "c": {"type": "integer"},
+                "b": {"type": "object", "properties": {"c": {"type": "integer"}}},
+            },
+        }
+    }
+)
+#: `email` is declared only in the items of an array; `meta` is free-form (D7.4)
+ITEMS = tools(
+    {
+        "title": {"type": "string"},
+        "attendees": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"email": {"type": "string"}}},
+        },
+        "meta": {"type": "object"},
+    },
+    ("title",),
+)
+OPTIONAL_ONLY = tools({"x": {"type": "integer"}, "y": {"type": "string"}})
+DEFAULTED = tools({"x": {"type": "integer", "default": 7}}, ("x",))
+
+
 def call(arguments: dict[str, Any]) -> dict[str, Any]:
     return {"name": "f", "arguments": arguments}
 
@@ -111,6 +141,39 @@ CASES = [
     ("D10.4", '[{"name": "f", "arguments": {"x": 1}}', INTEGER, call({"x": 1})),
     ("D10.4", '[{"name": "f", "arguments": {"x": 1}},', INTEGER, call({"x": 1})),
     ("D10.4", '[{"name": "f", "arguments": {"x": 1}}, {"name": "f", "argu', INTEGER, None),
+    # the readings the second held-out set found open (test_toolshim_heldout2), decided
+    ("D4.2", text({"p": "High  Priority"}), PRIORITY, None),
+    ("D4.2", text({"p": "_low_"}), PRIORITY, None),
+    ("D4.2", text({"p": " High-Priority "}), PRIORITY, call({"p": "high_priority"})),
+    ("D4.3", text({"s": "on-hold"}), HOLD, call({"s": "on-hold"})),
+    ("D4.3", text({"s": "ON-HOLD"}), HOLD, None),
+    ("D7.5", text({"a.b.c": 1}), TWO_C, call({"a": {"b": {"c": 1}}})),
+    ("D7.5", text({"a": {"b": {}}, "c": 1}), TWO_C, call({"a": {"b": {}}})),
+    ("D7.8", text({"title": "t", "email": "x@y.z"}), ITEMS, call({"title": "t"})),
+    ("D7.8", text({"title": "t", "meta.x": 1}), ITEMS, call({"title": "t"})),
+    (
+        "D7.8",
+        text({"title": "t", "attendees": [{"email": "x@y.z"}]}),
+        ITEMS,
+        call({"title": "t", "attendees": [{"email": "x@y.z"}]}),
+    ),
+    ("D11.9", '{"name": "f", "arguments": {', OPTIONAL_ONLY, call({})),
+    ("D11.9", '{"name": "f", "arguments": {', DEFAULTED, call({"x": 7})),
+    ("D11.9", '{"name": "f", "arguments": {', CITY, None),
+    ("D1.3", '{"name": "f"', OPTIONAL_ONLY, None),
+    ("E1", "\ufeff" + text({"x": 1}), OPTIONAL_ONLY, None),
+    (
+        "E2",
+        json.dumps({"name": "f", "arguments": '{"x": 1}', "input": {"x": 1}}),
+        OPTIONAL_ONLY,
+        None,
+    ),
+    (
+        "E2",
+        json.dumps({"tool_calls": [{"name": "f", "arguments": {"x": 1}}]}),
+        OPTIONAL_ONLY,
+        call({"x": 1}),
+    ),
 ]
 
 

@@ -12,8 +12,10 @@ E1's duplicate keys and NaN). Each case cites the rule or decision it rests on.
 First run (toolshim at main 46a8f2c): the 198 drafted cases and about 120 further probes all
 agreed with toolshim, so nothing in toolshim was changed; 120 were kept (the most single-rule
 ones were cut; the set still spans every category and envelope). Where the contract's text
-supports two readings the case was left out, not decided here; :data:`OPEN_READINGS` names each
-with what toolshim does, for whoever owns the contract to settle.
+supported two readings the case was left out; the nine such corners found are now decided in
+the contract (D4.2, D4.3, D7.5's dotted path, D7.8, D11.9, E1's byte-order mark, E2's string
+beside its object and its bare `tool_calls` entries), each with cases in
+test_contract_decisions.
 
 Graded as the scorer grades (rule 1: canonical equality of name and arguments, other top-level
 keys ignored; rule 12: None is a refusal), and once more through the scorer's own corpus
@@ -1442,33 +1444,6 @@ CASES: list[Case] = [
 
 #: Corners the contract leaves open (two defensible readings); no case pins them.
 #: Each: the question, the readings, what toolshim does today.
-OPEN_READINGS: tuple[str, ...] = (
-    "D7.5 dotted path 'a.b.c' when c is also declared elsewhere below (a.c): D7.5's 'when no"
-    " other object ... declares c' may govern the path too (dropped) or only the bare name, as"
-    " D7.3 suggests (a path names one home: re-nested). toolshim re-nests.",
-    "Rule 4 separator runs and edge underscores ('high__priority', 'High  Priority', '_low_'):"
-    " rule 4 lists only trim, case-fold, - and space as _ (no match: refuse), but also says"
-    " 'matched the same way' as names, whose D3.1 collapses runs and drops edge _. toolshim refuses.",
-    "An exact enum member that has a normalisation twin (members 'on_hold' and 'on-hold', value"
-    " 'on-hold'): valid as sent, no rule 4 repair (keep), or D4.1 read literally (ambiguous:"
-    " refuse); rule 3 says an exact match wins, rule 4 does not. toolshim keeps it.",
-    "A flattened key whose only home is in an array's item objects (top-level 'email' for"
-    " attendees[].email): rule 7 speaks of nested objects (not re-nested: dropped) or re-nested"
-    " and wrapped by D8.2. Likewise whether a name declared in array items counts as 'declared"
-    " below' for D7.5. toolshim drops it and does not count item names.",
-    "A dotted key into a free-form object ('meta.x', meta without properties): x is no declared"
-    " property (D7.1: dropped) or D7.4 keeps a free-form object's keys (re-nested). toolshim drops.",
-    "A cut right after the arguments opened ('\"arguments\":{' and nothing else, no required"
-    " property): rule 11 closes the container ({}), or D11.4/D1.3 (nothing completely written, no"
-    " empty container invented, rule 2's warning about {}) refuse. toolshim returns {}.",
-    "E2's 'two argument keys must be equal (canonically)' when one is a JSON string and the other"
-    " its decoded object: compared as written (refuse) or after rule 9 (one call). toolshim refuses.",
-    "A byte-order mark before the text: RFC 8259 section 8.1 lets a parser ignore it (the scorer's"
-    " corpus reader does) or it is a character outside the JSON (E1: refuse). toolshim refuses.",
-    "A tool_calls entry in another E2 form (bare {name, arguments}): E2 describes the entries as"
-    " OpenAI's {id, type, function}; read by E2 again (a call) or not a call (E4). toolshim reads it.",
-)
-
 IDS = [c.cid for c in CASES]
 
 

@@ -128,6 +128,20 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "Only string members take part. A value matching two members after "
                 "normalisation is ambiguous and refused, like a value matching none.",
             ),
+            (
+                "D4.2",
+                "Rule 4's normalisation is its list and nothing more: trim, case-fold, and each "
+                "`-` or whitespace character read as `_`. Runs are not collapsed and `_` at the "
+                'edges is kept, unlike tool names (D3.1): `"High  Priority"` is '
+                '`high__priority` and matches no `high_priority`; `"_low_"` matches no `low`.',
+            ),
+            (
+                "D4.3",
+                "A value written exactly as a member is that member, even when another member "
+                'normalises alike (`"on-hold"` where both `on_hold` and `on-hold` are members): '
+                "an exact match wins, as for tool names (D3.1). D4.1's ambiguity is for a value "
+                'that is no member as written (`"ON-HOLD"` there is refused).',
+            ),
         ),
     ),
     (
@@ -238,9 +252,10 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "key that belongs to one of that object's nested objects is re-nested under "
                 "D7.1-D7.3, read relative to that object (its own properties are its top level). "
                 'A key\'s one home may lie more than one object down: `"c"` at the top level is '
-                '`a.b.c`, and so is the dotted path `"a.b.c"`, when no other object at any depth '
-                "below declares `c`; a name declared in two places below is not re-nested (D7.3) "
-                "and, undeclared where it was written, is dropped (D7.2).",
+                "`a.b.c` when no other object at any depth below declares `c` (a name declared "
+                "in two places below is not re-nested, D7.3, and is dropped where it was "
+                'written, D7.2); a dotted path whose every step is declared (`"a.b.c"`) names '
+                "its one home whatever else declares `c`.",
             ),
             (
                 "D7.6",
@@ -254,6 +269,15 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 'to tool names only. A key that is not exactly a declared name (`"City"` for '
                 "`city`) is undeclared and dropped (D7.2); a required property left missing is "
                 "then refused unless its default fills it (rule 6).",
+            ),
+            (
+                "D7.8",
+                "Re-nesting moves keys into objects, never into an array: a name declared only "
+                "in the items of an array (`attendees[].email`) is no home for a flattened key, "
+                "which is dropped (D7.2), and is not counted as a second home either. Inside a "
+                "declared array of objects each item is read as a level of its own (D7.5). A "
+                'dotted key whose path runs into a free-form object (D7.4: `"meta.x"` for a '
+                "`meta` without `properties`) names no declared property and is dropped.",
             ),
         ),
     ),
@@ -383,6 +407,13 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "goes and read under D11.1-D11.6. A complete string holding cut JSON is "
                 "refused (D9.1): its writer closed it, so nothing was cut.",
             ),
+            (
+                "D11.9",
+                "A cut right after the arguments' `{`, nothing written inside, keeps an empty "
+                "arguments object: the object was begun, and what the cut took is absent as in "
+                "D11.6 (a required property filled from its default, else the call refused). "
+                "D1.3 refuses a cut call whose arguments were never begun.",
+            ),
         ),
     ),
     (
@@ -410,7 +441,8 @@ READING: tuple[tuple[str, str], ...] = (
         "that is not JSON, prose around JSON included, is refused (rule 11 reads a cut at the "
         "end only). JSON is RFC 8259 read strictly, by the suite's one reader: NaN, Infinity, "
         "a number beyond a double's range and an object that repeats a key (which value was "
-        "meant is unknown) are not JSON.",
+        "meant is unknown) are not JSON, and a byte-order mark (U+FEFF) before the text is a "
+        "character outside it.",
     ),
     (
         "E2",
@@ -422,7 +454,9 @@ READING: tuple[tuple[str, str], ...] = (
         'itself: bare `{"name", "arguments"}`, `{"name", "parameters"}`, or Anthropic\'s '
         '`{"type": "tool_use", "id", "name", "input"}`. The arguments are under `arguments`, '
         "`parameters` or `input`; when two of them are written they must be equal "
-        "(canonically), else the call is refused. Other keys (an id, a type) are ignored.",
+        "(canonically, as written: a JSON string and the object it encodes differ), else the "
+        "call is refused. Other keys (an id, a type) are ignored. Each entry of a `tool_calls` "
+        'array is read by E2 again, so a bare `{"name", "arguments"}` entry is a call.',
     ),
     (
         "E3",
