@@ -256,6 +256,11 @@ def test_item_ids_must_be_unique_strings() -> None:
         (b'{"id": "a", "call": NaN}', None),
         (b"\xff\xfe", None),
         (b"[" * 100_000, None),
+        # a lone surrogate: JSON grammar, but no character a UTF-8 report can hold
+        (b'{"id": "a", "call": {"name": "\\ud800", "arguments": {}}}', None),
+        (b'{"id": "a", "call": "\\ud83d\\ude00"}', ("a", "\U0001f600")),  # a pair is one
+        (b'{"id": "a", "call": "a\xe2\x80\xa8b"}', ("a", "a\u2028b")),  # not a line break here
+        (b'{"id": "a", "id": "b", "call": null}', None),  # duplicate keys
     ],
 )
 def test_parse_answer(line: bytes, expected: Any) -> None:

@@ -469,6 +469,33 @@ def test_the_adapter_cannot_ptrace_or_look_into_the_runs_init() -> None:
 
 
 @needs_bwrap
+def test_the_adapter_inherits_only_its_pipes_and_reaches_no_host_socket() -> None:
+    # Given a service of the host's on an abstract unix socket (no file: no mount keeps it
+    # out, only the network namespace)
+    import socket
+
+    name = "\0tc300-" + os.urandom(4).hex()
+    host = socket.socket(socket.AF_UNIX)
+    host.bind(name)
+    host.listen(1)
+    attack = fakes.py(
+        "import json,os,socket,sys\n"
+        "fds=sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
+        "fds=[f for f in fds if os.path.exists(f'/proc/self/fd/{f}')]\n"
+        "s=socket.socket(socket.AF_UNIX)\n"
+        "try:\n    s.connect(sys.argv[1].replace('@',chr(0))); got=0\nexcept OSError as e:\n    got=e.errno\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'f','arguments':{'fds':fds,'connect':got}}}),flush=True)\n"
+    )
+    try:
+        seen = answer_of(run_adapter([*attack, name.replace("\0", "@")]))
+    finally:
+        host.close()
+    assert seen == {"fds": [0, 1, 2], "connect": errno.ECONNREFUSED}
+
+
+@needs_bwrap
 def test_the_private_temp_folders_and_the_scratch_total_are_capped() -> None:
     fill = fakes.py(
         "import errno,json,os,sys\n"
