@@ -179,6 +179,16 @@ def test_d121_non_json_output_grades_as_schema_invalid_not_refusal() -> None:
     assert grade_case(tiny_corpus()[0], value) == SCHEMA_INVALID
 
 
+def test_output_holding_a_lone_surrogate_is_not_json_and_the_report_can_be_written() -> None:
+    # '"\\ud800"' is JSON grammar but no character: kept as a value, writing the report with
+    # it crashed (UnicodeEncodeError); read as the raw text it is, it grades as not JSON
+    out = b'{"name": "\\ud800", "arguments": {}}'
+    value, note = adapters.interpret_output(once(0, out), 10)
+    assert (value, note) == (out.decode(), "stdout is not JSON")
+    assert json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert (adapters.program_error(once(0, out), 10) or "").startswith("stdout is not JSON")
+
+
 def test_d121_output_over_the_cap_is_a_failed_return() -> None:
     value, note = adapters.interpret_output(once(-9, b"x" * 10, capped=True), 10)
     assert value == "x" * 10 and note == "stdout over the output limit"

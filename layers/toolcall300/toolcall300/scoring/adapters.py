@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolcall300.canonical import loads_strict
 from toolcall300.controls import integrator, naive
 from toolcall300.scoring import protocol as streamproto
 from toolcall300.scoring.protocol import error_tail, stream_errors
@@ -257,7 +256,7 @@ def interpret_output(result: streamproto.OnceResult, timeout: float) -> tuple[An
     if not text.strip():
         return None, "empty stdout"
     try:
-        value = loads_strict(text)
+        value = streamproto.loads_output(text)
     except (ValueError, RecursionError):
         return text, "stdout is not JSON"
     return value, ("null" if value is None else None)
@@ -279,7 +278,7 @@ def program_error(result: streamproto.OnceResult, timeout: float) -> str | None:
         text = result.stdout.decode("utf-8", "replace")
         try:
             if text.strip():
-                loads_strict(text)
+                streamproto.loads_output(text)
             return None
         except (ValueError, RecursionError):
             what = "stdout is not JSON: " + text.strip()[:120]

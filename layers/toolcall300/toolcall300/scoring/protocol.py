@@ -320,18 +320,26 @@ def encode_items(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]:
     return lines
 
 
+def loads_output(text: str | bytes) -> Any:
+    """An adapter's JSON output, read as :func:`loads_strict` reads, and refused
+    (``ValueError``) when it holds a lone surrogate (``"\\ud800"``): JSON's grammar allows
+    the escape, but Unicode has no such character, and no UTF-8 report could hold it (the
+    report would fail to be written, a hosted run would end ``infra_error``)."""
+    value = loads_strict(text)
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # UnicodeEncodeError: a ValueError
+    return value
+
+
 def parse_answer(line: bytes) -> tuple[Any, Any] | None:
     """``(id, call)`` from one stdout line, or None when the line is not a protocol answer.
 
     The call itself is not judged here: any JSON value is passed on, and the scorer grades
-    a non-object as a schema-invalid return (D1.1). A line holding a lone surrogate
-    (``"\\ud800"``: JSON's grammar allows the escape, Unicode has no such character) is not
-    an answer either: no UTF-8 report could hold it, so the run would end ``infra_error``.
+    a non-object as a schema-invalid return (D1.1). A value :func:`loads_output` refuses is
+    not an answer either.
     """
     try:
-        value = loads_strict(line.decode("utf-8"))
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except (UnicodeError, ValueError, RecursionError):
+        value = loads_output(line.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "id" not in value or "call" not in value:
         return None
