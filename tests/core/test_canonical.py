@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from hypothesis import given
@@ -91,10 +92,25 @@ def test_a_file_may_start_with_a_byte_order_mark_a_text_may_not() -> None:
         loads_strict_file(b'\xef\xbb\xbf{"a": 1, "a": 2}')
 
 
+@pytest.mark.parametrize(
+    "token",
+    ["1" + "0" * 400, "-" + "9" * 309, str(2**1024), "9" * 100_000],
+)
+def test_an_integer_past_a_doubles_range_is_not_json(token: str) -> None:
+    """Grading E1 and tool-argument/v1 D17: a number past a double's range is not JSON, an
+    integer as much as 1e400 (integers are exact within the range; most readers would read
+    this one as infinity). A 100,000-digit token is refused before it is converted."""
+    with pytest.raises(NotJSON, match="out of range for a double"):
+        loads_strict(token)
+    with pytest.raises(NotJSON):
+        loads_strict('{"n": ' + token + "}")
+
+
 def test_what_stays_json() -> None:
     assert loads_strict("1e308") == 1e308  # the largest exponent that fits
     assert loads_strict("-0.0") == 0.0
-    assert loads_strict("1" + "0" * 400) == 10**400  # integers are exact, never inf
+    top = int(sys.float_info.max)  # the largest integer in a double's range, 309 digits
+    assert loads_strict(str(top)) == top and loads_strict(f"-{top}") == -top  # exact
     assert loads_strict('{"a": {"k": 1}, "b": {"k": 2}}') == {"a": {"k": 1}, "b": {"k": 2}}
     assert raw_decode_strict('x {"a": 1} y', 2) == ({"a": 1}, 10)
 

@@ -162,6 +162,7 @@ CASES = [
     ("D11.9", '{"name": "f", "arguments": {', CITY, None),
     ("D1.3", '{"name": "f"', OPTIONAL_ONLY, None),
     ("E1", "\ufeff" + text({"x": 1}), OPTIONAL_ONLY, None),
+    ("E1", '{"name": "f", "arguments": {"x": 1' + "0" * 400 + "}}", OPTIONAL_ONLY, None),
     (
         "E2",
         json.dumps({"name": "f", "arguments": '{"x": 1}', "input": {"x": 1}}),

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import Repairer, SchemaNode, Withdrawn
-from toolcall300.canonical import loads_strict
+from toolcall300.canonical import int_fits_double, loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
@@ -76,17 +76,13 @@ def refusal(code: str, message: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------- request checks
 
 
-#: Python refuses to print an int longer than 4300 digits; a JSON body cannot carry one either.
-_MAX_INT_BITS = 14_000
-
-
 def _is_json_scalar(node: Any) -> bool:
     if isinstance(node, str):
         return not text_reader.has_lone_surrogate(node)
     if isinstance(node, float):
         return math.isfinite(node)
     if isinstance(node, int) and not isinstance(node, bool):
-        return node.bit_length() <= _MAX_INT_BITS
+        return int_fits_double(node)
     return node is None or isinstance(node, bool)
 
 
@@ -132,7 +128,7 @@ def _is_json_value(value: Any, limit: int) -> tuple[bool, int, bool]:
             elif kind is bool or child is None:
                 pass
             elif kind is int:
-                if child.bit_length() > _MAX_INT_BITS:
+                if child.bit_length() > 1023 and not int_fits_double(child):
                     return False, deepest, exact
             elif kind is float:
                 if not math.isfinite(child):
@@ -421,20 +417,12 @@ def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-#: A digit run long enough to hold an integer past ``_MAX_INT_BITS`` (then the walk runs).
-_LONG_DIGITS = re.compile(rb"[0-9]{4200}")
-
-
 def _shallow(body: bytes) -> bool:
     """Whether the strict reader's value of ``body`` is certainly within the depth limits and
     free of lone surrogates: no more opening brackets than the arguments' depth limit (so no
-    nesting deeper), no surrogate escape (strict UTF-8 itself cannot encode one) and no integer
-    long enough to pass the limit; the strict reader refuses non-finite numbers itself."""
-    return (
-        body.count(b"{") + body.count(b"[") <= MAX_DEPTH
-        and not _SURROGATE_ESCAPE.search(body)
-        and not _LONG_DIGITS.search(body)
-    )
+    nesting deeper) and no surrogate escape (strict UTF-8 itself cannot encode one); the
+    strict reader refuses non-finite numbers and integers past a double's range itself."""
+    return body.count(b"{") + body.count(b"[") <= MAX_DEPTH and not _SURROGATE_ESCAPE.search(body)
 
 
 def precheck(request: Any) -> dict[str, Any]:

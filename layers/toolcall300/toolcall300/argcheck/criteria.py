@@ -141,7 +141,7 @@ DECISIONS: tuple[dict[str, str], ...] = (
     {
         "id": "D17-limits",
         "question": "What limits apply?",
-        "decision": f"Request body at most {MAX_BODY_BYTES} bytes (CAP-EXCEEDED:body_bytes, 413). Arguments nest at most {MAX_DEPTH} levels, R5-unwrapped content included (arguments_too_deep). The schema document nests at most {MAX_SCHEMA_DEPTH} levels (schema_not_covered). Non-finite numbers and lone surrogates are not JSON: in the request body or the arguments object they are invalid_request_body; an arguments_text string holding a lone surrogate is arguments_text_invalid, and one whose \\u escapes decode to a lone surrogate (or whose numbers overflow a double) is invalid_json_text.",
+        "decision": f"Request body at most {MAX_BODY_BYTES} bytes (CAP-EXCEEDED:body_bytes, 413). Arguments nest at most {MAX_DEPTH} levels, R5-unwrapped content included (arguments_too_deep). The schema document nests at most {MAX_SCHEMA_DEPTH} levels (schema_not_covered). Non-finite numbers, numbers past a double's range (1e400, and an integer of 400 digits alike: integers are exact within the range, D11) and lone surrogates are not JSON: in the request body or the arguments object they are invalid_request_body; an arguments_text string holding a lone surrogate is arguments_text_invalid, and one whose \\u escapes decode to a lone surrogate (or whose numbers overflow a double) is invalid_json_text.",
     },
     {
         "id": "D19-pattern-dialect",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from toolcall300.canonical import raw_decode_strict
+from toolcall300.canonical import json_int, raw_decode_strict
 
 #: Deeper nesting than this is refused rather than risking the interpreter's recursion limit.
 MAX_DEPTH = 256
@@ -302,7 +302,7 @@ class _Reader:
             if value in (float("inf"), float("-inf")):
                 raise Malformed(f"number out of range at {m.start()}")
             return value
-        return int(token)
+        return json_int(token)  # past a double's range it is no JSON (E1): Malformed
 
     def _literal(self) -> Any:
         rest = self.text[self.pos : self.pos + 5]
