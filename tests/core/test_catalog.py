@@ -20,6 +20,7 @@ from toolcall300.catalog import (
     load_catalog,
     model_view,
 )
+from toolcall300.schema import MAX_PATTERN_LENGTH
 from toolcall300.scoring.corpus import case_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,6 +217,17 @@ def prop(**schema: Any) -> dict[str, Any]:
             {"type": "array", "items": {"type": "integer", "enum": []}},
             'at $.v["[]"]: enum is empty',
         ),
+        (
+            {"type": "integer", "enum": [1, 2], "minimum": 5},
+            "no enum member satisfies the schema's other keywords",
+        ),
+        ({"type": "string", "enum": ["a", "b"], "minLength": 5}, "no enum member satisfies"),
+        ({"type": "integer", "const": 1, "minimum": 5}, "const 1 does not satisfy"),
+        ({"const": 3, "enum": [1, 2]}, "const 3 does not satisfy"),
+        (
+            {"type": "string", "pattern": "^a{5}$", "maxLength": 3},
+            "matches nothing shorter than 5 characters > maxLength 3",
+        ),
     ],
 )
 def test_what_no_value_satisfies_is_refused_by_name(schema: dict[str, Any], needle: str) -> None:
@@ -234,6 +246,11 @@ def test_what_no_value_satisfies_is_refused_by_name(schema: dict[str, Any], need
         {"type": ["integer", "null"], "enum": [1, None]},
         {"type": "number", "enum": [1, 2.5]},
         {"type": "object", "required": ["x"]},  # an undeclared required name is allowed: open
+        {"type": "integer", "enum": [1, 7], "minimum": 5},  # one member fits
+        {"type": "string", "pattern": "^a{3}", "maxLength": 3},
+        # no string fits, but only an anchored reading shows it: the generator's probe leaves
+        # such a tool out (test_generator_catalogs)
+        {"type": "string", "pattern": "^a{2}$", "minLength": 5},
     ],
 )
 def test_bounds_that_meet_and_typed_enums_are_accepted(schema: dict[str, Any]) -> None:
@@ -301,3 +318,18 @@ def test_generate_exits_1_with_one_line_for_a_deep_or_unsatisfiable_catalog(tmp_
         code = dispatch(["generate", "--tools", str(path), "--out", str(tmp_path / name)], out, err)
         assert code == 1 and err.getvalue().count("\n") == 1, err.getvalue()
         assert "Traceback" not in err.getvalue() and not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("name", ["get\nrecord", "get\trecord", "get\x00record", "get\x7frecord"])
+def test_a_name_holding_a_control_character_is_refused_by_name(name: str) -> None:
+    """A cut or mangled name with a newline in it made texts no integrity check could read."""
+    problems = catalog_problems([tool(name=name)])
+    assert problems == [f"tools[0]: function.name {name!r} holds a control character"]
+
+
+def test_a_pattern_past_the_length_limit_is_refused_before_it_is_compiled() -> None:
+    """A 1 000 000-character pattern took 20 s to read; one past the limit is one line."""
+    ok = prop(type="string", pattern="a" * MAX_PATTERN_LENGTH)
+    assert catalog_problems([ok]) == []
+    problems = catalog_problems([prop(type="string", pattern="a" * (MAX_PATTERN_LENGTH + 1))])
+    assert len(problems) == 1 and f"the limit is {MAX_PATTERN_LENGTH}" in problems[0], problems

@@ -754,3 +754,11 @@ def test_generate_builds_a_checked_corpus_from_a_bfcl_case_as_shipped(tmp_path: 
     pinned = catalog_bytes(imported, line.encode())
     assert manifest["catalog"]["sha256"] == hashlib.sha256(pinned).hexdigest()
     assert cli("generate", "--check-only", "--out", str(out))[0] == 0
+
+
+def test_a_long_chain_of_refs_is_refused_not_a_recursion_error() -> None:
+    """Each ``$ref`` to a ``$ref`` took a stack frame: 5000 of them were a RecursionError."""
+    defs: dict[str, Any] = {f"D{i}": {"$ref": f"#/$defs/D{i + 1}"} for i in range(5000)}
+    defs["D5000"] = {"type": "string"}
+    with pytest.raises(ImportRefused, match=r"a chain of more than \d+ \$ref"):
+        params_of({"$defs": defs, "properties": {"x": {"$ref": "#/$defs/D0"}}})

@@ -4,6 +4,7 @@ the catalogs that used to trip an internal check."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import random
@@ -14,11 +15,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from support.schema_strategies import SCHEMAS
+from support.schema_strategies import HOSTILE_SCHEMAS, SCHEMAS
 
 from toolcall300.catalog import CatalogError, catalog_problems
 from toolcall300.cli import dispatch
-from toolcall300.generator.build import DATA, FILES, MANIFEST, Inputs, build
+from toolcall300.generator.build import DATA, FILES, MAKERS, MANIFEST, Inputs, build
 from toolcall300.generator.shape import Shape
 from toolcall300.generator.values import GenerationError, build_value, pools_problems
 from toolcall300.schema import is_valid
@@ -166,8 +167,10 @@ def test_a_catalog_that_feeds_nothing_is_one_clear_error(tmp_path: Path) -> None
     out = tmp_path / "corpus"
     code, _, err = cli("--tools", write(tmp_path, "t.json", catalog), "--out", str(out))
     assert code == 1
-    assert err.startswith("toolcall300 generate: the catalog feeds no category: wrong_tool_name:")
-    assert "cannot write a string matching pattern" in err and len(err.splitlines()) == 1
+    # its one tool is left out by name before any category is tried (build.unbuildable)
+    assert (
+        err == "catalog: tool get_record: cannot write a string matching pattern '^(?=R)\\\\w+$'\n"
+    )
     assert not out.exists()
 
 
@@ -416,6 +419,22 @@ def test_any_accepted_catalog_ends_in_a_checked_corpus_or_a_named_refusal(
     schemas: list[dict[str, Any]], closed: bool
 ) -> None:
     """Never a traceback, never "integrity checks failed" for a catalog the reader accepted."""
+    ends_in_a_checked_corpus_or_a_named_refusal(schemas, closed)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(HOSTILE_SCHEMAS, min_size=1, max_size=3), st.booleans())
+def test_a_hostile_catalog_ends_in_a_checked_corpus_or_a_named_refusal(
+    schemas: list[dict[str, Any]], closed: bool
+) -> None:
+    """The same with keyword values past every real catalog (huge lengths and counts, enum
+    objects with undeclared keys, patterns against lengths): never built, never a traceback."""
+    ends_in_a_checked_corpus_or_a_named_refusal(schemas, closed)
+
+
+def ends_in_a_checked_corpus_or_a_named_refusal(
+    schemas: list[dict[str, Any]], closed: bool
+) -> None:
     params: dict[str, Any] = {
         "type": "object",
         "properties": {f"p{i}": s for i, s in enumerate(schemas)},
@@ -435,4 +454,134 @@ def test_any_accepted_catalog_ends_in_a_checked_corpus_or_a_named_refusal(
     except (CatalogError, GenerationError) as exc:
         assert str(exc) and "\n" not in str(exc)
         return
+    assert result.report.ok, (json.dumps(params), result.report.failures[:3])
+
+
+# ------------------------------------------------------------ hostile and pathological catalogs
+
+
+def with_other(schema: dict[str, Any], name: str = "hostile") -> list[dict[str, Any]]:
+    """A catalog of one tool with a required property ``p`` of ``schema``, beside a plain one."""
+    other = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    params = {"type": "object", "properties": {"p": schema}, "required": ["p"]}
+    return [
+        {"type": "function", "function": {"name": name, "parameters": params}},
+        {"type": "function", "function": {"name": "other_tool", "parameters": other}},
+    ]
+
+
+def small_build(catalog: list[dict[str, Any]]) -> Any:
+    small = Shape(dict.fromkeys(CATEGORIES, 2))
+    return build(Inputs("t.json", json.dumps(catalog).encode(), "", None, 3, asked=small))
+
+
+def expected_names(result: Any) -> set[str]:
+    cases = [json.loads(line) for line in result.files[FILES[0]].decode().splitlines()]
+    return {c["expected"]["name"] for c in cases if c["expected"]}
+
+
+@pytest.mark.parametrize(
+    ("schema", "needle"),
+    [
+        # a string of 10**12 characters was built (MemoryError, or the machine's memory)
+        ({"type": "string", "minLength": 10**12}, "more than 100000 characters"),
+        ({"type": "string", "minLength": 1e300}, "more than 100000 characters"),
+        # 10**12 items were drawn one by one (a hang)
+        ({"type": "array", "items": {"type": "integer"}, "minItems": 10**12}, "more than 100000"),
+        ({"type": "string", "pattern": "^a{1000000000}$"}, "more than 100000"),
+        # arrays of arrays 30 deep: up to 3 items a level, 3**30 values (a hang)
+        (
+            functools.reduce(lambda s, _: {"type": "array", "items": s}, range(30), {}),
+            "more than 100000",
+        ),
+        # a 20 000-member enum repeated in every case that declares the tool (a hang)
+        ({"enum": [f"value-{i}" for i in range(20_000)]}, "characters of JSON; the generator's"),
+    ],
+)
+def test_a_call_or_declaration_past_the_generators_bounds_is_left_out_by_name(
+    schema: dict[str, Any], needle: str
+) -> None:
+    """Never built: the tool is left out, named, and the rest of the catalog still builds."""
+    result = small_build(with_other(schema))
     assert result.report.ok, result.report.failures[:3]
+    assert list(result.left_out) == ["hostile"]
+    assert needle in result.left_out["hostile"], result.left_out
+    assert expected_names(result) == {"other_tool"}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^a{2}$", "minLength": 5},
+        {"type": "string", "pattern": "^[^\\s\\S]$"},
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 3},
+        {"type": "array", "items": {"type": "boolean"}, "minItems": 3, "uniqueItems": True},
+    ],
+)
+def test_a_tool_no_valid_call_can_be_built_for_is_left_out_by_name(schema: dict[str, Any]) -> None:
+    """It used to be offered in every case but silently never called: now it is named."""
+    result = small_build(with_other(schema))
+    assert result.report.ok, result.report.failures[:3]
+    assert list(result.left_out) == ["hostile"], result.left_out
+
+
+def test_an_enum_of_objects_with_undeclared_keys_is_never_an_expected_value() -> None:
+    """D7.2: an expected call holds only declared keys, so such members are not picked, and
+    a const of one leaves its tool out (it made "integrity checks failed")."""
+    result = small_build(with_other({"const": {"a": [1, {"b": None}]}}))
+    assert result.report.ok, result.report.failures[:3]
+    assert "holds object keys its schema does not declare" in result.left_out["hostile"]
+    mixed = {"enum": [{"a": 1}, [1, 2], "plain"]}
+    result = small_build(with_other(mixed))
+    assert result.report.ok, result.report.failures[:3]
+    assert not result.left_out and "hostile" in expected_names(result)
+
+
+def test_integral_float_lengths_and_counts_build() -> None:
+    """``20.0`` is an integer to JSON Schema; ``"x" * 15.0`` was a TypeError traceback."""
+    schema = {"type": "string", "minLength": 20.0, "maxLength": 30.0}
+    result = small_build(with_other(schema))
+    assert result.report.ok and not result.left_out, result.report.failures[:3]
+    arrays = {"type": "array", "items": {"type": "integer"}, "minItems": 2.0, "maxItems": 2.0}
+    result = small_build(with_other(arrays))
+    assert result.report.ok and not result.left_out, result.report.failures[:3]
+
+
+def test_a_file_with_a_lone_surrogate_is_one_named_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    text = json.dumps(MINIMAL).replace('"name": "', '"name": "\\ud800', 1)
+    path.write_text(text)
+    code, _, err = cli("--tools", str(path), "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert err == "catalog: the file holds the lone surrogate escape \\ud800: not Unicode text\n"
+
+
+def test_a_category_no_tool_feeds_costs_one_turn_of_a_large_catalog() -> None:
+    """Every tool once and then eleven strides, not twelve turns of the catalog: the 50 MB,
+    10 000-tool catalog spent most of its build on categories nothing could feed."""
+    from toolcall300.catalog import load_catalog
+    from toolcall300.generator.build import STRIDE, make_category
+    from toolcall300.generator.rules import Ctx
+
+    catalog = load_catalog(_wide_catalog(1000))
+    tried = []
+
+    def never(ctx: Ctx, tool: Any, variant: int) -> None:
+        tried.append(variant)
+
+    ctx = Ctx(random.Random(3), catalog, {})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(MAKERS, "enum_violation", never)
+        with pytest.raises(GenerationError, match="no tool in the catalog offers"):
+            make_category(ctx, "enum_violation", 1)
+    assert len(tried) == len(catalog) + 11 * STRIDE
+
+
+@pytest.mark.parametrize("name", ["a.b", ""])
+def test_an_object_holding_a_dotted_or_empty_name_is_never_flattened(name: str) -> None:
+    """``p.a.b`` would not say whether ``a.b`` is one key or two (D7.1): flattening such an
+    object made a case whose re-nesting disagreed with its label (integrity checks failed)."""
+    schema = {"type": "object", "additionalProperties": False, "properties": {name: {}}}
+    result = small_build(with_other(schema))
+    assert result.report.ok, result.report.failures[:3]
+    assert "nested_flattened" in result.shape.absent

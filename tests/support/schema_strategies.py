@@ -27,8 +27,28 @@ VALUES = st.recursive(
 )
 
 
+#: Keyword values past anything a real catalog holds, or that fight each other: what an
+#: adversarial catalog writes (docs/catalog.md, "Limits" and "what the generator needs").
+HUGE = st.sampled_from([10**9, 10**12])
+HOSTILE: dict[str, st.SearchStrategy[Any]] = {
+    "enum": st.lists(
+        st.sampled_from([{"a": 1}, {"z": [1]}, [1, {"q": None}], "a", 2, None]),
+        min_size=1,
+        max_size=3,
+    ),
+    "const": st.sampled_from([{"a": 1}, {"z": 2}, [{"a": None}], 2.0]),
+    "minLength": st.integers(0, 3) | HUGE | st.just(2.0),
+    "maxLength": st.integers(0, 4) | st.just(3.0),
+    "pattern": st.sampled_from(["^a{5}$", "^a{2}$", "^a{1000000000}$", "^[^\\s\\S]$", "^x"]),
+    "minItems": st.integers(0, 2) | HUGE | st.just(2.0),
+    "minProperties": st.integers(0, 2) | HUGE | st.just(4),
+}
+
+
 @st.composite
-def _node(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]]) -> dict[str, Any]:
+def _node(
+    draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]], hostile: bool = False
+) -> dict[str, Any]:
     schema: dict[str, Any] = {}
     if draw(st.booleans()):
         schema["type"] = draw(
@@ -56,6 +76,11 @@ def _node(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]]) -> dict[
         "required": st.lists(st.sampled_from(["a", "b", "c"]), max_size=2, unique=True),
         "description": st.just("annotation only"),
     }
+    if hostile:
+        optional |= HOSTILE
+        optional["properties"] = st.dictionaries(
+            st.sampled_from(["a", "b", "a.b", "", "z"]), children, max_size=3
+        )
     for keyword in draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True)):
         schema[keyword] = draw(optional[keyword])
     return schema
@@ -63,4 +88,10 @@ def _node(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]]) -> dict[
 
 SCHEMAS: st.SearchStrategy[dict[str, Any]] = st.recursive(
     _node(st.just({})), lambda children: _node(children), max_leaves=6
+).filter(lambda s: not schema_problems(s))
+
+#: Covered schemas holding :data:`HOSTILE` values: huge lengths and counts, enum and const
+#: objects with undeclared keys, patterns at odds with lengths, dotted and empty names.
+HOSTILE_SCHEMAS: st.SearchStrategy[dict[str, Any]] = st.recursive(
+    _node(st.just({}), hostile=True), lambda children: _node(children, hostile=True), max_leaves=6
 ).filter(lambda s: not schema_problems(s))

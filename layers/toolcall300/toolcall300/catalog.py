@@ -9,8 +9,10 @@ and stripped from the catalog a model sees. A schema that no value can satisfy i
 name too (:func:`unsatisfiable_problems`: an enum member of no declared type, an empty enum,
 inverted bounds or lengths), and so is nesting beyond :data:`MAX_SCHEMA_DEPTH` schema levels
 or :data:`MAX_JSON_DEPTH` JSON containers, checked without recursion before any walk that
-recurses (docs/catalog.md). On top of the contract, :func:`generation_problems` lists what the
-corpus generator needs (one type per property, required names declared).
+recurses (docs/catalog.md), and so is a ``function.name`` holding a control character. On top
+of the contract, :func:`generation_problems` lists what the corpus generator needs (required
+names declared, enum values it can label, a declaration and a call within
+:data:`MAX_BUILT_DECLARATION_CHARS` and :data:`MAX_BUILT_CALL_SIZE`).
 
 It deliberately does not run or check tool implementations, fixtures or manifests.
 """
@@ -18,14 +20,18 @@ It deliberately does not run or check tool implementations, fixtures or manifest
 from __future__ import annotations
 
 import copy
+import json
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 from toolcall300.schema import (
+    compile_validator,
     declared_types,
     format_path,
     is_valid,
     json_type_matches,
+    pattern_min_length,
     schema_problems,
 )
 from toolcall300.spec import no_parameters
@@ -42,6 +48,14 @@ MAX_SCHEMA_DEPTH = 32
 #: The deepest a declaration may nest in JSON containers of any kind (defaults, enums and
 #: examples included): every walk that recurses stays far inside the interpreter's stack.
 MAX_JSON_DEPTH = 4 * MAX_SCHEMA_DEPTH
+#: The largest declaration a corpus is built from, in characters of its JSON text: each case
+#: repeats 3 to 6 declarations, so this bounds a corpus's size (docs/catalog.md, "Limits").
+#: Real declarations stay under 5 000.
+MAX_BUILT_DECLARATION_CHARS = 65_536
+#: The most characters, array items and properties a call the generator builds may hold, as
+#: the schema asks at most (``minLength``, ``minItems``, a pattern's shortest match, up to 3
+#: items an array, every property): a tool past it is left out, never built (docs/catalog.md).
+MAX_BUILT_CALL_SIZE = 100_000
 
 
 class CatalogError(ValueError):
@@ -133,6 +147,9 @@ def _entry_problems(i: int, entry: Any) -> Iterator[str]:
     name = fn.get("name")
     if not isinstance(name, str) or not name.strip():
         yield f"{where}: function.name must be a non-empty string"
+    elif any(unicodedata.category(c) == "Cc" for c in name):
+        yield f"{where}: function.name {name!r} holds a control character"
+        name = None
     where = f"{where} ({name})" if isinstance(name, str) else where
     unknown = sorted(k for k in fn if k not in _FUNCTION_KEYS and not _is_pack_key(k))
     if unknown:
@@ -190,6 +207,15 @@ def _default_problems(where: str, schema: dict[str, Any], path: tuple[str, ...])
         yield from _default_problems(where, items, (*path, "[]"))
 
 
+def _without(schema: dict[str, Any], keyword: str) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != keyword}
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _bound_pairs(schema: dict[str, Any]) -> Iterator[str]:
     """Lower and upper bounds that leave no value between them."""
     for low, high, what in (
@@ -223,12 +249,20 @@ def _node_unsatisfiable(schema: dict[str, Any]) -> Iterator[str]:
                 shown = ", ".join(repr(m) for m in wrong[:5]) + (" ..." if len(wrong) > 5 else "")
                 noun = "member" if len(wrong) == 1 else "members"
                 yield f"enum {noun} {shown} not of the declared type {'/'.join(types)}"
-    if (
-        "const" in schema
-        and types is not None
-        and not any(json_type_matches(schema["const"], t) for t in types)
-    ):
-        yield f"const {schema['const']!r} is not of the declared type {'/'.join(types)}"
+            elif not any(map(compile_validator(_without(schema, "enum")), members)):
+                yield "no enum member satisfies the schema's other keywords"
+    if "const" in schema:
+        if types is not None and not any(json_type_matches(schema["const"], t) for t in types):
+            yield f"const {schema['const']!r} is not of the declared type {'/'.join(types)}"
+        elif not is_valid(schema["const"], schema):
+            yield f"const {_short(schema['const'])} does not satisfy the schema's other keywords"
+    if "pattern" in schema and "maxLength" in schema:
+        shortest = pattern_min_length(schema["pattern"])
+        if shortest is not None and shortest > schema["maxLength"]:
+            yield (
+                f"pattern {schema['pattern']!r} matches nothing shorter than {shortest} "
+                f"characters > maxLength {schema['maxLength']}"
+            )
     if schema.get("additionalProperties") is False and "object" in (types or ["object"]):
         declared = schema.get("properties", {})
         for name in schema.get("required", []):
@@ -335,28 +369,94 @@ def value_type(schema: dict[str, Any]) -> str | None:
     return types[0] if len(types) == 1 else None
 
 
+def holds_only_declared_keys(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether every object key in ``value`` is declared by ``schema`` at its level (D7.2: an
+    expected call holds only declared properties, so an enum or const member that holds
+    another key cannot be one)."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return all(k in props and holds_only_declared_keys(v, props[k]) for k, v in value.items())
+    if isinstance(value, list):
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            return not any(isinstance(v, (dict, list)) for v in value)
+        return all(holds_only_declared_keys(v, items) for v in value)
+    return True
+
+
+def built_size(schema: dict[str, Any]) -> int:
+    """The most characters, items and properties the generator may build for ``schema``
+    (``generator.values``: a string of ``minLength`` or its pattern's shortest match, up to 3
+    items an array unless ``minItems`` asks more, every property), capped just past
+    :data:`MAX_BUILT_CALL_SIZE`."""
+    cap = MAX_BUILT_CALL_SIZE + 1
+    if "enum" in schema or "const" in schema:
+        return 1
+    types = [t for t in declared_types(schema) if t != "null"]
+    kind = types[0] if types else None
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties", {})
+        return min(cap, 1 + sum(built_size(sub) for sub in props.values()))
+    if kind == "array" or (kind is None and "items" in schema):
+        low = max(1, int(schema.get("minItems", 1)))
+        count = max(low, min(int(schema.get("maxItems", 3)), 3))
+        items = schema.get("items")
+        return min(cap, 1 + count * (built_size(items) if isinstance(items, dict) else 1))
+    if kind in (None, "string"):
+        shortest = pattern_min_length(schema["pattern"]) if "pattern" in schema else None
+        return min(cap, max(1, int(schema.get("minLength", 0)), shortest or 0))
+    return 1
+
+
 def _generation_node_problems(
     where: str, schema: dict[str, Any], path: tuple[str, ...]
 ) -> Iterator[str]:
     """A required name must be declared: the generator has no schema to build its value from.
-    (A property of several types takes its first non-null one, an untyped one a string:
-    ``generator.values``; neither stops a build.)"""
+    An enum or const must offer a member holding only declared keys (D7.2). (A property of
+    several types takes its first non-null one, an untyped one a string: ``generator.values``;
+    neither stops a build.)"""
     at = format_path(path)
     props = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in props:
             yield f"{where}: required property {name!r} at {at} is not declared in properties"
+    members = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else []
+    if members and not any(holds_only_declared_keys(m, schema) for m in members):
+        yield (
+            f"{where}: every enum or const value at {at} holds object keys its schema does not "
+            "declare (an expected call holds only declared properties, D7.2)"
+        )
     for key, sub in props.items():
         yield from _generation_node_problems(where, sub, (*path, key))
     if isinstance(schema.get("items"), dict):
         yield from _generation_node_problems(where, schema["items"], (*path, "[]"))
 
 
+def _size_problems(tool: Tool) -> Iterator[str]:
+    """A declaration or a call past the generator's bounds (docs/catalog.md, "Limits")."""
+    where = f"tool {tool_name(tool)[:80]}"
+    chars = len(json.dumps(tool))
+    if chars > MAX_BUILT_DECLARATION_CHARS:
+        yield (
+            f"{where}: the declaration is {chars} characters of JSON; the generator's limit "
+            f"is {MAX_BUILT_DECLARATION_CHARS}"
+        )
+    elif built_size(tool_schema(tool)) > MAX_BUILT_CALL_SIZE:
+        yield (
+            f"{where}: a call would hold more than {MAX_BUILT_CALL_SIZE} characters, items "
+            "and properties (minLength, minItems, a pattern or nesting ask for it); the "
+            "generator's limit"
+        )
+
+
 def generation_problems(tools: list[Tool]) -> list[str]:
-    """What the generator needs beyond the contract: declared required names. A tool with a
-    problem is left out of a build (named in its output and manifest), not the catalog."""
-    return [
-        p
-        for tool in tools
-        for p in _generation_node_problems(f"tool {tool_name(tool)}", tool_schema(tool), ())
-    ]
+    """What the generator needs beyond the contract: declared required names, enum values it
+    can label, a declaration and a call within its size bounds. A tool with a problem is left
+    out of a build (named in its output and manifest), not the catalog."""
+    out: list[str] = []
+    for tool in tools:
+        size = list(_size_problems(tool))
+        out += size or list(
+            _generation_node_problems(f"tool {tool_name(tool)}", tool_schema(tool), ())
+        )
+    return out

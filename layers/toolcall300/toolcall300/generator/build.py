@@ -24,7 +24,14 @@ from toolcall300.canonical import (
     pretty_bytes,
     sha256_hex,
 )
-from toolcall300.catalog import CatalogError, Tool, generation_problems, load_catalog, tool_name
+from toolcall300.catalog import (
+    CatalogError,
+    Tool,
+    generation_problems,
+    load_catalog,
+    tool_name,
+    tool_schema,
+)
 from toolcall300.cliutil import UsageError
 from toolcall300.controls import integrator, naive
 from toolcall300.generator.checks import (
@@ -53,7 +60,14 @@ from toolcall300.generator.rules.truncated import truncated
 from toolcall300.generator.rules.undeclared import extra_undeclared_arg
 from toolcall300.generator.rules.unrecoverable import unrecoverable
 from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
-from toolcall300.generator.values import GenerationError, Pools, PoolsError, pools_problems
+from toolcall300.generator.values import (
+    GenerationError,
+    Pools,
+    PoolsError,
+    build_call,
+    pools_problems,
+)
+from toolcall300.schema import is_valid
 from toolcall300.spec import CATEGORIES, CORPUS_VERSION, SPEC_VERSION
 
 DEFAULT_SEED = 20261130
@@ -170,8 +184,11 @@ def make_category(
     # catalog: a variant no tool can make (a repeated prose answer) must not cost a turn of
     # thousands of tools per case, which made a build quadratic in the catalog's size
     stride = min(len(order), STRIDE)
+    # every tool once, then eleven strides more: a category no tool feeds costs one turn of a
+    # large catalog, not twelve (a 10 000-tool catalog took minutes); the same in a small one
+    attempts = min(len(order) * 12, len(order) + 11 * STRIDE)
     for i in range(count):
-        for attempt in range(len(order) * 12):
+        for attempt in range(attempts):
             tool = order[(i + attempt) % len(order)]
             try:
                 made = maker(ctx, tool, i + attempt // stride)
@@ -365,14 +382,40 @@ def manifest_for(
     )
 
 
-def buildable_tools(catalog: list[Tool]) -> tuple[list[Tool], dict[str, str]]:
+#: How many calls a tool is tried with before it is left out as one no valid call is built for.
+PROBE_CALLS = 8
+
+
+def unbuildable(tool: Tool, pools: Pools) -> str | None:
+    """Why no valid call can be built for ``tool``, or ``None``: a schema every value of which
+    the reader could not rule out (a pattern against ``minLength``, ``minProperties`` past the
+    declared names, ``uniqueItems`` with too few values) is found by trying, with an RNG of its
+    own so the build's draws are untouched."""
+    rng = random.Random(f"probe:{tool_name(tool)}")
+    why = "no call built for it validates against its schema"
+    for _ in range(PROBE_CALLS):
+        try:
+            call = build_call(rng, tool, pools)
+        except GenerationError as exc:
+            why = str(exc)
+            continue
+        if is_valid(call["arguments"], tool_schema(tool)):
+            return None
+    return f"tool {tool_name(tool)[:80]}: {why}"
+
+
+def buildable_tools(
+    catalog: list[Tool], pools: Pools | None = None
+) -> tuple[list[Tool], dict[str, str]]:
     """The tools a build can make calls for, and each other one with why it is left out
-    (``catalog.generation_problems``); a catalog with none left is refused whole."""
+    (``catalog.generation_problems``, then :func:`unbuildable`); a catalog with none left is
+    refused whole."""
     left_out: dict[str, str] = {}
     for tool in catalog:
         problems = generation_problems([tool])
-        if problems:
-            left_out[tool_name(tool)] = problems[0]
+        why = problems[0] if problems else unbuildable(tool, pools or {})
+        if why:
+            left_out[tool_name(tool)] = why
     if len(left_out) == len(catalog):
         raise CatalogError([left_out[tool_name(t)] for t in catalog])
     return [t for t in catalog if tool_name(t) not in left_out], left_out
@@ -393,8 +436,9 @@ def read_pools(inputs: Inputs) -> Pools:
 def build(inputs: Inputs) -> Build:
     """Generate and check a corpus; raises ``CatalogError`` or ``GenerationError`` on bad inputs."""
     raw = loads_strict_file(inputs.catalog_bytes)
-    catalog, left_out = buildable_tools(load_catalog(raw))
+    tools = load_catalog(raw)
     pools = read_pools(inputs)
+    catalog, left_out = buildable_tools(tools, pools)
     cases, rationale, shape = make_cases(catalog, pools, inputs.seed, inputs.asked)
     if inputs.full_shape_only and not shape.is_default:
         raise GenerationError(

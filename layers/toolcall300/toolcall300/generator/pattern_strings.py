@@ -33,6 +33,9 @@ _CATEGORIES: dict[Any, list[str]] = {
 }
 #: How many times an unbounded repetition repeats beyond its lower bound, at most.
 _SPREAD = 4
+#: The longest string written (catalog.MAX_BUILT_CALL_SIZE): a pattern asking for more gives
+#: ``None`` rather than a string that size (``a{1000000000}``).
+_MOST = 100_000
 
 
 class _Unsupported(Exception):
@@ -78,6 +81,8 @@ def _write(rng: random.Random, items: Any, out: list[str]) -> None:
             top = low + _SPREAD if high is _const.MAXREPEAT else min(high, low + _SPREAD)
             for _ in range(rng.randint(low, max(low, top))):
                 _write(rng, sub, out)
+                if len(out) > _MOST:
+                    raise _Unsupported(op)
         elif op is _const.SUBPATTERN:
             _write(rng, arg[-1], out)
         elif op is _const.ATOMIC_GROUP:

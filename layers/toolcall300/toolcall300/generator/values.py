@@ -18,7 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
+from toolcall300.catalog import (
+    Tool,
+    holds_only_declared_keys,
+    tool_name,
+    tool_schema,
+    value_type,
+)
 from toolcall300.generator.pattern_strings import string_matching
 from toolcall300.schema import declared_types, is_valid
 
@@ -244,7 +250,9 @@ def _string_from_schema(rng: random.Random, schema: dict[str, Any], leaf: str, g
         raise GenerationError(f"cannot write a string matching pattern {pattern!r}")
     fmt = schema.get("format")
     text = _FORMATS[fmt](rng) if fmt in _FORMATS else guess
-    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    # int(): an integral float (5.0) is a valid length (catalog.built_size bounds it)
+    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+    high = None if high is None else int(high)
     if len(text) < low:
         text += "x" * (low - len(text))
     if high is not None and len(text) > high:
@@ -266,7 +274,10 @@ def build_value(
     """
     leaf = path.rsplit(".", 1)[-1]
     if "enum" in schema:
-        return _pick(rng, schema["enum"])
+        members = schema["enum"]
+        if any(isinstance(m, (dict, list)) for m in members):  # D7.2: declared keys only
+            members = [m for m in members if holds_only_declared_keys(m, schema)] or members
+        return _pick(rng, members)
     if "const" in schema:
         return copy.deepcopy(schema["const"])
     kind = value_type(schema) or _first_type(schema)
@@ -274,8 +285,8 @@ def build_value(
     if kind == "object":
         return build_object(rng, schema, pools, tool, path, fill)
     if kind == "array":
-        low = max(1, schema.get("minItems", 1))
-        high = max(low, min(schema.get("maxItems", 3), 3))
+        low = max(1, int(schema.get("minItems", 1)))
+        high = max(low, min(int(schema.get("maxItems", 3)), 3))
         count = rng.randint(low, high)
         items = schema.get("items", {})
         out: list[Any] = []

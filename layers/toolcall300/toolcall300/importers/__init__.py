@@ -16,6 +16,7 @@ reader refuses it; a foreign catalog leaves that tool out and says which and why
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,7 +94,11 @@ class Imported:
 def read_catalog_file(data: bytes) -> Any:
     """A catalog file's JSON, or :class:`ImportRefused` in one line (never a traceback)."""
     try:
-        return loads_strict_file(data)
+        raw = loads_strict_file(data)
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")  # a lone surrogate escape
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode()
+        return _refuse(f"the file holds the lone surrogate escape {bad}: not Unicode text")
     except RecursionError:
         return _refuse("the file nests deeper than the JSON reader allows")
     except UnicodeDecodeError as exc:
@@ -103,6 +108,7 @@ def read_catalog_file(data: bytes) -> Any:
         if "Extra data" in str(exc):
             hint = " (several JSON documents: a BFCL data file holds one case a line; give one)"
         return _refuse(f"the file is not JSON: {exc}{hint}")
+    return raw
 
 
 def _one_line(problems: list[str]) -> str:

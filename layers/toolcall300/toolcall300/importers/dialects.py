@@ -165,7 +165,7 @@ def inline_refs(schema: dict[str, Any], note: Note) -> dict[str, Any]:
     """``schema`` with every local ``$ref`` replaced by what it names and ``$defs`` /
     ``definitions`` removed (their uses are inlined). A recursive or non-local ``$ref`` is
     refused by name; so is an expansion beyond :data:`MAX_INLINED_NODES` nodes or nesting
-    beyond :data:`MAX_REF_NESTING` path steps."""
+    beyond :data:`MAX_REF_NESTING` path steps or ``$ref`` in a chain."""
     budget = [MAX_INLINED_NODES]
 
     def walk(node: Any, path: tuple[str, ...], active: tuple[str, ...]) -> Any:
@@ -185,6 +185,8 @@ def inline_refs(schema: dict[str, Any], note: Note) -> dict[str, Any]:
                 )
             if ref in active:
                 raise Refused(f"{where}: $ref {ref!r} is recursive (it refers back to itself)")
+            if len(active) >= MAX_REF_NESTING:  # a $ref to a $ref to ...: one frame each
+                raise Refused(f"{where}: a chain of more than {MAX_REF_NESTING} $ref")
             target = _pointer(schema, ref)
             if not isinstance(target, dict):
                 raise Refused(f"{where}: $ref {ref!r} does not name a schema object")

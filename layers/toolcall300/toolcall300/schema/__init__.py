@@ -34,7 +34,12 @@ from toolcall300.schema.keywords import (
     schema_problems,
 )
 from toolcall300.schema.paths import Path, PathPart, format_path, parse_path
-from toolcall300.schema.patterns import backtracking_hazard, ecma_to_python
+from toolcall300.schema.patterns import (
+    MAX_PATTERN_LENGTH,
+    backtracking_hazard,
+    ecma_to_python,
+    pattern_min_length,
+)
 from toolcall300.schema.types import (
     JSON_TYPES,
     Validator,
@@ -50,6 +55,7 @@ __all__ = [
     "ENFORCED",
     "JSON_TYPES",
     "KEYWORDS",
+    "MAX_PATTERN_LENGTH",
     "NOT_COVERED",
     "Keyword",
     "NodeErrors",
@@ -72,6 +78,7 @@ __all__ = [
     "json_type_matches",
     "node_errors",
     "parse_path",
+    "pattern_min_length",
     "schema_problems",
     "type_of",
 ]

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from toolcall300.canonical import json_equal
 from toolcall300.schema.paths import Path
 from toolcall300.schema.patterns import (
+    MAX_PATTERN_LENGTH,
     PatternNotCovered,
     PatternSyntaxError,
     backtracking_hazard,
@@ -324,6 +325,15 @@ def _pattern_problems(v: Any, path: Path) -> list[SchemaProblem]:
     # or could run for exponential time, is not covered.
     if not isinstance(v, str):
         return _invalid(path, "pattern must be a string")
+    if len(v) > MAX_PATTERN_LENGTH:
+        return [
+            SchemaProblem(
+                "not_covered",
+                path,
+                f"pattern is not covered: {len(v)} characters long; the limit is "
+                f"{MAX_PATTERN_LENGTH}",
+            )
+        ]
     try:
         compile_pattern(v)
     except PatternSyntaxError as exc:

@@ -555,3 +555,21 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     """``pattern`` compiled with its ECMA-262 meaning (cached: the same few patterns recur).
     Raises what :func:`ecma_to_python` raises."""
     return re.compile(ecma_to_python(pattern), re.ASCII)
+
+
+#: The longest pattern the engine compiles: parsing and compiling grow faster than linearly in
+#: the length (a 1 000 000-character pattern took 20 s), and real tool schemas stay under 100
+#: characters (docs/catalog.md, "Limits").
+MAX_PATTERN_LENGTH = 1000
+
+
+@lru_cache(maxsize=512)
+def pattern_min_length(pattern: str) -> int | None:
+    """How many characters the shortest match of ``pattern`` holds (every string it matches
+    holds at least that many), or ``None`` when it cannot be compiled."""
+    sre_parse = importlib.import_module("re._parser")  # untyped in typeshed; stable in 3.11+
+    try:
+        low, _ = sre_parse.parse(ecma_to_python(pattern), re.ASCII).getwidth()
+    except (PatternSyntaxError, PatternNotCovered, re.error, OverflowError, RecursionError):
+        return None
+    return int(low)

@@ -48,7 +48,9 @@ def _names_below(schema: dict[str, Any]) -> list[str]:
 
 def _flattenable(container: dict[str, Any]) -> list[str]:
     """Nested objects of ``container`` whose keys belong to them alone, read relative to it
-    (D7.3, D7.5), under a closed or required level (so the text is not valid as sent)."""
+    (D7.3, D7.5), under a closed or required level (so the text is not valid as sent). A name
+    that is empty or holds a dot is never flattened, nor is an object holding one: ``p.a.b``
+    would not say whether ``a.b`` is one key or two (D7.1)."""
     props = container.get("properties", {})
     below = _names_below(container)
     closed = container.get("additionalProperties") is False
@@ -57,6 +59,7 @@ def _flattenable(container: dict[str, Any]) -> list[str]:
         for k, sub in _objects(container).items()
         if all(below.count(x) == 1 and x not in props for x in sub["properties"])
         and (closed or k in container.get("required", []))
+        and all(name and "." not in name for name in (k, *sub["properties"]))
     ]
 
 
