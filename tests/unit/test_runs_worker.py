@@ -13,6 +13,7 @@ import signal
 import socket
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,13 @@ def run_one(command: list[str], **over: Any) -> tuple[runs.Run, worker.WorkerDep
     return done, d
 
 
+#: An adapter answering every case with ``call`` (a Python expression).
+_LOOP_ANSWER_WITH = (
+    "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
+    "    print(json.dumps({{'id':item['id'],'call':{call}}}),flush=True)\n"
+)
+
+
 def stored(d: worker.WorkerDeps, run: runs.Run) -> dict[str, Any]:
     return json.loads(d.reports.get(run.report_key or ""))
 
@@ -124,6 +132,24 @@ def test_an_adapter_that_floods_stdout_fails_with_output_malformed() -> None:
     assert done.status == "failed" and done.failure is not None
     assert done.failure["reason"] == "output_malformed"
     assert "bytes" in done.failure["detail"]
+
+
+def test_answers_holding_too_many_json_values_fail_with_output_malformed() -> None:
+    # 64 MiB of "{}," is within the byte caps but parses to about 1.5 GiB in the worker:
+    # the answers kept are bounded in JSON values too
+    wide = fakes.py(
+        _LOOP_ANSWER_WITH.format(call="[{}]*600")  # 601 values an answer
+    )
+    few = harness.Limits(
+        per_case_timeout=120, total_timeout=300, max_line_bytes=1 << 16, max_answer_values=1000
+    )
+    done, _ = run_one(wide, job_limits=few)
+    assert done.status == "failed" and done.failure is not None
+    assert done.failure["reason"] == "output_malformed"
+    assert done.failure["detail"] == "the adapter's answers hold more than 1000 JSON values"
+    # within the bound the same answers are scored
+    done, _ = run_one(wide, job_limits=replace(few, max_answer_values=601 * len(CASES)))
+    assert (done.status, done.failure) == ("scored", None)
 
 
 def test_answers_to_ids_never_asked_are_ignored_and_recorded() -> None:

@@ -45,6 +45,9 @@ class Limits:
     total_timeout: float = 900.0
     max_output_bytes: int = 64 * 1024 * 1024
     max_line_bytes: int = 1024 * 1024
+    #: JSON values the kept answers may hold in all (``protocol.count_values``): 64 MiB of
+    #: ``{},`` parses to about 1.5 GiB in the worker; this keeps a run's answers near 150 MiB.
+    max_answer_values: int = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,12 @@ def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str]
         return failure(
             "output_malformed", f"the adapter wrote more than {limits.max_output_bytes} bytes", tail
         )
+    if result.stopped_reason == "value_cap":
+        return failure(
+            "output_malformed",
+            f"the adapter's answers hold more than {limits.max_answer_values} JSON values",
+            tail,
+        )
     crashed = result.exit_code not in (0, None) and result.stopped_reason == "exited"
     if crashed and any(marker in tail for marker in OOM_MARKERS):
         return failure("out_of_memory", "the adapter ran out of memory", tail)
@@ -162,6 +171,7 @@ def run_job(
             max_output_bytes=limits.max_output_bytes,
             max_line_bytes=limits.max_line_bytes,
             popen_kwargs=popen_kwargs,
+            max_answer_values=limits.max_answer_values,
         )
     except OSError as exc:  # not found, not executable
         fail = failure(

@@ -35,7 +35,7 @@ _READ_CHUNK = 65536
 _EXIT_GRACE_SECONDS = 1.0
 
 #: Why a stream stopped before every id was answered (``None``: it did not stop early).
-STOP_REASONS = ("total_timeout", "idle_timeout", "output_cap", "exited")
+STOP_REASONS = ("total_timeout", "idle_timeout", "output_cap", "value_cap", "exited")
 
 
 @dataclass(frozen=True)
@@ -330,6 +330,23 @@ def loads_output(text: str | bytes) -> Any:
     return value
 
 
+def count_values(value: Any, limit: int) -> int:
+    """How many JSON values ``value`` holds (itself included), counting stops past ``limit``.
+
+    Parsed JSON takes far more memory than its text (a line of ``{},`` about 24 times its
+    bytes), so the answers a run keeps are bounded in values as well as in bytes.
+    """
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
 def parse_answer(line: bytes) -> tuple[Any, Any] | None:
     """``(id, call)`` from one stdout line, or None when the line is not a protocol answer.
 
@@ -360,6 +377,7 @@ def run_stream(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     popen_kwargs: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    max_answer_values: int | None = None,
 ) -> StreamResult:
     """Run one long-lived adapter over ``items`` and collect its answers.
 
@@ -370,6 +388,9 @@ def run_stream(
     not answered by then is a refusal (D12.1). The first answer to an id wins; later ones
     are counted in ``duplicate_answers``. stdin is closed after the last item, so an adapter
     may also read everything first and answer at EOF.
+
+    ``max_answer_values`` (None: no bound) bounds the JSON values the kept answers hold in
+    all (:func:`count_values`); an answer that would pass it stops the run (``value_cap``).
 
     ``progress(answered, total)`` is called after each new answer. ``popen_kwargs`` (env,
     cwd, preexec_fn, ...) are passed to ``Popen``; the child gets its
@@ -384,6 +405,7 @@ def run_stream(
     answered_at: dict[str, float] = {}
     unknown: list[str] = []
     malformed = duplicates = 0
+    values_left = max_answer_values
     sent_at: dict[str, float] = {}
     start = time.monotonic()
     deadline = start + total_timeout
@@ -398,7 +420,7 @@ def run_stream(
     fd = proc.stdout.fileno()
 
     def take(raw: bytes) -> None:
-        nonlocal malformed, duplicates, last_progress
+        nonlocal malformed, duplicates, last_progress, values_left
         if not raw.strip():
             return
         parsed = parse_answer(raw)
@@ -411,6 +433,10 @@ def run_stream(
         elif key in answers:
             duplicates += 1
         else:
+            if values_left is not None:
+                values_left -= count_values(parsed[1], values_left)
+                if values_left < 0:
+                    return
             now = time.monotonic()
             answers[key] = parsed[1]
             latencies[key] = now - sent_at.get(key, start)
@@ -435,7 +461,9 @@ def run_stream(
             if not chunk:
                 for raw in reader.close():
                     take(raw)
-                if len(answers) < len(order):
+                if values_left is not None and values_left < 0:
+                    stopped = "value_cap"
+                elif len(answers) < len(order):
                     stopped = "exited"
                 break
             total += len(chunk)
@@ -444,6 +472,9 @@ def run_stream(
                 break
             for raw in reader.feed(chunk):
                 take(raw)
+            if values_left is not None and values_left < 0:
+                stopped = "value_cap"
+                break
     grace = (
         min(deadline, time.monotonic() + _EXIT_GRACE_SECONDS)
         if stopped in (None, "exited")
