@@ -261,6 +261,33 @@ def test_the_whole_process_tree_dies_with_the_run() -> None:
     assert fakes.pids_with(token) == []
 
 
+@pytest.mark.skipif(not sandbox.probe().network_isolated, reason="no pid namespace on this machine")
+def test_a_daemon_left_by_a_scored_run_dies_with_it() -> None:
+    # double fork and setsid (a daemon of its own session), then answer and exit 0: the run
+    # is scored and nothing of it stays behind
+    token = "tc300-daemon-" + os.urandom(4).hex()
+    daemon = fakes.py(
+        "import json,os,subprocess,sys\n"
+        "if os.fork()==0:\n"
+        "    os.setsid()\n"
+        "    if os.fork()==0:\n"
+        f"        os.execvp('python3',['python3','-c','import time; time.sleep(120)','{token}'])\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({'id':json.loads(line)['id'],'call':None}),flush=True)\n"
+    )
+    done, _ = run_one(daemon)
+    assert (done.status, done.failure) == ("scored", None)
+    deadline = time.monotonic() + 5
+    while fakes.pids_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = fakes.pids_with(token)
+    for pid in left:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_the_adapter_sees_only_id_text_and_tools() -> None:
     keys = fakes.py(
         "import json,sys\nfor line in sys.stdin:\n    item=json.loads(line)\n"
