@@ -585,3 +585,21 @@ def test_an_object_holding_a_dotted_or_empty_name_is_never_flattened(name: str) 
     result = small_build(with_other(schema))
     assert result.report.ok, result.report.failures[:3]
     assert "nested_flattened" in result.shape.absent
+
+
+def test_an_integral_float_in_an_integer_const_is_labelled_as_the_integer() -> None:
+    """``2.0`` is an integer to JSON Schema; a label of ``2.0`` was no lossless integer for its
+    coerced text (lossless_roundtrip and multiple_agree failed). An integer enum holding one
+    leaves its tool out by name (rule 4 matches members as written)."""
+    result = small_build(with_other({"type": "integer", "const": 2.0}))
+    assert result.report.ok, result.report.failures[:3]
+    cases = [json.loads(line) for line in result.files[FILES[0]].decode().splitlines()]
+    values = [
+        c["expected"]["arguments"]["p"]
+        for c in cases
+        if c["expected"] and "p" in c["expected"]["arguments"]
+    ]
+    assert values and all(type(v) is int for v in values), values
+    result = small_build(with_other({"type": "integer", "enum": [1, 2.0]}))
+    assert result.report.ok, result.report.failures[:3]
+    assert "holds 2.0, a float" in result.left_out["hostile"]

@@ -32,7 +32,7 @@ VALUES = st.recursive(
 HUGE = st.sampled_from([10**9, 10**12])
 HOSTILE: dict[str, st.SearchStrategy[Any]] = {
     "enum": st.lists(
-        st.sampled_from([{"a": 1}, {"z": [1]}, [1, {"q": None}], "a", 2, None]),
+        st.sampled_from([{"a": 1}, {"z": [1]}, [1, {"q": None}], "a", 2, 2.0, None]),
         min_size=1,
         max_size=3,
     ),

@@ -426,6 +426,13 @@ def _generation_node_problems(
             f"{where}: every enum or const value at {at} holds object keys its schema does not "
             "declare (an expected call holds only declared properties, D7.2)"
         )
+    if "enum" in schema and value_type(schema) == "integer":
+        floats = [m for m in schema["enum"] if isinstance(m, float)]
+        if floats:
+            yield (
+                f"{where}: the integer enum at {at} holds {floats[0]!r}, a float (written "
+                "as the integer, rule 4 would not match it to the member)"
+            )
     for key, sub in props.items():
         yield from _generation_node_problems(where, sub, (*path, key))
     if isinstance(schema.get("items"), dict):
