@@ -531,6 +531,8 @@ def test_an_enum_of_objects_with_undeclared_keys_is_never_an_expected_value() ->
     result = small_build(with_other({"const": {"a": [1, {"b": None}]}}))
     assert result.report.ok, result.report.failures[:3]
     assert "holds object keys its schema does not declare" in result.left_out["hostile"]
+    nested = small_build(with_other({"const": [[[1]], [2]]}))  # lists hold no keys: built
+    assert nested.report.ok and not nested.left_out, nested.left_out
     mixed = {"enum": [{"a": 1}, [1, 2], "plain"]}
     result = small_build(with_other(mixed))
     assert result.report.ok, result.report.failures[:3]

@@ -376,11 +376,9 @@ def holds_only_declared_keys(value: Any, schema: dict[str, Any]) -> bool:
     if isinstance(value, dict):
         props = schema.get("properties", {})
         return all(k in props and holds_only_declared_keys(v, props[k]) for k, v in value.items())
-    if isinstance(value, list):
+    if isinstance(value, list):  # as the integrity check reads it: through ``items`` only
         items = schema.get("items")
-        if not isinstance(items, dict):
-            return not any(isinstance(v, (dict, list)) for v in value)
-        return all(holds_only_declared_keys(v, items) for v in value)
+        return not isinstance(items, dict) or all(holds_only_declared_keys(v, items) for v in value)
     return True
 
 
