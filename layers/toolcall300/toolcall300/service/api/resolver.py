@@ -4,7 +4,7 @@
 validation on, the given routers included, and every exception mapped to the JSON error body
 ``{"error": {"code", "message"}}`` here and nowhere else (docs/api.md). Validation failures are
 400 (not Powertools' default 422); unknown routes 404; an unexpected exception is logged once
-and answered 500 without detail. Also the helpers routes use to read the raw request.
+and answered 500 without detail. A JSON body is read strictly (``_strict_json_body``). Also the helpers routes use to read the raw request.
 """
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ import binascii
 import json
 import threading
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from pydantic import BaseModel
 
+from toolcall300.canonical import NotJSON, loads_strict
 from toolcall300.service.errors import BackendError, BadRequest
 from toolcall300.service.observability import logger
 
@@ -117,6 +120,52 @@ def _not_found(_exc: Exception) -> Response[str]:
     return json_response(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
+def _strict_json_body(text: str) -> Any:
+    """A validated route's JSON body, read as every reader of the suite reads JSON
+    (``canonical.loads_strict``): Python's ``json`` would read ``NaN``, ``1e400`` as infinity,
+    keep the last of two duplicate keys silently, and crash (500) on nesting past the stack or
+    on an integer past 4,300 digits. Each is a 400 ``invalid_request`` naming what is wrong,
+    never the value; any other malformed text stays ``json``'s error (Powertools answers it
+    ``invalid_request`` at the offending position)."""
+    try:
+        return loads_strict(text)
+    except RecursionError:
+        raise BadRequest("invalid request: body nests too deeply", code="invalid_request") from None
+    except NotJSON as exc:
+        said = str(exc)
+        what = (
+            "a duplicate key"
+            if said.startswith("duplicate key")
+            else "NaN or Infinity"
+            if said.endswith("is not JSON")
+            else "a number past a double's range"
+        )
+        raise BadRequest(
+            f"invalid request: body is not strict JSON ({what})", code="invalid_request"
+        ) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer too long to convert, or a byte-order mark
+        raise BadRequest(
+            "invalid request: body is not strict JSON (a number out of range or a BOM)",
+            code="invalid_request",
+        ) from None
+
+
+class _StrictBodyEvent(APIGatewayProxyEventV2):
+    """The HTTP API event with a body that is not UTF-8 refused (400 ``invalid_body``) instead of
+    Powertools' ``UnicodeDecodeError`` (a 500): API Gateway base64-encodes such a body."""
+
+    @cached_property
+    def decoded_body(self) -> str | None:
+        if not self.body:
+            return self.body
+        try:
+            return raw_body(self._data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("the request body is not UTF-8", code="invalid_body") from None
+
+
 #: The request each thread is handling (see ``_OneRequestPerThread``).
 _REQUEST = threading.local()
 #: Held while a route builds its middleware stack (once per route, on its first request).
@@ -143,7 +192,10 @@ class _OneRequestPerThread(APIGatewayHttpResolver):
     """
 
     def __init__(self) -> None:
-        super().__init__(enable_validation=True)
+        super().__init__(enable_validation=True, json_body_deserializer=_strict_json_body)
+
+    def _to_proxy_event(self, event: dict[str, Any]) -> Any:
+        return _StrictBodyEvent(event, self._json_body_deserializer)
 
     @property
     def context(self) -> dict[str, Any]:

@@ -148,8 +148,15 @@ def build_event(
     source_ip: str,
     route: HttpRoute,
     path_params: dict[str, str],
+    domain: str | None = None,
 ) -> dict[str, Any]:
-    """An HTTP API payload-format 2.0 event, as API Gateway would build it."""
+    """An HTTP API payload-format 2.0 event, as API Gateway would build it.
+
+    ``domain`` is the API's own address (``requestContext.domainName``): the server passes its
+    own, never the request's ``Host``, since API Gateway answers only for its own domains and
+    the links a handler builds from it (the checkout's success URL, ``public_base_url``) must
+    not follow a forged ``Host``. Only an in-process call (a test standing in for API Gateway,
+    where the two agree) leaves it None and gets the ``Host`` header."""
     merged: dict[str, str] = {}
     cookies: list[str] = []
     for name, value in headers:
@@ -179,7 +186,7 @@ def build_event(
         "requestContext": {
             "accountId": "123456789012",
             "apiId": "local",
-            "domainName": merged.get("host", "localhost"),
+            "domainName": domain or merged.get("host", "localhost"),
             "domainPrefix": "local",
             "http": {
                 "method": method,
@@ -224,6 +231,7 @@ def invoke(
     headers: list[tuple[str, str]],
     body: bytes,
     source_ip: str,
+    domain: str | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """Route one request, invoke its handler, and turn the result into (status, headers, body)."""
     parts = urlsplit(target)
@@ -233,7 +241,7 @@ def invoke(
     bound, params = found
     event = build_event(
         method=method, raw_path=parts.path, query=parts.query, headers=headers, body=body,
-        source_ip=source_ip, route=bound.route, path_params=params,
+        source_ip=source_ip, route=bound.route, path_params=params, domain=domain,
     )  # fmt: skip
     try:
         result = bound.handler(event, LambdaContext(bound.route.function))
@@ -270,6 +278,7 @@ class LambdaAdapter:
     def __init__(self, routes: list[BoundRoute], local_routes: LocalRoutes | None = None) -> None:
         self.routes = routes
         self.local_routes = local_routes
+        self.domain = "localhost"  #: the server's own ``host:port`` once bound (GatewayServer)
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]
@@ -287,7 +296,7 @@ class LambdaAdapter:
             answer = self.local_routes(method, target, body) if self.local_routes else None
             status, headers, data = answer or invoke(
                 self.routes, method=method, target=target, headers=request_headers(environ),
-                body=body, source_ip=str(environ.get("REMOTE_ADDR") or ""),
+                body=body, source_ip=str(environ.get("REMOTE_ADDR") or ""), domain=self.domain,
             )  # fmt: skip
         out = [(k, v) for k, v in headers.items() if k not in hop_by_hop and k != "content-length"]
         out.append(("content-length", str(len(data))))
@@ -520,6 +529,8 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
             ident="",
         )
         super().__init__(self.adapter, adj=adj)
+        host, port = self.server_address
+        self.adapter.domain = f"{host}:{port}"  # as TOOLCALL300_PUBLIC_URL says
 
     @property
     def routes(self) -> list[BoundRoute]:

@@ -1,0 +1,76 @@
+"""A hostile tenant over real HTTP on the shared local stack: bodies at JSON's limits on the
+validated routes, a forged ``Host``, and the attacks already stopped that had no test.
+
+Each test names the promise it holds (docs/api.md, "Errors"; docs/tenancy.md): a specific
+status and message, never a 500, nothing of another team's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import requests
+
+pytestmark = pytest.mark.slow
+
+#: Bodies Python's ``json`` reads wrongly (or crashes on) and the strict reader refuses.
+NOT_STRICT_JSON = {
+    "nested past the stack": b"[" * 100_000 + b"]" * 100_000,
+    "integer past 4,300 digits": b'{"product": "single", "x": ' + b"9" * 5000 + b"}",
+    "number past a double": b'{"product": "single", "x": 1e400}',
+    "NaN": b'{"product": "single", "x": NaN}',
+    "duplicate key": b'{"product": "single", "product": "team", "team_name": "x"}',
+}
+#: ``POST /runs`` answered 500 for these two; the others it refused for their missing fields.
+CASES = [("/checkout", name) for name in NOT_STRICT_JSON] + [
+    ("/runs", "nested past the stack"),
+    ("/runs", "integer past 4,300 digits"),
+]
+
+
+@pytest.mark.parametrize(("path", "name"), CASES)
+def test_a_validated_route_refuses_json_the_strict_reader_refuses_with_a_400(
+    local_stack: Any, buy_licence: Callable[..., str], path: str, name: str
+) -> None:
+    """Before: 500 on deep nesting and long integers; 1e400, NaN and duplicate keys accepted
+    (a checkout for ``team`` from a body that also said ``single``)."""
+    headers = {"content-type": "application/json"}
+    if path == "/runs":
+        headers["authorization"] = f"Bearer {buy_licence('team', 'Hostile')}"
+    r = requests.post(
+        local_stack.url + path, data=NOT_STRICT_JSON[name], headers=headers, timeout=30
+    )
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert "9999" not in error["message"] and "1e400" not in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/checkout", "/runs"])
+def test_a_body_that_is_not_utf8_is_a_400_not_a_500(
+    local_stack: Any, buy_licence: Callable[..., str], path: str
+) -> None:
+    headers = {"content-type": "application/json"}
+    if path == "/runs":
+        headers["authorization"] = f"Bearer {buy_licence('team', 'Hostile')}"
+    body = b'{"product": "single", "team_name": "\xff"}'
+    r = requests.post(local_stack.url + path, data=body, headers=headers, timeout=30)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid_body"
+
+
+def test_a_forged_host_header_does_not_move_the_checkout_success_link(local_stack: Any) -> None:
+    """Before: ``Host: evil.example`` made the claim link (which carries the session id, the
+    one secret that claims the key) point at evil.example."""
+    r = requests.post(
+        f"{local_stack.url}/checkout",
+        json={"product": "single"},
+        headers={"Host": "evil.example:666"},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    session = r.json()["session_id"]
+    paid = requests.post(f"{local_stack.url}/dev/checkout/{session}", timeout=30).json()
+    assert paid["success_url"] == f"{local_stack.url}/licence/claim?session_id={session}"
