@@ -16,6 +16,25 @@ EXIT_ERROR = 1  # usage or input error, one line on stderr
 EXIT_REGRESSION = 2  # the baseline gate fired; nothing else may exit 2
 
 
+#: C0 controls but tab and newline, DEL and the C1 controls: what a terminal (or a CI log
+#: viewer) reads as commands (ESC [ ... moves the cursor, ESC ] 0; retitles, 0x9b is CSI).
+_TERMINAL_CONTROLS = {c: "?" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as ``?``.
+
+    What a CLI prints can hold text it did not write (a corpus's case ids, an adapter's
+    stderr or exception message): printed raw, an escape sequence there rewrites the user's
+    terminal or CI log (hides lines, fakes a "PASS"). Every CLI line carrying such text goes
+    through here.
+
+    >>> terminal_safe("ok\x1b[2J done\n")
+    'ok?[2J done\n'
+    """
+    return text.translate(_TERMINAL_CONTROLS)
+
+
 class UsageError(Exception):
     """Bad flags or bad input: reported in one line, exit 1."""
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from toolcall300.client.http import ApiError, check_transport, request_json
+from toolcall300.client.http import ApiError, check_key, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
 from toolcall300.scoring.render import (
     JunitBaseline,
@@ -396,6 +396,7 @@ def run(
         return _error(args, stderr, "set TOOLCALL300_LICENCE to your team licence key")
     api = args.api.rstrip("/")
     try:
+        check_key(key)
         check_transport(api)
     except ValueError as exc:
         return _error(args, stderr, str(exc))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolcall300.canonical import loads_strict
-from toolcall300.client.http import TIMEOUT_S, ApiError, check_transport, request_json
+from toolcall300.client.http import TIMEOUT_S, ApiError, check_key, check_transport, request_json
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
 
 CHUNK = 64 * 1024
@@ -46,7 +46,7 @@ def read_key(
     """
     key = env.get("TOOLCALL300_LICENCE", "").strip()
     if key:
-        return key
+        return check_key(key)
     if interactive is None:
         interactive = sys.stdin is not None and sys.stdin.isatty()
     missing = "set TOOLCALL300_LICENCE to your licence key"
@@ -58,7 +58,7 @@ def read_key(
         raise ValueError(f"no licence key: {missing}") from None
     if not key:
         raise ValueError(f"no licence key given: {missing}, or type it at the prompt")
-    return key
+    return check_key(key)
 
 
 def progress_line(name: str, done: int, total: int | None, width: int = 30) -> str:

@@ -34,6 +34,21 @@ def check_transport(api: str) -> None:
     raise ValueError(f"refusing to send a licence key to {api!r}: use https:// (or a local stack)")
 
 
+def check_key(key: str) -> str:
+    """``key`` if it can travel in an ``Authorization`` header: visible ASCII only.
+
+    A pasted key with a newline or a control character in it would make ``http.client``
+    raise with the header, the key included, in its message (a CI log keeps it); this says
+    what is wrong without echoing the key.
+    """
+    if key and all("!" <= ch <= "~" for ch in key):
+        return key
+    raise ValueError(
+        "TOOLCALL300_LICENCE holds a character a licence key never has (a space, a line "
+        "break, a control or non-ASCII character): set it to the key exactly as issued"
+    )
+
+
 def request_json(
     method: str, url: str, *, headers: dict[str, str] | None = None, body: bytes | None = None
 ) -> tuple[int, dict[str, str], Any]:

@@ -481,7 +481,10 @@ def read_jsonl(name: str, data: bytes) -> list[dict[str, Any]]:
 
 def corpus_from_files(files: dict[str, bytes]) -> Corpus:
     """The artefacts of an existing corpus directory, for ``--check-only``."""
-    manifest = loads_strict(files[MANIFEST]) if MANIFEST in files else None
+    try:
+        manifest = loads_strict(files[MANIFEST]) if MANIFEST in files else None
+    except (ValueError, RecursionError) as exc:  # not UTF-8 or JSON, or nested past the stack
+        raise UsageError(f"{MANIFEST}: not JSON ({exc})") from exc
     return Corpus(
         read_jsonl(FILES[0], files.get(FILES[0], b"")),
         read_jsonl(FILES[1], files.get(FILES[1], b"")),

@@ -195,7 +195,7 @@ def _pinned_names(manifest: bytes | None) -> list[str]:
     """Plain file names a manifest pins (a path is never read from a manifest)."""
     try:
         doc = loads_strict(manifest or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting past the stack
         return []
     pinned = doc.get("files") if isinstance(doc, dict) else None
     return [n for n in pinned or {} if isinstance(n, str) and Path(n).name == n]

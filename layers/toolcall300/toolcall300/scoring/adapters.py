@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolcall300.canonical import canonical, loads_strict
 from toolcall300.controls import integrator, naive
 from toolcall300.scoring import protocol as streamproto
 from toolcall300.scoring.protocol import error_tail, stream_errors
@@ -99,8 +100,8 @@ class _Worker:
     def _loop(self) -> None:
         while True:
             fn, text, tools = self.inbox.get()
-            try:
-                self.outbox.put((True, fn(text, tools)))
+            try:  # as_json inside: a returned object's own methods run under the time limit too
+                self.outbox.put((True, as_json(fn(text, tools))))
             except BaseException as exc:
                 self.outbox.put((False, exc))
 
@@ -154,6 +155,24 @@ class CallableAdapter:
                 progress(done, len(items))
         out.total_seconds = time.perf_counter() - start
         return out
+
+
+def as_json(value: Any) -> Any:
+    """What an in-process adapter returned, as the plain JSON data it serialises to.
+
+    The scorer grades JSON, and reads the value in several places (``grading``, the report's
+    ``failure_details``): a ``dict`` subclass whose ``get``, ``keys`` or ``items`` lie, or a
+    ``str`` whose ``__eq__`` always says yes, would show each reader something else. Read once
+    here, the answer is one plain value whatever the object claims. A value that is not JSON
+    (NaN, an int past a double, a set, nesting past the stack, an object whose methods raise)
+    becomes the text ``not JSON: ...``, which grades as the value it was: a failed return.
+    """
+    if value is None:
+        return None
+    try:
+        return loads_strict(canonical(value))
+    except Exception as exc:  # the adapter's own __iter__/items/__repr__ may raise anything
+        return f"not JSON: a {type(value).__name__} ({type(exc).__name__})"
 
 
 def _copy_json(value: Any) -> Any:
@@ -238,6 +257,10 @@ def is_reference_normaliser(description: str) -> bool:
 # --------------------------------------------------------------------------- adapter programs
 
 
+#: How much of a stdout over the output limit is kept as the returned text.
+CAPPED_TEXT_BYTES = 4096
+
+
 def interpret_output(result: streamproto.OnceResult, timeout: float) -> tuple[Any, str | None]:
     """D12.1: map one program run to ``(returned value, note)``.
 
@@ -245,8 +268,9 @@ def interpret_output(result: streamproto.OnceResult, timeout: float) -> tuple[An
     not JSON is a failed case, not a refusal: it is passed on as the raw text, which the
     scorer grades as a schema-invalid return (D1.1).
     """
-    if result.output_capped:
-        return result.stdout.decode("utf-8", "replace"), "stdout over the output limit"
+    if result.output_capped:  # any text grades alike (D1.1): keep its start, not 64 MiB of it
+        text = result.stdout[:CAPPED_TEXT_BYTES].decode("utf-8", "replace")
+        return text, "stdout over the output limit"
     if result.timed_out:
         return None, f"no answer within {timeout:g}s"
     if result.exit_code != 0:
@@ -288,7 +312,12 @@ def program_error(result: streamproto.OnceResult, timeout: float) -> str | None:
 
 @dataclass
 class CommandAdapter:
-    """``--adapter-cmd CMD``: one process per case, ``{"text","tools"}`` on stdin."""
+    """``--adapter-cmd CMD``: one process per case, ``{"text","tools"}`` on stdin.
+
+    ``max_output_bytes`` bounds the stdout of the whole run, as in a stream (64 MiB in all,
+    docs/adapter-protocols.md): per case alone, 300 cases could keep 300 times that.
+    A case that starts with the budget spent is capped at its first byte.
+    """
 
     argv: list[str]
     description: str
@@ -300,6 +329,7 @@ class CommandAdapter:
     ) -> AdapterRun:
         out = AdapterRun(answers={})
         start = time.perf_counter()
+        budget = self.max_output_bytes
         for done, item in enumerate(items, 1):
             key = str(item["id"])
             payload = json.dumps({"text": item["text"], "tools": item["tools"]}, ensure_ascii=False)
@@ -308,11 +338,12 @@ class CommandAdapter:
                     self.argv,
                     payload.encode("utf-8"),
                     timeout=timeout,
-                    max_output_bytes=self.max_output_bytes,
+                    max_output_bytes=budget,
                     popen_kwargs=self.popen_kwargs,
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise AdapterError(f"cannot run adapter command {self.argv[0]!r}: {exc}") from exc
+            budget -= len(result.stdout)
             value, note = interpret_output(result, timeout)
             out.answers[key] = value
             out.case_seconds.append(result.elapsed)

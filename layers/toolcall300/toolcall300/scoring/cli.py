@@ -15,7 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from toolcall300.canonical import pretty_bytes, sha256_hex
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
+from toolcall300.cliutil import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    ArgParser,
+    UsageError,
+    terminal_safe,
+)
 from toolcall300.scoring import adapters
 from toolcall300.scoring.corpus import (
     CorpusError,
@@ -225,7 +232,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         except adapters.AdapterError as exc:
             raise UsageError(f"toolcall300 score: {exc}") from None
         for warning in result.warnings:
-            stderr.write(f"toolcall300 score: warning: {adapter.description}: {warning}\n")
+            stderr.write(
+                terminal_safe(f"toolcall300 score: warning: {adapter.description}: {warning}\n")
+            )
         runs.append(result)
         reports.append(
             score_cases(
@@ -240,18 +249,19 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         )
     broken = [line for line in map(all_errored_line, reports) if line]
     if broken:
-        stderr.write("\n".join(broken) + "\n")
+        stderr.write(terminal_safe("\n".join(broken) + "\n"))  # an adapter's error line
         if args.summary:
             error = render_markdown_error(" ".join(broken).replace("toolcall300 score: ", ""))
             _write(args.summary, error.encode("utf-8"), append=True)
         return EXIT_ERROR
     comparison = compare_reports(baseline, reports[0]) if baseline is not None else None
     if len(reports) == 1:
-        stdout.write(render_text(reports[0], in_sample=in_sample))
+        stdout.write(terminal_safe(render_text(reports[0], in_sample=in_sample)))
     else:
-        stdout.write(render_side_by_side(reports, in_sample=in_sample))
+        stdout.write(terminal_safe(render_side_by_side(reports, in_sample=in_sample)))
     if args.show_failures:
-        stdout.write("\n" + render_failures(reports[0], cases, runs[0].answers, runs[0].notes))
+        failures = render_failures(reports[0], cases, runs[0].answers, runs[0].notes)
+        stdout.write("\n" + terminal_safe(failures))  # case ids, stderr tails
     if args.json:
         _write(args.json, pretty_bytes(reports[0]))
     baseline_name = f"baseline {args.baseline}"
@@ -269,7 +279,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
     if comparison is None:
         return EXIT_OK
-    stdout.write("\n" + render_comparison(comparison))
+    stdout.write("\n" + terminal_safe(render_comparison(comparison)))  # flipped case ids
     return EXIT_REGRESSION if comparison["regressed"] else EXIT_OK
 
 
@@ -278,7 +288,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         return run(parse_args(list(sys.argv[1:] if argv is None else argv)), sys.stdout, sys.stderr)
     except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
+        sys.stderr.write(terminal_safe(f"{exc}\n"))
         return EXIT_ERROR
 
 

@@ -120,7 +120,11 @@ def short_value(value: Any, limit: int = DETAIL_CHARS) -> str:
     '{"arguments":{"q":"xx...'
     """
     text = canonical_or_none(value) if value is not None else "null (refused)"
-    text = repr(value) if text is None else text
+    if text is None:
+        try:
+            text = repr(value)
+        except (ValueError, RecursionError):  # an int past repr's digit limit, deep nesting
+            text = f"<a {type(value).__name__} that cannot be shown>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -309,22 +313,33 @@ def compare_reports(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
-def read_input(path: str, what: str) -> bytes:
-    """The bytes of a file the user named (a corpus, a baseline); any OS error is one usage line."""
+#: The most bytes ``score`` reads from a file the user names (a corpus, a baseline): 128 MiB,
+#: about 150 times the 300-case corpus, so ``--corpus /dev/zero`` or a runaway file is one
+#: usage line, never unbounded memory (docs/case-format.md).
+MAX_INPUT_BYTES = 128 * 1024 * 1024
+
+
+def read_input(path: str, what: str, limit: int | None = None) -> bytes:
+    """The bytes of a file the user named (a corpus, a baseline), at most ``limit`` of them
+    (:data:`MAX_INPUT_BYTES`); any OS error, or a larger file, is one usage line."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            data = fh.read(limit + 1)
     except OSError as exc:
         raise UsageError(
             f"toolcall300 score: cannot read {what} {path}: {exc.strerror or exc}"
         ) from None
+    if len(data) > limit:
+        raise UsageError(f"toolcall300 score: {what} {path} is larger than the {limit}-byte limit")
+    return data
 
 
 def load_baseline(path: str) -> dict[str, Any]:
     """A saved report, checked for shape; any problem is one usage line."""
     try:
         report = loads_strict(read_input(path, "baseline").decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: nesting
         raise UsageError(f"toolcall300 score: baseline {path} is not JSON: {exc}") from None
     problem = report_problem(report)
     if problem:
