@@ -22,7 +22,7 @@ _TERMINAL_CONTROLS = {c: "?" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control character but tab and newline shown as ``?``.
+    r"""``text`` with every control character but tab and newline shown as ``?``.
 
     What a CLI prints can hold text it did not write (a corpus's case ids, an adapter's
     stderr or exception message): printed raw, an escape sequence there rewrites the user's
