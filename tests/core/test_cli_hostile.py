@@ -22,6 +22,7 @@ from toolcall300.client import ci as ci_client
 from toolcall300.client import download
 from toolcall300.scoring import report as report_module
 from toolcall300.scoring.adapters import CommandAdapter
+from toolcall300.toolshim import cli as toolshim_cli
 
 #: What no line printed to a terminal may hold: ESC (CSI, OSC), BEL, CR, 8-bit CSI.
 CONTROLS = ("\x1b", "\x07", "\r", "\x9b")
@@ -234,3 +235,39 @@ def test_download_refuses_a_key_no_header_can_carry_without_echoing_it(key: str)
     assert key.strip() not in str(caught.value)
     with pytest.raises(ValueError, match="holds a character"):
         download.read_key({}, prompt=lambda _: key, interactive=True)
+
+
+# --------------------------------------------------------------------------- toolshim
+
+
+def _toolshim(argv: list[str], stdin: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = toolshim_cli.run(toolshim_cli.parse_args(argv), out, err, io.StringIO(stdin))
+    return code, out.getvalue(), err.getvalue()
+
+
+DEEP_REQUEST = '{"id": "deep", "text": "x", "tools": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+
+
+def test_toolshim_refuses_a_request_nested_past_the_stack_with_one_line() -> None:
+    code, out, err = _toolshim([], DEEP_REQUEST)
+    _one_line_error(code, err)
+    assert out == "" and "nested deeper than the reader's stack" in err
+    small = json.dumps({"id": "ok", "text": "nope", "tools": []}) + "\n"
+    code, out, err = _toolshim(["--stream"], DEEP_REQUEST + small)
+    assert code == 0 and err.count("\n") == 1 and "Traceback" not in err
+    assert [json.loads(line)["id"] for line in out.splitlines()] == ["ok"]
+
+
+def test_toolshim_drops_a_request_over_its_size_limit_unread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(toolshim_cli, "MAX_REQUEST_CHARS", 100)
+    big = json.dumps({"id": "big", "text": "x" * 300, "tools": []}) + "\n"
+    small = json.dumps({"id": "ok", "text": "nope", "tools": []}) + "\n"
+    code, out, err = _toolshim(["--stream"], big + small)
+    assert code == 0 and [json.loads(line)["id"] for line in out.splitlines()] == ["ok"]
+    assert err == "toolcall300 toolshim: skipped a request line over 100 characters\n"
+    code, out, err = _toolshim([], big)
+    _one_line_error(code, err)
+    assert "a request over 100 characters" in err and out == ""

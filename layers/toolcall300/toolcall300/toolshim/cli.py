@@ -45,9 +45,24 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+#: The longest request read (characters): a case with a large catalog is far below it; past
+#: it a document is refused and a stream line skipped, never held whole in memory.
+MAX_REQUEST_CHARS = 16 * 1024 * 1024
+
+
+def _loads(line: str) -> Any:
+    """``loads_strict``, with nesting past the stack as a ValueError like any other bad JSON."""
+    try:
+        return loads_strict(line)
+    except RecursionError:
+        raise ValueError("nested deeper than the reader's stack") from None
+
+
 def _request(line: str) -> tuple[Any, str, Any]:
     """(id, text, tools) from one request document, or ValueError with a one-line reason."""
-    doc = loads_strict(line)
+    if len(line) > MAX_REQUEST_CHARS:
+        raise ValueError(f"a request over {MAX_REQUEST_CHARS} characters")
+    doc = _loads(line)
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("text"), str)
@@ -71,7 +86,7 @@ def run(
     if args.stream:
         return _run_stream(source, stdout, stderr, args.explain)
     try:
-        _, text, tools = _request(source.read())
+        _, text, tools = _request(source.read(MAX_REQUEST_CHARS + 1))
     except ValueError as exc:
         stderr.write(f"toolcall300 toolshim: bad input: {exc}\n")
         return EXIT_ERROR
@@ -85,7 +100,16 @@ def run(
 
 def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -> int:
     """One answer line per request line, in order, flushed at once."""
-    while line := source.readline():
+    while line := source.readline(MAX_REQUEST_CHARS + 1):
+        if len(line) > MAX_REQUEST_CHARS and not line.endswith("\n"):
+            while (rest := source.readline(MAX_REQUEST_CHARS)) and not rest.endswith("\n"):
+                pass  # the rest of the line, read in bounded pieces and dropped
+            stderr.write(
+                f"toolcall300 toolshim: skipped a request line over {MAX_REQUEST_CHARS} "
+                "characters\n"
+            )
+            stderr.flush()
+            continue
         if not line.strip():
             continue
         try:
@@ -109,7 +133,7 @@ def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -
 def _id_of(line: str) -> Any:
     """The id of a request line that is otherwise unusable, so it can still be answered."""
     try:
-        doc = loads_strict(line)
+        doc = _loads(line)
     except ValueError:
         return None
     return doc.get("id") if isinstance(doc, dict) else None
