@@ -74,3 +74,17 @@ def test_a_forged_host_header_does_not_move_the_checkout_success_link(local_stac
     session = r.json()["session_id"]
     paid = requests.post(f"{local_stack.url}/dev/checkout/{session}", timeout=30).json()
     assert paid["success_url"] == f"{local_stack.url}/licence/claim?session_id={session}"
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "image/png"])
+@pytest.mark.parametrize("path", ["/checkout", "/runs"])
+def test_a_json_body_sent_as_another_content_type_is_a_415_not_a_500(
+    local_stack: Any, buy_licence: Callable[..., str], path: str, content_type: str
+) -> None:
+    headers = {"content-type": content_type}
+    if path == "/runs":
+        headers["authorization"] = f"Bearer {buy_licence('team', 'Hostile')}"
+    body = b'{"product": "single"}'
+    r = requests.post(local_stack.url + path, data=body, headers=headers, timeout=30)
+    assert r.status_code == 415, r.text
+    assert r.json()["error"]["code"] == "unsupported_media_type"

@@ -70,6 +70,12 @@ class PayloadTooLarge(BackendError):
     status, code = 413, "payload_too_large"
 
 
+class UnsupportedMediaType(BackendError):
+    """A body the route cannot read in the ``Content-Type`` it was sent as (JSON routes)."""
+
+    status, code = 415, "unsupported_media_type"
+
+
 class TooManyRequests(BackendError):
     status, code = 429, "too_many_requests"
 

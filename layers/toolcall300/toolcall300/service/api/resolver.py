@@ -19,13 +19,16 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from pydantic import BaseModel
 
 from toolcall300.canonical import NotJSON, loads_strict
-from toolcall300.service.errors import BackendError, BadRequest
+from toolcall300.service.errors import BackendError, BadRequest, UnsupportedMediaType
 from toolcall300.service.observability import logger
 
 JSON = "application/json"
@@ -108,6 +111,14 @@ def _validation_error(exc: RequestValidationError) -> Response[str]:
     logger.info("request refused", extra={"code": "invalid_request", "status": 400})
     return json_response(
         400, BadRequest(f"invalid request: {where}", code="invalid_request").body()
+    )
+
+
+def _unsupported_media_type(_exc: RequestUnsupportedContentType) -> Response[str]:
+    # Powertools raises this (not a RequestValidationError) for a body sent as text/plain,
+    # XML or an image to a route that reads JSON; unmapped, it was a 500.
+    return _backend_error(
+        UnsupportedMediaType("send the body as application/json", code="unsupported_media_type")
     )
 
 
@@ -246,6 +257,7 @@ def make_resolver(*routers: Router) -> APIGatewayHttpResolver:
         app.include_router(router)
     app.exception_handler(BackendError)(_backend_error)
     app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(RequestUnsupportedContentType)(_unsupported_media_type)
     app.exception_handler(Exception)(_unexpected)
     app.not_found(_not_found)
     return app
