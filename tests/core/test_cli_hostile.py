@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from test_scorer_data import TRUTH, tiny_corpus, write_corpus
 
+from toolcall300 import cliutil
+from toolcall300.argcheck.check import MAX_BODY_BYTES
 from toolcall300.cli import dispatch
 from toolcall300.client import ci as ci_client
 from toolcall300.client import download
-from toolcall300.scoring import report as report_module
 from toolcall300.scoring.adapters import CommandAdapter
 from toolcall300.toolshim import cli as toolshim_cli
 
@@ -62,17 +63,17 @@ def test_a_corpus_or_baseline_over_the_input_limit_is_refused_without_reading_it
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     size = (folder / "corpus.jsonl").stat().st_size
-    monkeypatch.setattr(report_module, "MAX_INPUT_BYTES", size - 1)
+    monkeypatch.setattr(cliutil, "MAX_INPUT_BYTES", size - 1)
     code, _, err = run_cli("score", "--corpus", "corpus.jsonl", "--adapter", "naive")
     _one_line_error(code, err)
-    assert f"corpus corpus.jsonl is larger than the {size - 1}-byte limit" in err
-    monkeypatch.setattr(report_module, "MAX_INPUT_BYTES", size)
+    assert f"cannot read corpus corpus.jsonl: larger than the {size - 1}-byte limit" in err
+    monkeypatch.setattr(cliutil, "MAX_INPUT_BYTES", size)
     (folder / "base.json").write_bytes(b" " * (size + 1))
     code, _, err = run_cli(
         "score", "--corpus", "corpus.jsonl", "--adapter", "naive", "--baseline", "base.json"
     )
     _one_line_error(code, err)
-    assert "baseline base.json is larger than" in err
+    assert "cannot read baseline base.json: larger than" in err
 
 
 # --------------------------------------------------------------------------- score: adapters
@@ -271,3 +272,48 @@ def test_toolshim_drops_a_request_over_its_size_limit_unread(
     code, out, err = _toolshim([], big)
     _one_line_error(code, err)
     assert "a request over 100 characters" in err and out == ""
+
+
+# --------------------------------------------------------------------------- the other CLIs' inputs
+
+
+def test_every_cli_refuses_a_file_over_the_input_limit_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cliutil, "MAX_INPUT_BYTES", 10)
+    big = tmp_path / "big.json"
+    big.write_bytes(b'{"tools": []}' + b" " * 100)
+    commands = [
+        ["generate", "--tools", str(big), "--out", str(tmp_path / "a")],
+        ["generate", "--pools", str(big), "--out", str(tmp_path / "b")],
+        ["tools", "import", str(big)],
+        ["check", "verify", str(big), "--jwks", str(big)],
+    ]
+    for argv in commands:
+        code, _, err = run_cli(*argv)
+        _one_line_error(code, err)
+        assert "larger than the 10-byte limit" in err, argv
+
+
+def test_check_reads_stdin_no_further_than_one_byte_past_its_body_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[int | None] = []
+
+    class Endless:
+        def read(self, size: int | None = None) -> bytes:
+            asked.append(size)
+            return b" " * (size if size is not None else 1 << 20)
+
+    monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"buffer": Endless()})())
+    code, out, _ = run_cli("check")
+    assert code == 0 and json.loads(out)["refusal"]["code"] == "CAP-EXCEEDED:body_bytes"
+    assert asked == [MAX_BODY_BYTES + 1]
+
+
+def test_generate_refuses_pools_nested_past_the_stack_in_one_line(tmp_path: Path) -> None:
+    deep = tmp_path / "pools.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = run_cli("generate", "--pools", str(deep), "--out", str(tmp_path / "out"))
+    _one_line_error(code, err)
+    assert "nests deeper than the JSON reader allows" in err

@@ -13,10 +13,10 @@ import json
 import sys
 from typing import Any, TextIO
 
-from toolcall300.argcheck.check import check_body
+from toolcall300.argcheck.check import MAX_BODY_BYTES, check_body
 from toolcall300.argcheck.report import ReportError, verify_report
 from toolcall300.canonical import loads_strict
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, read_limited
 
 _DESCRIPTION = "tool-argument/v1: check one arguments blob against one caller-supplied schema"
 
@@ -63,9 +63,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         if args.file:
             with open(args.file, "rb") as fh:
-                body = fh.read()
+                body = fh.read(MAX_BODY_BYTES + 1)  # one byte past the cap: check_body refuses it
         else:
-            body = sys.stdin.buffer.read()
+            body = sys.stdin.buffer.read(MAX_BODY_BYTES + 1)
     except OSError as exc:
         stderr.write(f"toolcall300 check: cannot read {args.file or 'stdin'}: {exc.strerror}\n")
         return EXIT_ERROR
@@ -78,8 +78,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _read_json(path: str, what: str) -> Any:
     try:
-        with open(path, "rb") as fh:
-            return loads_strict(fh.read())
+        return loads_strict(read_limited(path))
     except OSError as exc:
         raise ReportError(f"cannot read the {what} {path}: {exc.strerror}") from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

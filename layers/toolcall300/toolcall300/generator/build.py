@@ -426,7 +426,10 @@ def read_pools(inputs: Inputs) -> Pools:
     a given pools file must follow docs/pools.md (:class:`PoolsError` names each break)."""
     if inputs.pools_bytes is None:
         return {}
-    raw = loads_strict_file(inputs.pools_bytes)
+    try:
+        raw = loads_strict_file(inputs.pools_bytes)
+    except RecursionError:
+        raise PoolsError(["the file nests deeper than the JSON reader allows"]) from None
     problems = pools_problems(raw)
     if problems:
         raise PoolsError(problems)

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from toolcall300.canonical import loads_strict, loads_strict_file
 from toolcall300.catalog import CatalogError
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError, read_limited
 from toolcall300.generator.build import (
     DATA,
     DEFAULT_SEED,
@@ -109,17 +109,17 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
     """The recipe's inputs; ``--check-only`` skips the licence (its manifest pin checks it)."""
     recipe_path = directory / RECIPE
     try:
-        recipe = loads_strict_file(recipe_path.read_bytes())
+        recipe = loads_strict_file(read_limited(recipe_path))
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
         licence = directory / recipe["licence"] if with_licence and "licence" in recipe else None
         reference = recipe.get("reference")
         return Inputs(
             tools.name,
-            tools.read_bytes(),
+            read_limited(tools),
             pools.name,
-            pools.read_bytes(),
+            read_limited(pools),
             int(recipe["seed"]),
-            (licence.name, licence.read_bytes()) if licence else None,
+            (licence.name, read_limited(licence)) if licence else None,
             str(reference) if reference is not None else None,
             full_shape_only=True,
         )
@@ -160,7 +160,7 @@ def _cli_inputs(args: argparse.Namespace, stderr: TextIO) -> Inputs:
         return _recorded_inputs(Path(args.rebuild))
     tools = Path(args.tools) if args.tools else DEMO_TOOLS
     try:
-        name, catalog = tools.name, tools.read_bytes()
+        name, catalog = tools.name, read_limited(tools)
         if args.tools:
             name, catalog = _imported_catalog(tools, catalog, args.format, stderr)
         if args.pools == "demo" or (args.pools is None and catalog == DEMO_TOOLS.read_bytes()):
@@ -171,7 +171,7 @@ def _cli_inputs(args: argparse.Namespace, stderr: TextIO) -> Inputs:
             name,
             catalog,
             pools.name if pools else "",
-            pools.read_bytes() if pools else None,
+            read_limited(pools) if pools else None,
             args.seed,
             asked=args.asked,
         )
@@ -205,13 +205,13 @@ def corpus_files(directory: Path) -> dict[str, bytes]:
     """The corpus files present in ``directory``: the three JSON Lines files, the manifest and
     every other file the manifest pins (the licence), as ``--check-only`` reads them."""
     files = {
-        name: (directory / name).read_bytes()
+        name: read_limited(directory / name)
         for name in (*FILES, MANIFEST)
         if (directory / name).is_file()
     }
     for name in _pinned_names(files.get(MANIFEST)):
         if name not in files and (directory / name).is_file():
-            files[name] = (directory / name).read_bytes()
+            files[name] = read_limited(directory / name)
     return files
 
 

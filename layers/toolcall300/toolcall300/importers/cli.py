@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError
+from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError, read_limited
 from toolcall300.importers import FORMATS, ImportRefused, catalog_bytes, import_file
 
 
@@ -45,7 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     path = Path(args.file)
     try:
-        data = path.read_bytes()
+        data = read_limited(path)
     except OSError as exc:
         stderr.write(f"toolcall300 tools import: {exc}\n")
         return EXIT_ERROR

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolcall300.canonical import loads_strict
-from toolcall300.cliutil import UsageError
+from toolcall300.cliutil import UsageError, read_limited
 from toolcall300.scoring.grading import (
     FALSE_REFUSAL,
     INVENTED_CALL,
@@ -313,26 +313,15 @@ def compare_reports(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
-#: The most bytes ``score`` reads from a file the user names (a corpus, a baseline): 128 MiB,
-#: about 150 times the 300-case corpus, so ``--corpus /dev/zero`` or a runaway file is one
-#: usage line, never unbounded memory (docs/case-format.md).
-MAX_INPUT_BYTES = 128 * 1024 * 1024
-
-
-def read_input(path: str, what: str, limit: int | None = None) -> bytes:
-    """The bytes of a file the user named (a corpus, a baseline), at most ``limit`` of them
-    (:data:`MAX_INPUT_BYTES`); any OS error, or a larger file, is one usage line."""
-    limit = MAX_INPUT_BYTES if limit is None else limit
+def read_input(path: str, what: str) -> bytes:
+    """The bytes of a file the user named (a corpus, a baseline); any OS error, or a file over
+    ``cliutil.MAX_INPUT_BYTES``, is one usage line."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        return read_limited(path)
     except OSError as exc:
         raise UsageError(
             f"toolcall300 score: cannot read {what} {path}: {exc.strerror or exc}"
         ) from None
-    if len(data) > limit:
-        raise UsageError(f"toolcall300 score: {what} {path} is larger than the {limit}-byte limit")
-    return data
 
 
 def load_baseline(path: str) -> dict[str, Any]:
