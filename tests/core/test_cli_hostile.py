@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from toolcall300.argcheck.check import MAX_BODY_BYTES
 from toolcall300.cli import dispatch
 from toolcall300.client import ci as ci_client
 from toolcall300.client import download
+from toolcall300.jobs import adapter_files
 from toolcall300.scoring.adapters import CommandAdapter
 from toolcall300.toolshim import cli as toolshim_cli
 
@@ -317,3 +319,61 @@ def test_generate_refuses_pools_nested_past_the_stack_in_one_line(tmp_path: Path
     code, _, err = run_cli("generate", "--pools", str(deep), "--out", str(tmp_path / "out"))
     _one_line_error(code, err)
     assert "nests deeper than the JSON reader allows" in err
+
+
+# --------------------------------------------------------------------------- ci --adapter-files
+
+
+def _ci_with_files(path: Path) -> tuple[int, str]:
+    args = ci_client.parse_args(
+        ["--api", "https://x.invalid", "--adapter-cmd", "python3 a.py", "--commit", "abcdef0"]
+        + ["--adapter-files", str(path)]
+    )
+    err = io.StringIO()
+
+    def never(*_: object, **__: object) -> object:
+        raise AssertionError("nothing is sent when the files cannot be packed")
+
+    env = {"TOOLCALL300_LICENCE": "tc300_" + "a" * 32, "GITHUB_REF_NAME": "main"}
+    return ci_client.run(args, io.StringIO(), err, request=never, env=env), err.getvalue()
+
+
+def test_ci_packs_no_further_than_the_service_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in "abc":
+        (tmp_path / name).write_bytes(b"x" * 50)
+    monkeypatch.setattr(ci_client, "MAX_FILES", 2)
+    code, err = _ci_with_files(tmp_path)
+    _one_line_error(code, err)
+    assert "over the service's 2 files" in err
+    monkeypatch.setattr(ci_client, "MAX_FILES", 10)
+    monkeypatch.setattr(ci_client, "MAX_ARCHIVE_BYTES", 20)
+    code, err = _ci_with_files(tmp_path)
+    _one_line_error(code, err)
+    assert "over the service's 20-byte archive limit" in err
+    code, err = _ci_with_files(tmp_path / "a")  # an archive sent as is: read no further
+    _one_line_error(code, err)
+    assert "larger than the 20-byte limit" in err
+
+
+def test_ci_reports_a_file_it_cannot_pack_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.py").write_text("print()")
+
+    def unreadable(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path / "a.py"))
+
+    monkeypatch.setattr(tarfile.TarFile, "add", unreadable)
+    code, err = _ci_with_files(tmp_path)
+    _one_line_error(code, err)
+    assert "Permission denied" in err and "a.py" in err
+
+
+def test_ci_limits_are_the_jobs_limits() -> None:
+    assert (ci_client.MAX_ARCHIVE_BYTES, ci_client.MAX_FILES, ci_client.MAX_UNPACKED_BYTES) == (
+        adapter_files.MAX_ARCHIVE_BYTES,
+        adapter_files.MAX_FILES,
+        adapter_files.MAX_UNPACKED_BYTES,
+    )

@@ -28,7 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from toolcall300.client.http import ApiError, check_key, check_transport, request_json
-from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, ArgParser, UsageError
+from toolcall300.cliutil import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    ArgParser,
+    UsageError,
+    read_limited,
+)
 from toolcall300.scoring.render import (
     JunitBaseline,
     render_junit,
@@ -190,16 +197,32 @@ def submission(args: argparse.Namespace) -> dict[str, Any]:
 SKIPPED_NAMES = (".git", "__pycache__", ".venv")
 
 
+#: What ``POST /runs`` takes as adapter files (docs/runs-contract.md): the archive, its entries
+#: and their unpacked bytes. The job's side is ``jobs.adapter_files`` (which this package may
+#: not import); tests/core/test_cli_hostile.py keeps the two equal. Packing stops at the first
+#: one passed, so a folder named by mistake (a home folder) is one line, not gigabytes read.
+MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
+MAX_FILES = 4096
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+
+
 def folder_archive(path: str) -> bytes:
     """The adapter's files as ``POST /runs`` takes them (docs/local-sandbox.md): a tar archive
     sent as is, or a folder packed as one (gzip; sorted, with no owners or times, so the same
-    folder gives the same bytes and a retried step the same idempotency key)."""
-    if os.path.isfile(path):
-        with open(path, "rb") as fh:
-            return fh.read()
-    if not os.path.isdir(path):
-        raise UsageError(f"toolcall300 ci: --adapter-files {path}: no such folder or file")
+    folder gives the same bytes and a retried step the same idempotency key). Over the
+    service's limits, or unreadable, it is a usage error naming which."""
+    where = f"toolcall300 ci: --adapter-files {path}"
+    try:
+        if os.path.isfile(path):
+            return read_limited(path, MAX_ARCHIVE_BYTES)
+        if not os.path.isdir(path):
+            raise UsageError(f"{where}: no such folder or file")
+        return _pack(path, where)
+    except OSError as exc:
+        raise UsageError(f"{where}: {exc.strerror or exc} ({exc.filename or path})") from None
 
+
+def _pack(path: str, where: str) -> bytes:
     def clean(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         if os.path.basename(info.name) in SKIPPED_NAMES:
             return None
@@ -209,6 +232,7 @@ def folder_archive(path: str) -> bytes:
         return info
 
     out = io.BytesIO()
+    entries = unpacked = 0
     with (
         gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed,
         tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as tar,
@@ -220,7 +244,24 @@ def folder_archive(path: str) -> bytes:
                 rel = os.path.relpath(full, path)
                 if any(part in SKIPPED_NAMES for part in rel.split(os.sep)):
                     continue
+                entries += 1
+                unpacked += os.lstat(full).st_size
+                if entries > MAX_FILES or unpacked > MAX_UNPACKED_BYTES:
+                    raise UsageError(
+                        f"{where}: over the service's {MAX_FILES} files or "
+                        f"{MAX_UNPACKED_BYTES} unpacked bytes (docs/runs-contract.md)"
+                    )
                 tar.add(full, arcname=rel, recursive=False, filter=clean)
+                if out.tell() > MAX_ARCHIVE_BYTES:
+                    break  # the check below says so
+            else:
+                continue
+            break
+    if len(out.getvalue()) > MAX_ARCHIVE_BYTES:
+        raise UsageError(
+            f"{where}: packed, over the service's {MAX_ARCHIVE_BYTES}-byte archive limit "
+            "(docs/runs-contract.md)"
+        )
     return out.getvalue()
 
 
