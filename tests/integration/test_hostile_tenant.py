@@ -88,3 +88,31 @@ def test_a_json_body_sent_as_another_content_type_is_a_415_not_a_500(
     r = requests.post(local_stack.url + path, data=body, headers=headers, timeout=30)
     assert r.status_code == 415, r.text
     assert r.json()["error"]["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "[" * 100_000 + "]" * 100_000,  # was a 500
+        '{"id": "evt_dup_a", "id": "evt_dup_b", "type": "x", "created": 1, "data": {"object": {}}}',
+    ],
+    ids=["nested past the stack", "duplicate id"],  # the duplicate was acknowledged (200)
+)
+def test_a_signed_webhook_body_that_is_not_strict_json_is_a_400(
+    local_stack: Any, payload: str
+) -> None:
+    """Only a holder of the signing secret can send these; still never a 500, and an event
+    with two ids is not deduplicated on one of them and applied as the other."""
+    import stripe
+
+    sig = stripe.WebhookSignature.generate_signature_header(
+        payload, local_stack.context.webhook_secret
+    )
+    r = requests.post(
+        f"{local_stack.url}/webhooks/stripe",
+        data=payload.encode(),
+        headers={"Stripe-Signature": sig, "content-type": "application/json"},
+        timeout=30,
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid_event"

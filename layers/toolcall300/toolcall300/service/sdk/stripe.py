@@ -7,10 +7,10 @@ configured secret (current and previous during a rotation) and Stripe's toleranc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolcall300.canonical import loads_strict
 from toolcall300.service.domain.products import Product
 from toolcall300.service.errors import BadRequest, UpstreamUnavailable
 
@@ -36,10 +36,10 @@ def verify_event(
             stripe.WebhookSignature.verify_header(text, signature_header, secret, tolerance)
         except stripe.SignatureVerificationError:
             continue
-        try:
-            event = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BadRequest("signed body is not JSON", code="invalid_event") from exc
+        try:  # strictly: a duplicate "id" would dedupe on one id and apply the other
+            event = loads_strict(text)
+        except (ValueError, RecursionError):  # not JSON, not strict JSON, or nested past the stack
+            raise BadRequest("signed body is not strict JSON", code="invalid_event") from None
         if (
             not isinstance(event, dict)
             or not isinstance(event.get("id"), str)
