@@ -116,3 +116,48 @@ def test_a_signed_webhook_body_that_is_not_strict_json_is_a_400(
     )
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "invalid_event"
+
+
+def test_no_key_or_signing_secret_reaches_the_logs_or_the_state_folder(
+    local_stack: Any, buy_licence: Callable[..., str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every key and the webhook secret, sent everywhere a hostile caller can put them (the
+    right header, wrong schemes, the query, a path id, a body field, Idempotency-Key, the
+    Stripe-Signature), then searched for in what the stack logged and in every file of its
+    state folder but its secret and key files (the database, its WAL, the objects)."""
+    url = local_stack.url
+    owner = buy_licence("team", "Leaky")
+    team = requests.get(f"{url}/licence", headers={"authorization": f"Bearer {owner}"}).json()
+    made = requests.post(
+        f"{url}/teams/{team['team']}/keys", headers={"authorization": f"Bearer {owner}"}
+    ).json()
+    pack = buy_licence("checks-500")
+    webhook_secret = local_stack.context.webhook_secret
+    secrets = {"owner": owner, "member": made["key"], "pack": pack, "webhook": webhook_secret}
+    for secret in secrets.values():
+        for scheme in ("Bearer", "Basic", "Token", "Bearer  x"):
+            h = {"authorization": f"{scheme} {secret}", "idempotency-key": secret[:100]}
+            requests.get(f"{url}/licence", headers=h, params={"key": secret}, timeout=30)
+            requests.get(f"{url}/runs/{secret}", headers=h, timeout=30)
+            requests.post(
+                f"{url}/check", json={"schema": {}, "arguments": {"k": secret}}, headers=h
+            )
+            requests.post(f"{url}/runs", json={"ref": secret, "commit": secret}, headers=h)
+            requests.post(f"{url}/checkout", json={"product": secret}, headers=h, timeout=30)
+        requests.post(
+            f"{url}/webhooks/stripe",
+            json={"id": secret},
+            headers={"Stripe-Signature": f"t=1,v1={secret}"},
+            timeout=30,
+        )
+    # every record the stack's threads logged, with its extra fields and any traceback
+    logged = caplog.text + "\n".join(f"{r.getMessage()} {vars(r)}" for r in caplog.records)
+    assert "request refused" in logged  # the stack's log lines were captured
+    stored = {
+        p: p.read_bytes()
+        for p in local_stack.context.state_dir.rglob("*")
+        if p.is_file() and p.parent.name not in ("secrets", "keys")
+    }
+    for name, secret in secrets.items():
+        assert secret not in logged, name
+        assert not [p for p, data in stored.items() if secret.encode() in data], name
