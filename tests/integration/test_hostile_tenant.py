@@ -161,3 +161,61 @@ def test_no_key_or_signing_secret_reaches_the_logs_or_the_state_folder(
     for name, secret in secrets.items():
         assert secret not in logged, name
         assert not [p for p, data in stored.items() if secret.encode() in data], name
+
+
+def test_another_teams_member_key_id_and_a_revoked_or_reissued_key_open_nothing(
+    local_stack: Any, buy_licence: Callable[..., str]
+) -> None:
+    """Attacks already stopped, end to end: reusing another team's member key id through
+    either team's path, and a key that was revoked (a member's) or replaced (an operator's
+    reissue of a purchase key) on every kind of route."""
+    import io
+
+    from toolcall300.service import admin
+
+    url = local_stack.url
+
+    def call(method: str, path: str, key: str) -> tuple[int, str]:
+        h = {"authorization": f"Bearer {key}"}
+        body = {"ref": "refs/heads/main", "commit": "abcdef0"} if method == "POST" else None
+        r = requests.request(method, url + path, headers=h, json=body, timeout=30)
+        return r.status_code, r.json().get("error", {}).get("code", "")
+
+    owner, other = buy_licence("team", "Victim"), buy_licence("team", "Attacker")
+    me = requests.get(f"{url}/licence", headers={"authorization": f"Bearer {owner}"}).json()
+    team = me["team"]
+    them = requests.get(f"{url}/licence", headers={"authorization": f"Bearer {other}"}).json()
+    made = requests.post(
+        f"{url}/teams/{team}/keys", headers={"authorization": f"Bearer {owner}"}, timeout=30
+    ).json()
+    member, key_id = made["key"], made["key_id"]
+    assert call("DELETE", f"/teams/{them['team']}/keys/{key_id}", other) == (404, "key_not_found")
+    assert call("DELETE", f"/teams/{team}/keys/{key_id}", other) == (403, "wrong_team")
+    assert call("POST", f"/teams/{team}/keys", other) == (403, "wrong_team")
+    assert call("GET", "/licence", member)[0] == 200  # untouched by either attempt
+
+    routes = [
+        ("GET", "/licence"),
+        ("GET", f"/teams/{team}/runs"),
+        ("GET", f"/teams/{team}/baselines"),
+        ("GET", "/corpus"),
+        ("POST", "/runs"),
+    ]
+    assert call("DELETE", f"/teams/{team}/keys/{key_id}", owner)[0] == 200
+    for method, path in routes:
+        assert call(method, path, member) == (401, "licence_revoked"), path
+
+    out = io.StringIO()
+    argv = ["--state", str(local_stack.context.state_dir), "licence", "reissue", me["licence_id"]]
+    assert admin.run(admin.parse_args(argv), out, io.StringIO()) == 0
+    new_key = out.getvalue().splitlines()[-1]
+    for method, path in [*routes, ("GET", f"/teams/{team}/keys"), ("POST", f"/teams/{team}/keys")]:
+        assert call(method, path, owner) == (401, "key_invalid"), path
+    assert call("GET", f"/teams/{team}/keys", new_key)[0] == 200
+
+
+def test_an_unknown_product_is_quoted_back_short_not_whole(local_stack: Any) -> None:
+    """Before: a 5 MB product name came back whole in the 400's message."""
+    r = requests.post(f"{local_stack.url}/checkout", json={"product": "x" * 100_000}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_product"
+    assert len(r.content) < 1000

@@ -66,7 +66,9 @@ def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:
     product = product_named(request.product)
     if product is None:
         raise BadRequest(
-            f"unknown product {request.product!r}; one of {', '.join(sorted(PRODUCTS))}",
+            # quoted back at most 64 characters: the body may be 10 MB of product name
+            f"unknown product {request.product[:64]!r}"
+            f"{'...' if len(request.product) > 64 else ''}; one of {', '.join(sorted(PRODUCTS))}",
             code="unknown_product",
         )
     headers = router.current_event.headers
