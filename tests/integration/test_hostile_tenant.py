@@ -219,3 +219,34 @@ def test_an_unknown_product_is_quoted_back_short_not_whole(local_stack: Any) -> 
     r = requests.post(f"{local_stack.url}/checkout", json={"product": "x" * 100_000}, timeout=30)
     assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_product"
     assert len(r.content) < 1000
+
+
+def test_racing_checks_never_spend_a_pack_twice(local_stack: Any) -> None:
+    """Twelve paid checks at once on a pack of two: two answered, ten refused 402, none
+    charged twice and none free (an attack already stopped, now end to end)."""
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from toolcall300.service import admin
+
+    state = str(local_stack.context.state_dir)
+    out = io.StringIO()
+    argv = ["--state", state, "licence", "issue", "--tier", "single"]
+    assert admin.run(admin.parse_args(argv), out, io.StringIO()) == 0
+    key = out.getvalue().splitlines()[-1]
+    licence_id = out.getvalue().split()[1].rstrip(":")
+    argv = ["--state", state, "pack", "grant", licence_id, "--checks", "2"]
+    assert admin.run(admin.parse_args(argv), io.StringIO(), io.StringIO()) == 0
+    h = {"authorization": f"Bearer {key}"}
+
+    def check(i: int) -> int:
+        body = {"schema": {"type": "object"}, "arguments": {"i": i}}
+        return requests.post(
+            f"{local_stack.url}/check", json=body, headers=h, timeout=60
+        ).status_code
+
+    with ThreadPoolExecutor(12) as pool:
+        statuses = sorted(pool.map(check, range(12)))
+    assert statuses == [200] * 2 + [402] * 10
+    pack = requests.get(f"{local_stack.url}/licence", headers=h, timeout=30).json()["checks"]
+    assert pack == {"remaining": 0, "granted": 2}
