@@ -103,17 +103,10 @@ def test_a_signed_webhook_body_that_is_not_strict_json_is_a_400(
 ) -> None:
     """Only a holder of the signing secret can send these; still never a 500, and an event
     with two ids is not deduplicated on one of them and applied as the other."""
-    import stripe
+    from support.stripe import signed
 
-    sig = stripe.WebhookSignature.generate_signature_header(
-        payload, local_stack.context.webhook_secret
-    )
-    r = requests.post(
-        f"{local_stack.url}/webhooks/stripe",
-        data=payload.encode(),
-        headers={"Stripe-Signature": sig, "content-type": "application/json"},
-        timeout=30,
-    )
+    body, headers = signed(payload, local_stack.context.webhook_secret)
+    r = requests.post(f"{local_stack.url}/webhooks/stripe", data=body, headers=headers, timeout=30)
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "invalid_event"
 

@@ -215,22 +215,13 @@ def _ledger_rows(state_dir: Path, payer: str) -> tuple[int, dict[str, Any]]:
 def test_paid_checks_racing_refunds_leave_the_ledger_balanced(local_stack: Any, trial: int) -> None:
     """16 paid checks at once while refunds of the same pack land: every 200 is one charge
     record and the pack adds up (granted = remaining + charged + withdrawn)."""
-    import stripe
-    from support.stripe import paid_session, refunded_charge, stripe_event
+    from support.stripe import paid_session, refunded_charge, signed, stripe_event
 
     url, tag = local_stack.url, f"race{trial}_{os.urandom(3).hex()}"
 
     def post(event: dict[str, Any]) -> int:
-        payload = json.dumps(event)
-        sig = stripe.WebhookSignature.generate_signature_header(
-            payload, local_stack.context.webhook_secret
-        )
-        return send(
-            "POST",
-            f"{url}/webhooks/stripe",
-            data=payload.encode(),
-            headers={"Stripe-Signature": sig, "Content-Type": "application/json"},
-        ).status_code
+        body, headers = signed(event, local_stack.context.webhook_secret)
+        return send("POST", f"{url}/webhooks/stripe", data=body, headers=headers).status_code
 
     session = paid_session(session_id=f"cs_{tag}", payment_intent=f"pi_{tag}", tier="checks-500")
     assert post(stripe_event("checkout.session.completed", session, event_id=f"evt_{tag}")) == 200

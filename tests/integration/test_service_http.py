@@ -187,8 +187,7 @@ def test_revoked_key_is_401(local_stack: Any, buy_licence: Any) -> None:
 
 
 def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
-    import stripe
-    from support.stripe import paid_session, stripe_event
+    from support.stripe import paid_session, signed, stripe_event
 
     session = paid_session(session_id="cs_test_stale", payment_intent="pi_stale")
     event = stripe_event("checkout.session.completed", session, event_id="evt_stale")
@@ -196,15 +195,8 @@ def test_webhook_refuses_unsigned_and_stale(local_stack: Any) -> None:
     r = requests.post(f"{local_stack.url}/webhooks/stripe", data=payload, timeout=10)
     assert r.status_code == 400
     stale = int(time.time()) - 3600
-    sig = stripe.WebhookSignature.generate_signature_header(
-        payload.decode(), local_stack.context.webhook_secret, timestamp=stale
-    )
-    r = requests.post(
-        f"{local_stack.url}/webhooks/stripe",
-        data=payload,
-        headers={"Stripe-Signature": sig},
-        timeout=10,
-    )
+    body, headers = signed(event, local_stack.context.webhook_secret, timestamp=stale)
+    r = requests.post(f"{local_stack.url}/webhooks/stripe", data=body, headers=headers, timeout=10)
     assert r.status_code == 400
     session_id = event["data"]["object"]["id"]
     assert (
@@ -307,19 +299,12 @@ def test_partial_refunds_over_http_leave_a_pack_only_the_checks_still_paid_for(
 ) -> None:
     """docs/argcheck-payment.md "Refunds": signed events through the real gateway; 9.98 of a
     10.00 pack back leaves one check, whatever Stripe resends."""
-    import stripe
-    from support.stripe import paid_session, refunded_charge, stripe_event
+    from support.stripe import paid_session, refunded_charge, signed, stripe_event
 
     def post(event: dict[str, Any]) -> None:
-        payload = json.dumps(event)
-        sig = stripe.WebhookSignature.generate_signature_header(
-            payload, local_stack.context.webhook_secret
-        )
+        body, headers = signed(event, local_stack.context.webhook_secret)
         r = requests.post(
-            f"{local_stack.url}/webhooks/stripe",
-            data=payload.encode(),
-            headers={"Stripe-Signature": sig, "Content-Type": "application/json"},
-            timeout=30,
+            f"{local_stack.url}/webhooks/stripe", data=body, headers=headers, timeout=30
         )
         assert r.status_code == 200, r.text
 
