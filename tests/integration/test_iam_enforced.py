@@ -46,6 +46,7 @@ from toolcall300.service.domain.images import ImageFacts
 from toolcall300.service.hosted import batch, flow
 from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
+from toolcall300.service.local.stack import LOCAL_EDITION_ENV
 from toolcall300.service.sdk.aws import client
 from toolcall300.service.sdk.ecr import EcrImages, fetch_blob
 from toolcall300.service.sdk.runs import BatchApi
@@ -263,7 +264,16 @@ def enforced(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     }.items():  # fmt: skip
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    monkeypatch.delenv("TOOLCALL300_LOCAL_STACK", raising=False)
+    # moto, not the SQLite edition an in-process local stack of this session has selected
+    # (its state folder and its URL, which the job's signed links would have pointed at)
+    for name in LOCAL_EDITION_ENV:
+        monkeypatch.delenv(name, raising=False)
+    # ... and its cached edition is hidden from wiring, never closed: clearing the ports here
+    # had closed the live stack's database and left its worker pool on a dead store (every
+    # later run in the session stayed queued); once monkeypatch restores it, the ports rebuild
+    # on that same edition
+    monkeypatch.setattr(wiring, "local_edition", lambda: None)
+    monkeypatch.setattr(wiring, "close_local_edition", lambda: None)
     requests.post(f"{endpoint}/moto-api/reset", timeout=10)  # moto's state is per process
     batch.clear_cache()  # job definitions registered on an earlier server are gone
     requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=10)

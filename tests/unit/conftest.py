@@ -19,7 +19,7 @@ import pytest
 from support.gateway import Call
 from support.stripe import OLD_SECRET, STRIPE_TEST_API_KEY, TEST_SECRET, StripeApi
 
-from toolcall300.service.local.stack import FAKE_AWS_ENV
+from toolcall300.service.local.stack import FAKE_AWS_ENV, LOCAL_EDITION_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,9 +30,6 @@ def template() -> dict[str, Any]:
 
     return load_template(ROOT / "template.yaml")
 
-
-#: What selects the one-machine edition in ``api.wiring`` (set by ``local.stack``).
-LOCAL_EDITION_ENV = ("TOOLCALL300_STATE_DIR", "TOOLCALL300_PUBLIC_URL", "TOOLCALL300_LOCAL_STACK")
 
 FAKE_ENV = {
     **FAKE_AWS_ENV,

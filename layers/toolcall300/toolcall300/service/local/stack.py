@@ -42,6 +42,10 @@ FAKE_AWS_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
 }
+#: What a running local stack sets in ``os.environ`` to select its one-machine edition in
+#: ``api.wiring`` (the state folder, its own URL, adapter_cmd allowed): code in the same
+#: process that means to reach AWS (or moto) must not see them.
+LOCAL_EDITION_ENV = ("TOOLCALL300_STATE_DIR", "TOOLCALL300_PUBLIC_URL", "TOOLCALL300_LOCAL_STACK")
 _LOCAL_POWERTOOLS = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here
     "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would only be noise on a terminal
