@@ -102,8 +102,9 @@ def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -
     """One answer line per request line, in order, flushed at once."""
     while line := source.readline(MAX_REQUEST_CHARS + 1):
         if len(line) > MAX_REQUEST_CHARS and not line.endswith("\n"):
-            while (rest := source.readline(MAX_REQUEST_CHARS)) and not rest.endswith("\n"):
-                pass  # the rest of the line, read in bounded pieces and dropped
+            rest = line  # the rest of the line is read in bounded pieces and dropped
+            while rest and not rest.endswith("\n"):
+                rest = source.readline(MAX_REQUEST_CHARS)
             stderr.write(
                 f"toolcall300 toolshim: skipped a request line over {MAX_REQUEST_CHARS} "
                 "characters\n"

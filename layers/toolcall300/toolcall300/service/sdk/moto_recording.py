@@ -17,7 +17,7 @@ from typing import Any
 
 import boto3
 
-from toolcall300.service.sdk.dynamo import _plain
+from toolcall300.service.sdk.dynamo import _plain, scan_all
 
 _FAKE = {
     "aws_access_key_id": "testing",
@@ -84,15 +84,8 @@ def read_recording(
 
 
 def _scan(table: Any) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {}
     try:
-        while True:
-            page = table.scan(**kwargs)
-            items.extend(_listed(i) for i in page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [_listed(item) for item in scan_all(table)]
     except Exception:  # a table the old stack never created
         return []
 
