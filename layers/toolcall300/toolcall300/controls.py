@@ -110,6 +110,45 @@ def integrator(text: str, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def _entries(value: Any) -> list[Any]:
+    """E1, E2: every entry where calls are in a parsed text, in order (C3)."""
+    out: list[Any] = []
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, dict) and isinstance(item.get(CALLS_KEY), list):
+            out.extend(item[CALLS_KEY])
+        else:
+            out.append(item)
+    return out
+
+
+def integrator_all(text: str, tools: list[dict[str, Any]]) -> list[dict[str, Any] | None] | None:
+    """C3, the parallel track's integrator control: C2 for every entry of the turn; ``None``
+    when the text does not parse (the turn refused whole, P2).
+
+    >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {
+    ...     "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    >>> integrator_all('[{"name": "f", "arguments": {"n": 1}}, {"name": "F", "arguments": {}}]', tools)
+    [{'name': 'f', 'arguments': {'n': 1}}, None]
+    """
+    try:
+        parsed = loads_strict(text)
+    except (ValueError, RecursionError):
+        return None
+    out: list[dict[str, Any] | None] = []
+    for entry in _entries(parsed):
+        ok = isinstance(entry, dict) and _canonical_ok(entry)  # E4: an array entry is no call
+        out.append(integrator(canonical(entry), tools) if ok else None)
+    return out
+
+
+def _canonical_ok(value: Any) -> bool:
+    try:
+        canonical(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
 def naive(text: str, tools: list[dict[str, Any]]) -> Any:
     """C1, the naive control: trust the model. Parse the text and pass the value on; refuse
     if it won't parse.

@@ -261,3 +261,61 @@ def is_lossless(value: Any, type_name: str) -> bool:
     except NotLossless:
         return False
     return True
+
+
+# --------------------------------------------------------------------- P7: repeating matters
+
+
+def repeat_matters(tool: Any) -> bool:
+    """P7: whether the catalog says explicitly that repeating a call of ``tool`` matters, so
+    identical copies in one turn all stand: MCP's ``annotations.idempotentHint: false`` or
+    tools.json's ``"x-idempotent": false``, on the entry or on its ``function``. Anything
+    else (no hint, ``idempotentHint: true``, ``x-mutates``) says nothing: copies collapse.
+
+    >>> repeat_matters({"function": {"name": "f", "annotations": {"idempotentHint": False}}})
+    True
+    >>> repeat_matters({"x-idempotent": False, "function": {"name": "f"}})
+    True
+    >>> repeat_matters({"x-mutates": True, "function": {"name": "f"}})
+    False
+    """
+    if not isinstance(tool, dict):
+        return False
+    fn = tool.get("function")
+    for level in (tool, fn if isinstance(fn, dict) else {}):
+        annotations = level.get("annotations")
+        if isinstance(annotations, dict) and annotations.get("idempotentHint") is False:
+            return True
+        if level.get("x-idempotent") is False:
+            return True
+    return False
+
+
+def declared_name_splits(name: str, declared: Iterable[str], pieces: int) -> list[list[str]]:
+    """P4: every way ``name`` is exactly ``pieces`` declared names written one after another,
+    each exactly as declared (at most two ways are looked for: two already make it ambiguous).
+
+    >>> declared_name_splits("write_filewrite_file", ["write_file", "read_file"], 2)
+    [['write_file', 'write_file']]
+    >>> declared_name_splits("abab", ["a", "ab", "b"], 2)
+    [['ab', 'ab']]
+    """
+    names = sorted({n for n in declared if n}, key=len)
+    found: list[list[str]] = []
+
+    def walk(at: int, acc: list[str]) -> None:
+        if len(found) >= 2 or len(acc) > pieces:
+            return
+        if at == len(name):
+            if len(acc) == pieces:
+                found.append(list(acc))
+            return
+        for piece in names:
+            if name.startswith(piece, at):
+                acc.append(piece)
+                walk(at + len(piece), acc)
+                acc.pop()
+
+    if pieces >= 2:
+        walk(0, [])
+    return found

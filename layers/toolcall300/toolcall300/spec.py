@@ -511,6 +511,176 @@ SCORING = (
 )
 
 
+# ------------------------------------------------------------------------- the parallel track
+
+#: The parallel track's contract and corpus versions (a case names its track, ``"track":
+#: "parallel"``; its reports, pins and baselines are its own).
+PARALLEL_SPEC_VERSION = "toolcall300-parallel/1.0"
+PARALLEL_CORPUS_VERSION = "1.0"
+
+#: The parallel track's categories, one per decision it is built on (P ids), in report order.
+PARALLEL_CATEGORIES = (
+    "distinct_calls",  # P1
+    "merged_arguments",  # P3
+    "doubled_name",  # P4
+    "split_call",  # P5, consecutive fragments
+    "interleaved_fragments",  # P5, fragments attributed by index
+    "reused_index",  # P6
+    "identical_copies",  # P7, copies collapse
+    "repeat_matters",  # P7, the catalog says repeating matters
+    "ambiguous_split",  # P8
+    "partial_refusal",  # P9
+    "cut_turn",  # P10
+    "emission_order",  # P11
+)
+
+#: The tools.json marker that says repeating a tool's call matters (P7); MCP says it with
+#: ``annotations.idempotentHint: false``.
+REPEAT_MARKER = "x-idempotent"
+
+#: The parallel track's decisions (P ids): how a turn holding several calls is read.
+PARALLEL: tuple[tuple[str, str], ...] = (
+    (
+        "P1",
+        'The answer to a turn (a case with `"track": "parallel"`) is a JSON array with one entry '
+        "per call the text attempted, in the order emitted (P11): that call as rules 1-9 and 11 "
+        "repair it on its own, exactly as a single-call text holding only it would be read "
+        "(`{name, arguments}`), or `null` where that call is refused. `[]` means the text holds "
+        "no call. The single-call track, its rule 10 and its rule 12 are unchanged; in this "
+        "track P7 reads copies and `null` is the refusal of one call.",
+    ),
+    (
+        "P2",
+        "Every item E1 and E2 find where calls are (a document, an item of a JSON array, an entry "
+        "of `tool_calls`) is one attempted call, except a fragment (P5). An item that is no call "
+        "(E4: no string name, a number, an array) is a call attempted and refused in its slot. "
+        '`[]`: the text is JSON holding no item where calls are (`[]`, `{"tool_calls": []}`). '
+        "A text that is not JSON even allowing a cut at its end (E1) is `[null]`: something was "
+        "attempted and nothing of it can be read. An adapter that answers `null` for the whole "
+        "turn (or breaks, D12.1) refuses it whole: graded as one `null` per expected entry.",
+    ),
+    (
+        "P3",
+        'Two JSON documents in one arguments string (`"arguments": "{\\"a\\":1}'
+        '{\\"b\\":2}"`, what a serving layer sends when two calls\' fragments merge) are '
+        "those calls, in order, each with the envelope's name, each repaired or refused on its "
+        "own; identical copies among them collapse by P7. This is the single-call track's "
+        "reading of the same text (the documents split on JSON value boundaries, whitespace "
+        "between them allowed; there, differing documents are a refusal) read per call. The "
+        "split is made once, on the string as written: a string holding one value is one call "
+        "(rule 9 decodes it as usual), a string that is not JSON is one call refused (D9.1). A "
+        "last value cut inside a complete string is refused (D11.8: its writer closed the "
+        "string); a string cut by the end of the text splits the same way and its last value is "
+        "read under rule 11 (D11.8).",
+    ),
+    (
+        "P4",
+        "A name doubled by concatenation (`write_filewrite_file`, what a reused index makes of "
+        "two names) that resolves to no declared tool (rule 3), is exactly k >= 2 declared names "
+        "written one after another as declared, in exactly one way, and carries exactly k "
+        "argument values (P3) is k calls: the i-th name with the i-th value. Otherwise (another "
+        "number of values, two ways to split, a piece that is not a declared name as written) it "
+        "is not split: each value is a call under the name as written, refused by rule 3, one "
+        "`null` each.",
+    ),
+    (
+        "P5",
+        'A call split across entries: an entry with no name (none written, `null` or `""`) '
+        "whose arguments are a string is a fragment, not a call, when there is exactly one call "
+        "it can continue: when the fragment carries an integer `index` (OpenAI's accumulation "
+        "key, on the entry or its `function`), the latest named entry before it with that index, "
+        "if its arguments string is still open; otherwise the one named entry before it whose "
+        "arguments string is still open (reads as JSON cut short, or is empty). Its string is "
+        "appended to that call's, in the order emitted, and the joined string is read as "
+        "written (P3, rule 9, D11.8: still open at the end of a complete text, it is refused). "
+        "A fragment no open call can take is a call of its own with no name, refused (E4). A "
+        "fragment two or more open calls could take is not joined to any (P8): it adds no "
+        "entry, and those calls stay as written, open, so each is refused.",
+    ),
+    (
+        "P6",
+        "An entry that writes its own name begins a call of its own, whatever `index` or `id` it "
+        "shares with another entry: two complete calls sent under a reused index are two calls, "
+        "never merged, and an `index` never reorders calls (P11).",
+    ),
+    (
+        "P7",
+        "Identical copies collapse (rule 10, read per turn): after each call is repaired, a call "
+        "canonically identical (name and arguments, D1.2) to an earlier call of the turn leaves "
+        "no entry; the first stands in its place (`[A, B, A]` is `[A, B]`). Not when the "
+        "catalog says explicitly that repeating the call matters: MCP's "
+        "`annotations.idempotentHint: false` on the tool (the tools.json entry or its "
+        '`function`), or `"x-idempotent": false` in tools.json; then every copy stands. An '
+        "absent hint, `idempotentHint: true`, `readOnlyHint` and `x-mutates` say nothing about "
+        "repeating: copies collapse. A refused call is a copy of nothing: `null` entries never "
+        "collapse. The track's corpus hands an adapter the hint as MCP writes it, on `function`.",
+    ),
+    (
+        "P8",
+        "Where a turn could be split into calls in more than one way (a name that splits into "
+        "declared names two ways, a fragment two open calls could take), no way is chosen: the "
+        "calls involved are refused, one `null` each (P4, P5), and the rest of the turn stands.",
+    ),
+    (
+        "P9",
+        "One call refused among valid ones (an undeclared tool, rule 3; a value no rule repairs, "
+        "rules 4-8; a cut that loses a required property, rule 11) is `null` in its slot and the "
+        "others stand. Unlike D10.1 and D10.2, one refused call never refuses the turn.",
+    ),
+    (
+        "P10",
+        "A cut at the end of the text is read per call: calls completely written before it "
+        "stand; the call the cut fell in is read under rule 11 on its own (D11.1-D11.9; a call "
+        "begun whose name was not completely written is refused in its slot, D11.5); nothing "
+        "begun after the last complete call (`[{...},` at the cut) adds no entry (D10.4).",
+    ),
+    (
+        "P11",
+        "Order: entries follow the order in which each call's first piece appears in the text "
+        "(documents, then arrays, in order), never the order of `index` or `id`. The scorer "
+        "also reports an order-free figure: a turn passes it when its answer holds the expected "
+        "entries in any order (as a multiset), as BFCL's parallel checker matches calls.",
+    ),
+    (
+        "P12",
+        "The track's corpus writes a turn as OpenAI's assistant message "
+        '`{"role": "assistant", "content": null, "tool_calls": [...]}` (entries may carry '
+        "`index`; arguments a JSON string, E3), as an array of Anthropic `tool_use` blocks, or "
+        "as a bare array of `{name, arguments}`: E1-E4 read all three; no envelope is new.",
+    ),
+)
+
+#: The parallel track's controls: what list-returning code that repairs nothing gets.
+PARALLEL_CONTROLS: tuple[tuple[str, str], ...] = (
+    (
+        "C3",
+        "parallel integrator: C2 for every entry. Parse the text (refuse the turn whole if it "
+        "does not parse); unwrap E2's envelopes; for each entry look the tool up by its exact "
+        "name, decode string arguments once, validate, and answer the call or `null`; no "
+        "fragment joined, no document split, no copy collapsed. The track's corpus is built so "
+        "that no turn passes C3 (the integrity check integrator_fails), as none passes C1.",
+    ),
+)
+
+#: What the scorer counts on the parallel track, and its CI gate.
+PARALLEL_SCORING = (
+    "exact_turns: answers equal to the expected list, entry by entry, in order (P11); "
+    "order_free_turns: equal as multisets (BFCL-compatible).",
+    "matched_calls: returned calls (not null) matched one-to-one to expected calls, in any order; "
+    "call_precision = matched / returned calls, call_recall = matched / expected calls.",
+    "invented_calls: returned calls that match no expected call. dropped_calls: expected calls "
+    "that no returned call matches.",
+    "false_collapses: expected copies (P7: repeating matters) answered fewer times than expected.",
+    "partial_refusal_turns: turns expecting both calls and nulls; partial_refusals_exact: of "
+    "those, answered exactly.",
+    "schema_invalid_returns: returned entries that are neither null nor a call its schema "
+    "accepts, and answers that are neither null nor a list.",
+    "--baseline FILE exits 2 when exact_turns, order_free_turns, matched_calls, "
+    "partial_refusals_exact or any category's passes fell, or invented_calls, dropped_calls, "
+    "false_collapses or schema_invalid_returns rose.",
+)
+
+
 def render_spec() -> str:
     """The whole grading contract as text (what ``score --spec`` prints)."""
     lines = [f"TOOLCALL-300 grading contract ({SPEC_VERSION})", "", "Reading the text"]
@@ -526,6 +696,11 @@ def render_spec() -> str:
     lines.append("")
     lines.append("Scoring")
     lines += [f"- {line}" for line in SCORING]
+    lines += ["", f"Parallel track ({PARALLEL_SPEC_VERSION}): several calls in one turn"]
+    lines += [f"   {pid} {text}" for pid, text in PARALLEL]
+    lines += [f"   {cid} {text}" for cid, text in PARALLEL_CONTROLS]
+    lines.append("Parallel scoring")
+    lines += [f"- {line}" for line in PARALLEL_SCORING]
     return "\n".join(lines) + "\n"
 
 
@@ -533,4 +708,5 @@ def decision_ids() -> list[str]:
     """Every decision id (rules' D ids, reading's E ids, controls' C ids), for tests that
     check code comments and rationale cite real decisions."""
     rules = [did for _, _, _, decisions in RULES for did, _ in decisions]
-    return rules + [eid for eid, _ in READING] + [cid for cid, _ in CONTROLS]
+    parallel = [pid for pid, _ in PARALLEL] + [cid for cid, _ in PARALLEL_CONTROLS]
+    return rules + [eid for eid, _ in READING] + [cid for cid, _ in CONTROLS] + parallel
