@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -23,31 +22,14 @@ from toolcall300.cliutil import (
     UsageError,
     terminal_safe,
 )
-from toolcall300.scoring import adapters
+from toolcall300.scoring import adapters, tracks
 from toolcall300.scoring.corpus import (
     CorpusError,
-    adapter_items,
     built_by_this_suite,
     corpus_version,
-    parse_corpus,
 )
-from toolcall300.scoring.render import (
-    junit_baseline,
-    render_comparison,
-    render_failures,
-    render_junit,
-    render_markdown,
-    render_markdown_error,
-    render_side_by_side,
-    render_text,
-)
-from toolcall300.scoring.report import (
-    compare_reports,
-    load_baseline,
-    read_input,
-    score_cases,
-    version_mismatch,
-)
+from toolcall300.scoring.render import render_markdown_error
+from toolcall300.scoring.report import read_input, version_mismatch
 from toolcall300.spec import render_spec
 
 
@@ -142,23 +124,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def build_adapter(kind: str, value: str, *, stream: bool = False) -> adapters.Adapter:
-    """The adapter one flag names; an unknown module or empty command is a usage error."""
-    try:
-        if kind == "callable":
-            return adapters.load_callable(value)
-        argv = shlex.split(value)
-    except (adapters.AdapterError, ValueError) as exc:
-        raise UsageError(f"toolcall300 score: {exc}") from None
-    if not argv:
-        raise UsageError(f"toolcall300 score: --adapter-{kind} is empty")
-    streaming = kind == "stream" or stream
-    description = adapters.command_description(argv, streaming)
-    if streaming:
-        return adapters.StreamAdapter(argv, description)
-    return adapters.CommandAdapter(argv, description)
-
-
 def _progress_bar(stderr: TextIO) -> adapters.Progress | None:
     """A one-line progress bar, only when stderr is a terminal (never in CI logs)."""
     isatty = getattr(stderr, "isatty", None)
@@ -207,13 +172,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return run_selftest(stdout)
     data = read_input(args.corpus, "corpus")
     try:
-        cases = parse_corpus(data)
+        track, cases = tracks.read_corpus(data)
     except CorpusError as exc:
         raise UsageError(f"toolcall300 score: corpus {args.corpus} {exc}") from None
     corpus_sha = sha256_hex(data)
     in_sample = built_by_this_suite(args.corpus, corpus_sha)
     version = corpus_version(args.corpus, corpus_sha)
-    baseline = load_baseline(args.baseline) if args.baseline else None
+    baseline = tracks.load_baseline(args.baseline, track) if args.baseline else None
     mismatch = version_mismatch(baseline, version) if baseline is not None else None
     if mismatch:
         raise UsageError(f"toolcall300 score: {args.baseline}: {mismatch}")
@@ -223,8 +188,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             f"{baseline['corpus_sha256'][:12]}, not on {args.corpus} ({corpus_sha[:12]}); "
             "reports over different corpora cannot be compared"
         )
-    chosen = [build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
-    items = adapter_items(cases)
+    chosen = [track.build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
+    items = track.adapter_items(cases)
     reports, runs = [], []
     for adapter in chosen:
         try:
@@ -237,14 +202,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             )
         runs.append(result)
         reports.append(
-            score_cases(
+            track.score(
                 cases,
-                result.answers,
+                result,
                 adapter=adapter.description,
                 corpus_sha256=corpus_sha,
                 corpus_version=version,
-                timing=result.timing(),
-                errors=result.errors,
             )
         )
     broken = [line for line in map(all_errored_line, reports) if line]
@@ -254,32 +217,30 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             error = render_markdown_error(" ".join(broken).replace("toolcall300 score: ", ""))
             _write(args.summary, error.encode("utf-8"), append=True)
         return EXIT_ERROR
-    comparison = compare_reports(baseline, reports[0]) if baseline is not None else None
+    comparison = track.compare(baseline, reports[0]) if baseline is not None else None
     if len(reports) == 1:
-        stdout.write(terminal_safe(render_text(reports[0], in_sample=in_sample)))
+        stdout.write(terminal_safe(track.render_text(reports[0], in_sample=in_sample)))
     else:
-        stdout.write(terminal_safe(render_side_by_side(reports, in_sample=in_sample)))
+        stdout.write(terminal_safe(track.render_side_by_side(reports, in_sample=in_sample)))
     if args.show_failures:
-        failures = render_failures(reports[0], cases, runs[0].answers, runs[0].notes)
+        failures = track.render_failures(reports[0], cases, runs[0])
         stdout.write("\n" + terminal_safe(failures))  # case ids, stderr tails
     if args.json:
         _write(args.json, pretty_bytes(reports[0]))
     baseline_name = f"baseline {args.baseline}"
     if args.junit:
-        judged = (
-            junit_baseline(baseline_name, baseline, comparison)
-            if baseline is not None and comparison is not None
-            else None
+        junit = track.render_junit(
+            reports, baseline_name=baseline_name, baseline=baseline, comparison=comparison
         )
-        _write(args.junit, render_junit(reports, baseline=judged))
+        _write(args.junit, junit)
     if args.summary:
-        markdown = render_markdown(
+        markdown = track.render_markdown(
             reports, in_sample=in_sample, comparison=comparison, baseline_name=baseline_name
         )
         _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
     if comparison is None:
         return EXIT_OK
-    stdout.write("\n" + terminal_safe(render_comparison(comparison)))  # flipped case ids
+    stdout.write("\n" + terminal_safe(track.render_comparison(comparison)))  # flipped case ids
     return EXIT_REGRESSION if comparison["regressed"] else EXIT_OK
 
 

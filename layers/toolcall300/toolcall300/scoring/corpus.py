@@ -7,7 +7,7 @@ labels themselves are ``generate --check-only``'s business.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -96,8 +96,12 @@ def case_problem(case: Any) -> str | None:
     return None
 
 
-def parse_corpus(data: bytes) -> list[dict[str, Any]]:
-    """Cases from JSON Lines bytes; blank lines are skipped; raises :class:`CorpusError` naming the line."""
+def parse_corpus(
+    data: bytes, *, problem: Callable[[Any], str | None] = case_problem
+) -> list[dict[str, Any]]:
+    """Cases from JSON Lines bytes; blank lines are skipped; raises :class:`CorpusError` naming
+    the line. ``problem`` says why one case is malformed (``scoring.tracks`` passes the reader
+    of each case's own track; the default is the single-call track's)."""
     cases: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark from an editor is not JSON
@@ -110,9 +114,9 @@ def parse_corpus(data: bytes) -> list[dict[str, Any]]:
             raise CorpusError(f"line {number}: not UTF-8") from None
         except (ValueError, RecursionError) as exc:
             raise CorpusError(f"line {number}: not valid JSON ({exc})") from None
-        problem = case_problem(case)
-        if problem:
-            raise CorpusError(f"line {number}: {problem}")
+        wrong = problem(case)
+        if wrong:
+            raise CorpusError(f"line {number}: {wrong}")
         if case["id"] in seen:
             raise CorpusError(
                 f"line {number}: duplicate id {case['id']!r} (first on line {seen[case['id']]})"

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolcall300.canonical import loads_strict
 from toolcall300.cliutil import UsageError, read_limited
 from toolcall300.scoring.grading import (
     FALSE_REFUSAL,
@@ -322,16 +321,3 @@ def read_input(path: str, what: str) -> bytes:
         raise UsageError(
             f"toolcall300 score: cannot read {what} {path}: {exc.strerror or exc}"
         ) from None
-
-
-def load_baseline(path: str) -> dict[str, Any]:
-    """A saved report, checked for shape; any problem is one usage line."""
-    try:
-        report = loads_strict(read_input(path, "baseline").decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # RecursionError: nesting
-        raise UsageError(f"toolcall300 score: baseline {path} is not JSON: {exc}") from None
-    problem = report_problem(report)
-    if problem:
-        raise UsageError(f"toolcall300 score: baseline {path}: {problem}")
-    assert isinstance(report, dict)
-    return report
