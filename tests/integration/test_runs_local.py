@@ -552,6 +552,32 @@ def test_adapter_files_that_cannot_work_are_refused_at_submission(
     assert says in str(err.value)
 
 
+def test_a_refused_submission_keeps_none_of_its_adapter_files(stack: LocalStack, buy: Any) -> None:
+    """Before: the archive was kept when the run was admitted, before the callback check and
+    the daily cap, and nothing removed it, so any team key filled the disk with refused
+    submissions (issue 34, finding a). Now it is kept only for a run that is created."""
+    import hashlib
+
+    key = buy("team", "runs-refused-files")
+    files = files_of({"run.py": "print()  # " + "x" * 64})
+    kept = stack.context.state_dir / "objects" / stack.context.names["ReportsBucket"] / "adapters"
+    name = hashlib.sha256(base64.b64decode(files)).hexdigest() + ".tar"
+    body = {
+        "adapter_cmd": ["python3", "/adapter/run.py"],
+        "ref": "main",
+        "commit": "abc1234",
+        "adapter_files": files,
+        "callback_url": "http://192.0.2.1/hook",  # not loopback: refused on a local stack
+    }
+    with pytest.raises(ApiError) as err:
+        request_json("POST", f"{stack.url}/runs", headers=auth(key), body=json.dumps(body).encode())
+    assert err.value.status == 400 and err.value.code == "callback_not_allowed"
+    assert not any(p.name == name for p in kept.rglob("*.tar"))
+    del body["callback_url"]  # the same files in a run that is created are kept
+    request_json("POST", f"{stack.url}/runs", headers=auth(key), body=json.dumps(body).encode())
+    assert [p.name for p in kept.rglob(name)] == [name]
+
+
 def test_adapter_files_on_a_machine_without_bubblewrap_are_refused_at_submission(
     stack: LocalStack, acme: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

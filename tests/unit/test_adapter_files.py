@@ -148,3 +148,28 @@ def test_an_entry_or_link_through_a_symbolic_link_is_refused(
     # stood between them and the host (and the run then ended infra_error, not refused)
     with pytest.raises(adapter_files.FilesRefused, match="through the symbolic link"):
         adapter_files.listing(archive((entry("adapter.py"), b"print(1)\n"), *members))
+
+
+def test_a_huge_extended_header_hidden_in_a_small_gzip_is_refused_before_it_is_decompressed() -> (
+    None
+):
+    """Before: a 95 KB upload hiding a 70 MiB pax header was decompressed whole, then read
+    and parsed by tarfile: about 280 MB and seconds per archive, ten at once took a stack to
+    2.8 GB (issue 34, finding d). Now its header block alone refuses it."""
+    import tracemalloc
+
+    bomb = entry("a")
+    bomb.pax_headers = {"comment": "x" * (70 * 1024 * 1024)}
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(bomb, io.BytesIO(b""))
+    small = out.getvalue()
+    assert len(small) < 200 * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(adapter_files.FilesRefused, match="extended header"):
+            adapter_files.listing(small)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024, peak  # the old code: hundreds of MB

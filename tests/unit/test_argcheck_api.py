@@ -598,6 +598,46 @@ def test_one_pattern_check_at_a_time_per_key_and_it_never_holds_up_a_paid_check(
     assert call("POST", "/check", body=SLOW, headers=auth)[0] == 422
 
 
+def test_a_teams_member_keys_share_its_purchases_lane_and_daily_count(
+    call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch, two_overruns_a_day: None
+) -> None:
+    """Member keys are free and unlimited in number: before, each had its own lane and its
+    own daily count, so 16 of them ran 16 backtracking children at once and made another
+    customer's paid check take 3.7 s instead of 0.01 s (issue 34, finding c). Now the payer
+    is the purchase, so the team holds one lane and one count whatever its keys."""
+    from toolcall300.service.api import bounded_check
+    from toolcall300.service.domain.licences import issue_member
+
+    store = LicenceTable(aws.names["LicencesTable"])
+    now = datetime.now(UTC)
+    owner_key, owner = issue_manual(store, tier="team", team_name="Many keys", now=now)
+    members = [issue_member(store, owner, str(owner.team), now=now)[0] for _ in range(3)]
+    child = BlockingChild(block_first=True)
+    monkeypatch.setattr(bounded_check, "check_body_bounded", child)
+    thread, first = _in_background(
+        lambda: call("POST", "/check", body=SLOW, headers={"authorization": f"Bearer {owner_key}"})
+    )
+    try:
+        assert child.inside.wait(timeout=60)
+        for key in members:  # the purchase's lane is taken, whichever key asks
+            status, _, data = call(
+                "POST", "/check", body=SLOW, headers={"authorization": f"Bearer {key}"}
+            )
+            assert (status, data["error"]["code"]) == (429, "check_in_flight")
+    finally:
+        child.release.set()
+        thread.join()
+    assert first["answer"][0] == 422  # one overrun counted on the purchase
+    assert (
+        call("POST", "/check", body=SLOW, headers={"authorization": f"Bearer {members[0]}"})[0]
+        == 422
+    )
+    status, _, data = call(
+        "POST", "/precheck", body=SLOW, headers={"authorization": f"Bearer {members[1]}"}
+    )
+    assert (status, data["error"]["code"]) == (429, "check_seconds_spent")  # two a day, shared
+
+
 def test_a_basic_authorization_header_makes_a_caller_free_tier_never_licensed(
     call: Call, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

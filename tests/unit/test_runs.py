@@ -769,3 +769,21 @@ def test_links_live_no_longer_than_the_credentials_that_signed_them() -> None:
     soon = T0 + timedelta(minutes=30)
     assert hosted_submit.link_lifetime(T0, soon) == 30 * 60 - 60
     assert hosted_submit.link_lifetime(T0, T0) == 1  # already expired: the sweeper fails it
+
+
+def test_a_submission_over_the_daily_cap_keeps_nothing() -> None:
+    """``keep`` (the launcher storing the adapter's files) runs only once the quota is taken:
+    a refused submission leaves no data behind (issue 34, finding a)."""
+    store, kept = MemoryRunStore(), []
+    sub = runs.parse_submission(body(), local=True)
+    with pytest.raises(TooManyRequests):
+        runs.submit(
+            store, sub, team="acme", licence_id="lic_1", take_quota=CountingQuota(limit=0),
+            now=T0, keep=lambda: kept.append(1),
+        )  # fmt: skip
+    assert kept == [] and store.items == {}
+    runs.submit(
+        store, sub, team="acme", licence_id="lic_1", take_quota=CountingQuota(),
+        now=T0, keep=lambda: kept.append(1),
+    )  # fmt: skip
+    assert kept == [1]

@@ -9,7 +9,9 @@ system, the kit and what the team sent.
 
 :func:`listing` checks an archive before a run exists (``400 adapter_files_unusable``):
 regular files, folders and links inside the folder only, within :data:`MAX_FILES` entries and
-:data:`MAX_UNPACKED_BYTES` (a gzip stream decompressed within :data:`MAX_TAR_BYTES` first).
+:data:`MAX_UNPACKED_BYTES`, read as a stream (a gzip archive decompressed only as far as it is
+read, within :data:`MAX_TAR_BYTES`; an extended header past :data:`MAX_EXTENDED_HEADER` refused
+from its header block, before it is decompressed).
 :func:`unpack` writes it with the standard library's ``data`` extraction filter and then owns every entry itself (root-owned when run as root, folders
 0755, files 0644 or 0755), so the adapter can read but never change its own copy.
 """
@@ -30,9 +32,21 @@ MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
 MAX_FILES = 4096
 MAX_UNPACKED_BYTES = 64 * 1024 * 1024
 #: The tar stream a gzip archive may decompress to: the files plus room for their headers.
-#: Checked while decompressing, before tarfile reads a byte, so a small archive holding a
-#: huge header (a pax record tarfile would read whole into memory) costs at most this much.
+#: Checked while decompressing, which happens only as far as tarfile reads.
 MAX_TAR_BYTES = MAX_UNPACKED_BYTES + 8 * 1024 * 1024
+#: An extended header (pax records, a GNU long name or link): tarfile reads one whole into
+#: memory, so its size is checked from its header block, before a byte of it is decompressed.
+#: Real ones hold a few names and times; a small gzip can hide one of 70 MiB (issue 34, d).
+MAX_EXTENDED_HEADER = 1024 * 1024
+_EXTENDED = frozenset(
+    {
+        tarfile.XHDTYPE,
+        tarfile.XGLTYPE,
+        tarfile.SOLARIS_XHDTYPE,
+        tarfile.GNUTYPE_LONGNAME,
+        tarfile.GNUTYPE_LONGLINK,
+    }
+)
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -44,26 +58,73 @@ def _name(member: tarfile.TarInfo) -> str:
     return posixpath.normpath(member.name)
 
 
+class _Inflating(io.RawIOBase):
+    """The tar stream of ``archive``, decompressed (when it is gzip) only as far as it is read
+    and never past :data:`MAX_TAR_BYTES`: tarfile reading it in stream mode pays for what it
+    reads, so a header refused early costs its 512 bytes, not the megabytes behind it."""
+
+    def __init__(self, archive: bytes) -> None:
+        super().__init__()
+        self._gzip = archive.startswith(_GZIP_MAGIC)
+        self._pending = archive
+        self._inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        want = MAX_TAR_BYTES + 1 if size is None or size < 0 else size
+        if not self._gzip:
+            out, self._pending = self._pending[:want], self._pending[want:]
+            return out
+        chunks = []
+        got = 0
+        while got < want and self._pending and not self._inflate.eof:
+            try:
+                piece = self._inflate.decompress(self._pending, min(want - got, 1 << 20))
+            except zlib.error as exc:
+                raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
+            self._pending = self._inflate.unconsumed_tail
+            chunks.append(piece)
+            got += len(piece)
+            self.total += len(piece)
+            if self.total > MAX_TAR_BYTES:
+                raise FilesRefused(f"it decompresses to over {MAX_TAR_BYTES} bytes")
+        return b"".join(chunks)
+
+
+class _BoundedInfo(tarfile.TarInfo):
+    """A member whose extended header (pax, GNU long name or link) is refused past
+    :data:`MAX_EXTENDED_HEADER` from its header block alone, before tarfile reads that many
+    bytes into memory and parses them (about four times their size)."""
+
+    def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _EXTENDED and self.size > MAX_EXTENDED_HEADER:
+            raise FilesRefused(
+                f"an extended header of {self.size} bytes (at most {MAX_EXTENDED_HEADER})"
+            )
+        member: tarfile.TarInfo = super()._proc_member(tar)  # type: ignore[misc]
+        return member
+
+
 def _tar_bytes(archive: bytes) -> bytes:
     """The plain tar stream: ``archive`` itself, or its gzip decompressed within
     :data:`MAX_TAR_BYTES` (a gzip bomb is refused before it fills memory)."""
-    if not archive.startswith(_GZIP_MAGIC):
-        return archive
-    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        tar = inflate.decompress(archive, MAX_TAR_BYTES + 1)
-    except zlib.error as exc:
-        raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
-    if len(tar) > MAX_TAR_BYTES:
-        raise FilesRefused(f"it decompresses to over {MAX_TAR_BYTES} bytes")
-    return tar
+    return _Inflating(archive).read()
 
 
-def _open(archive: bytes) -> tarfile.TarFile:
+def _open(archive: bytes, *, stream: bool = False) -> tarfile.TarFile:
+    """The archive for reading: in stream mode (``listing``) decompressed as tarfile reads
+    it; otherwise (``unpack``, after ``listing`` passed) whole, to be extracted."""
     if len(archive) > MAX_ARCHIVE_BYTES:
         raise FilesRefused(f"the archive is over {MAX_ARCHIVE_BYTES} bytes")
     try:
-        return tarfile.open(fileobj=io.BytesIO(_tar_bytes(archive)), mode="r:")
+        if stream:
+            return tarfile.open(fileobj=_Inflating(archive), mode="r|", tarinfo=_BoundedInfo)
+        return tarfile.open(
+            fileobj=io.BytesIO(_tar_bytes(archive)), mode="r:", tarinfo=_BoundedInfo
+        )
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
 
@@ -93,7 +154,7 @@ def listing(archive: bytes) -> dict[str, int]:
     walked: list[tuple[str, str]] = []  # (entry, path the system walks to make or follow it)
     total = entries = 0
     try:
-        with _open(archive) as tar:
+        with _open(archive, stream=True) as tar:
             for member in tar:
                 entries += 1  # every entry, not every name: a name repeated is unpacked again
                 if entries > MAX_FILES:

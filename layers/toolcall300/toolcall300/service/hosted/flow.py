@@ -301,5 +301,8 @@ class BatchLauncher:
         if refused is not None:
             raise BadRequest(refused[1], code=refused[0])
 
+    def keep(self, sub: Submission, *, team: str) -> None:
+        """Nothing to keep: the image stays in the team's ECR repository."""
+
     def launch(self, run: Run, *, now: datetime) -> Run:
         return dispatch(self.deps, run, now=now)

@@ -8,7 +8,10 @@ handed to ``toolcall300.argcheck.check`` as raw bytes and never logged or stored
 summary (verdict, counts, defect codes) reaches the metrics counters. Criteria D20: a schema
 with a ``pattern`` is checked in a CPU-bounded child (``argcheck_bounded``); past the budget
 the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422). Criteria D26: those
-checks are bounded per verified payer (one at a time, a daily count of budget overruns).
+checks are bounded per verified payer (one at a time, a daily count of budget overruns); the
+payer of a licence is the purchase that paid (``Licence.account_id``), so a team's member keys,
+which are free and uncapped in number, share their purchase's one lane and one budget rather
+than each bringing another (issue 34, finding c).
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ def precheck() -> Response[str]:
     body = raw_body(event)
     # a bad key is its 401, as on /check
     licence = optional_licence(router.current_event.headers, store=licence_store())
-    payer = licence.licence_id if licence else _take_free_check(settings, event)
+    payer = licence.account_id if licence else _take_free_check(settings, event)
     return _answer(_bounded(body, payer=payer, settings=settings, precheck=True))
 
 
@@ -130,7 +133,7 @@ def check() -> Response[str]:
     licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
     body = raw_body(event)
     # D24: an unauthenticated attempt is counted before the work, whatever it answers
-    payer = licence.licence_id if licence else _take_free_check(settings, event)
+    payer = licence.account_id if licence else _take_free_check(settings, event)
     response = _bounded(body, payer=payer, settings=settings)
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict

@@ -184,6 +184,7 @@ def submit(
         now=now,
         idempotency_key=idempotency_key,
         callback_secret=callback_secret(key),
+        keep=lambda: launcher.keep(sub, team=str(licence.team)),
     )
     if created:
         count("RunsSubmitted")

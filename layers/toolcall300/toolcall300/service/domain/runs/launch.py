@@ -2,7 +2,10 @@
 
 ``POST /runs`` asks the launcher the composition root chose (``api.wiring.run_launcher``)
 to admit a submission (:meth:`Launcher.admit`, before a run exists or a quota is taken: 400
-with the reason otherwise) and hands it each new run (:meth:`Launcher.launch`). On AWS that is
+with the reason otherwise; it stores nothing), to keep what the run needs once the quota is
+taken and just before the run is written (:meth:`Launcher.keep`), and hands it each new run
+(:meth:`Launcher.launch`). A refused request (a bad callback, the daily cap) so leaves
+nothing behind (docs/local-sandbox.md, "The adapter's own files"). On AWS that is
 ``service.hosted.flow.BatchLauncher`` (images, checked in ECR, submitted to Batch); on a local
 stack it is :class:`LocalQueue` (commands with the team's own files, which the worker pool
 claims from the runs table).
@@ -27,7 +30,12 @@ ISOLATION_RETRY_AFTER_S = 30
 
 class Launcher(Protocol):
     def admit(self, sub: Submission, *, team: str) -> None:
-        """Raise BadRequest (code and reason) when this deployment cannot run ``sub``."""
+        """Raise BadRequest (code and reason) when this deployment cannot run ``sub``; keeps
+        nothing."""
+        ...
+
+    def keep(self, sub: Submission, *, team: str) -> None:
+        """Store what the run will need (called once the run is admitted and counted)."""
         ...
 
     def launch(self, run: Run, *, now: datetime) -> Run:
@@ -48,7 +56,7 @@ class LocalQueue:
 
     def admit(self, sub: Submission, *, team: str) -> None:
         """The local worker's own rules (docs/local-sandbox.md): the files unpack, the command
-        can run with them; then the files are kept for the worker."""
+        can run with them."""
         if sub.adapter["kind"] == "image":  # no AWS Batch here to run images on
             raise BadRequest(
                 "a local stack runs 'adapter_cmd', not images", code="image_not_supported"
@@ -78,6 +86,9 @@ class LocalQueue:
         problem = sandbox.command_problem(sub.adapter["command"], files=names)
         if problem is not None:
             raise BadRequest(problem, code="adapter_cmd_unusable")
+
+    def keep(self, sub: Submission, *, team: str) -> None:
+        """The files, kept for the worker before the run that names them exists."""
         if sub.files is not None:
             key = adapter_files_key(team, sub.adapter["files"]["sha256"])
             with suppress(StoreConflict):  # content-addressed: the same folder is already kept

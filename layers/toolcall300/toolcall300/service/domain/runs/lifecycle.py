@@ -55,11 +55,15 @@ def submit(
     now: datetime,
     idempotency_key: str | None = None,
     callback_secret: str | None = None,
+    keep: Callable[[], None] | None = None,
 ) -> tuple[Run, bool]:
     """Create a queued run (or return the one an ``Idempotency-Key`` already made).
 
     Returns (run, created). A retried submission with the same key is the same run and is not
     counted against the daily cap again; the same key with a different body is a 409.
+    ``keep`` stores what the run needs (``Launcher.keep``): called only once the quota is
+    taken and before the run is written, so a refused submission stores nothing and no worker
+    sees a run whose files are not there yet.
     """
     if idempotency_key is not None and not (1 <= len(idempotency_key) <= 255):
         raise BadRequest(
@@ -70,6 +74,8 @@ def submit(
     if existing is not None:
         return _same_request(existing, sub), False
     take_quota(licence_id)
+    if keep is not None:
+        keep()
     run = Run(
         run_id=run_id,
         team=team,
