@@ -1,6 +1,7 @@
 """Cases built on the decisions corpus v3 added where the contract had left a held-out writer
-to guess (D5.4, D5.5, D7.5-D7.7, D8.3, D10.4): each a text, a catalog and the one expected
-outcome, graded as the scorer grades, and followed by the reference normaliser.
+to guess (D5.4, D5.5, D7.5-D7.7, D8.3, D10.4), and those real traffic reached (D5.6,
+D7.9, D8.4, D9.3, D9.4, E5): each a text, a catalog and the one expected outcome, graded as
+the scorer grades, and followed by the reference normaliser.
 
 They are written from the decision's text; toolshim passing them is in-sample (same team),
 so they pin the contract's reading, not a score.
@@ -92,6 +93,38 @@ ITEMS = tools(
 )
 OPTIONAL_ONLY = tools({"x": {"type": "integer"}, "y": {"type": "string"}})
 DEFAULTED = tools({"x": {"type": "integer", "default": 7}}, ("x",))
+#: containers declared at two depths, and a string property (D5.6, D8.4)
+CONTAINERS = tools(
+    {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "days": {"type": "array", "items": {"type": "integer"}},
+        "filter": {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["open", "closed"]},
+                "ids": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
+        "note": {"type": "string"},
+    }
+)
+NOTHING = tools({})  # D9.3: `{}` is the only call it can receive
+CLOSED = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {"type": "object", "additionalProperties": False},
+        },
+    }
+]
+FREE_FORM = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+#: a tool that declares properties named like envelope keys (E5, D7.9)
+ENVELOPE_NAMES = tools({"input": {"type": "string"}, "id": {"type": "integer"}})
+
+
+def envelope(arguments: Any, **beside: Any) -> str:
+    return json.dumps({"name": "f", "arguments": arguments, **beside})
 
 
 def call(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -175,6 +208,51 @@ CASES = [
         OPTIONAL_ONLY,
         call({"x": 1}),
     ),
+    # the decisions real traffic reached
+    ("D5.6", text({"tags": '["a", "b"]'}), CONTAINERS, call({"tags": ["a", "b"]})),
+    ("D5.6", text({"tags": ' \n["a"]'}), CONTAINERS, call({"tags": ["a"]})),
+    ("D5.6", text({"days": '["1", 2.0]'}), CONTAINERS, call({"days": [1, 2]})),
+    (
+        "D5.6",
+        text({"filter": '{"status": "Open", "ids": "[3]"}'}),
+        CONTAINERS,
+        call({"filter": {"status": "open", "ids": [3]}}),
+    ),
+    ("D5.6", text({"filter": '{"status": "pending"}'}), CONTAINERS, None),
+    ("D5.6", text({"note": '["a", "b"]'}), CONTAINERS, call({"note": '["a", "b"]'})),
+    ("D5.6", text({"filter": '[{"status": "open"}]'}), CONTAINERS, None),
+    ("D8.4", text({"tags": '["a", "b"'}), CONTAINERS, None),
+    ("D8.4", text({"tags": '{"a": "b"}'}), CONTAINERS, None),
+    ("D8.4", text({"tags": "[a, b]"}), CONTAINERS, None),
+    ("D8.4", text({"tags": "a, [b]"}), CONTAINERS, call({"tags": ["a, [b]"]})),
+    ("D9.3", envelope(""), NOTHING, call({})),
+    ("D9.3", envelope(" \n"), CLOSED, call({})),
+    ("D9.3", envelope(json.dumps("")), NOTHING, call({})),
+    ("D9.3", envelope(""), OPTIONAL_ONLY, None),
+    ("D9.3", envelope(""), FREE_FORM, None),
+    ("D9.3", envelope(""), CITY, None),
+    ("D9.3", envelope(""), DEFAULTED, None),
+    ("D9.3", '{"name": "f", "arguments": ""', NOTHING, None),
+    ("D9.4", envelope('{"x": 1}{"x": 1}'), OPTIONAL_ONLY, call({"x": 1})),
+    ("D9.4", envelope('{"x": 1} \n {"x": "1"}'), OPTIONAL_ONLY, call({"x": 1})),
+    ("D9.4", envelope('{"x": 1}{"y": "a"}'), OPTIONAL_ONLY, None),
+    ("D9.4", envelope('{"x": 1}{"x": "one"}'), OPTIONAL_ONLY, None),
+    ("D9.4", envelope('{"x": 1}{"x": 1'), OPTIONAL_ONLY, None),
+    ("D9.4", envelope('{"x": 1}[]'), OPTIONAL_ONLY, None),
+    ("E5", envelope({"arguments": {"x": 1}}), OPTIONAL_ONLY, call({"x": 1})),
+    ("E5", envelope({"parameters": '{"x": "1"}'}), OPTIONAL_ONLY, call({"x": 1})),
+    ("E5", envelope({"arguments": {"arguments": {"city": "Oslo"}}}), CITY, call({"city": "Oslo"})),
+    ("E5", envelope({"arguments": {"x": 1}, "y": "a"}), OPTIONAL_ONLY, call({"y": "a"})),
+    ("E5", envelope({"input": "abc"}), ENVELOPE_NAMES, call({"input": "abc"})),
+    ("E5", envelope({"arguments": {"x": 1}}), FREE_FORM, call({"arguments": {"x": 1}})),
+    ("D7.9", envelope({"x": 1}, y="a"), OPTIONAL_ONLY, call({"x": 1, "y": "a"})),
+    ("D7.9", envelope({"x": 1}, x=1), OPTIONAL_ONLY, call({"x": 1})),
+    ("D7.9", envelope({"x": 1}, x="1"), OPTIONAL_ONLY, None),  # as written, like D7.6
+    ("D7.9", envelope({"x": 1}, x=2), OPTIONAL_ONLY, None),
+    ("D7.9", envelope({}, city="Oslo"), CITY, call({"city": "Oslo"})),
+    ("D7.9", json.dumps({"name": "f", "city": "Oslo"}), CITY, call({"city": "Oslo"})),
+    ("D7.9", envelope({"x": 1}, z="a"), OPTIONAL_ONLY, call({"x": 1})),
+    ("D7.9", envelope({"input": "a"}, id=3, type="tool_use"), ENVELOPE_NAMES, call({"input": "a"})),
 ]
 
 
@@ -230,3 +308,39 @@ def test_the_corpus_builds_cases_on_every_one_of_the_decisions() -> None:
         ids = [i for i, rule in rules.items() if decision in re.split(r"[\s,;]+", rule)]
         assert len(ids) >= 2, decision
         assert {category[i] for i in ids} >= {measured_in}, decision
+
+
+#: Inputs both contracts read: container text that is JSON of the declared type (at any
+#: depth), JSON text in a string property, a plain string where an array is declared.
+SHARED = [
+    ({"tags": '["a", "b"]'}, {"tags": ["a", "b"]}),
+    ({"tags": ' ["a"]'}, {"tags": ["a"]}),
+    (
+        {"filter": '{"status": "open", "ids": "[3, 4]"}'},
+        {"filter": {"status": "open", "ids": [3, 4]}},
+    ),
+    ({"filter": '{"ids": [3]}', "tags": "[]"}, {"filter": {"ids": [3]}, "tags": []}),
+    ({"note": '{"a": 1}'}, {"note": '{"a": 1}'}),
+    ({"tags": "a"}, {"tags": ["a"]}),
+]
+
+
+def test_toolshim_and_argcheck_agree_on_json_text_where_a_container_is_declared() -> None:
+    """D5.6 is tool-argument/v1's R5 read under rule 5: on these inputs the reference normaliser and
+    argcheck (tool-argument/v1) return the same arguments. (Where the text reads as a
+    container but is not JSON of the declared type, D8.4 refuses and tool-argument/v1's R7 wraps.)"""
+    from toolcall300.argcheck.check import check
+
+    schema = CONTAINERS[0]["function"]["parameters"]
+    for sent, expected in SHARED:
+        answer = check({"schema": schema, "arguments": sent})
+        assert answer["verdict"] in ("REPAIRED", "VALID"), answer
+        assert normalise(text(sent), CONTAINERS) == call(answer["arguments"]) == call(expected)
+
+
+def test_no_container_text_is_ever_wrapped_into_a_one_element_array() -> None:
+    """D8.4, over every spelling a writer reaches: a string that reads as a container, where
+    an array of strings is declared, comes back as the array it holds or is refused."""
+    for held in ("[", "[]", '["a"]', '["a", ', "{}", '{"a": "b"}', "[a]", " [1, 2]", "\t{"):
+        got = normalise(text({"tags": held}), CONTAINERS)
+        assert got is None or got["arguments"]["tags"] != [held], held

@@ -1342,13 +1342,15 @@ CASES: list[Case] = [
     Case(
         "s15",
         "args_as_string",
-        "rule 9 is for the arguments only: a nested object as a JSON string is refused (D5.1)",
+        # Written as a refusal under D5.1; corpus 4.0's contract decided the contract's silence the other
+        # way (D5.6, tool-argument/v1's R5): JSON text of exactly the declared type is decoded.
+        "D5.6: a nested object sent as JSON text of an object is that object",
         call(
             "create_event",
             {"title": "T", "priority": "low", "location": json.dumps({"venue": "Hall"})},
         ),
         [EVENT],
-        None,
+        want("create_event", {"title": "T", "priority": "low", "location": {"venue": "Hall"}}),
     ),
     Case(
         "mc15",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from toolcall300.canonical import loads_strict
 from toolcall300.schema import is_integer
 
 # --------------------------------------------------------------------------- rule 3: tool identity
@@ -261,6 +262,42 @@ def is_lossless(value: Any, type_name: str) -> bool:
     except NotLossless:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- rule 5, D5.6
+
+#: JSON whitespace (RFC 8259): what may come before the first character of a JSON text.
+_JSON_WS = " \t\n\r"
+#: The Python type each container type of JSON Schema reads as.
+_CONTAINERS = {"array": list, "object": dict}
+
+
+def reads_as_container(value: Any) -> bool:
+    """D5.6: a string whose first character after JSON whitespace is ``[`` or ``{``.
+
+    >>> reads_as_container(' ["a"]'), reads_as_container('[oops'), reads_as_container('a [b]')
+    (True, True, False)
+    """
+    return isinstance(value, str) and value.lstrip(_JSON_WS)[:1] in ("[", "{")
+
+
+def decode_container_text(value: str, types: Iterable[str]) -> Any:
+    """D5.6: the array or object a string reading as a container holds, when it is JSON of
+    exactly one of the declared container ``types``; else :class:`NotLossless` (the text is
+    refused, never wrapped or unwrapped: D8.4).
+
+    >>> decode_container_text('["a", "b"]', ["array"])
+    ['a', 'b']
+    >>> decode_container_text('{"a": 1}', ["object", "array"])
+    {'a': 1}
+    """
+    try:
+        held = loads_strict(value)
+    except (ValueError, RecursionError):
+        raise NotLossless("JSON text of no declared container type") from None
+    if any(isinstance(held, _CONTAINERS[t]) for t in types if t in _CONTAINERS):
+        return held
+    raise NotLossless("JSON text of no declared container type")
 
 
 # --------------------------------------------------------------------- P7: repeating matters

@@ -39,6 +39,11 @@ ARGUMENT_KEYS = ("arguments", "parameters", "input")
 FUNCTION_KEYS = ("function", "function_call")
 #: The key of OpenAI's message whose array holds the calls.
 CALLS_KEY = "tool_calls"
+#: D7.9: the keys an envelope itself writes beside the arguments; they are never lifted into
+#: the arguments, even where a tool declares a property of that name.
+ENVELOPE_KEYS = frozenset(
+    {"name", "id", "type", "index", *ARGUMENT_KEYS, *FUNCTION_KEYS, CALLS_KEY}
+)
 
 
 def no_parameters() -> dict[str, Any]:
@@ -78,7 +83,8 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
             (
                 "D1.3",
                 "A complete call object with a name and no arguments key (none of E2's) has the "
-                "arguments `{}`; a cut one (its `}` never arrived) is refused, since the cut may "
+                "arguments `{}` (into which D7.9 lifts a declared property written beside the "
+                "name); a cut one (its `}` never arrived) is refused, since the cut may "
                 "have come before its arguments (rule 11: invent nothing).",
             ),
         ),
@@ -184,6 +190,23 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "call; the property is never dropped to make the call valid (rule 7 drops only "
                 "undeclared keys, and dropping would delete what was written).",
             ),
+            (
+                "D5.6",
+                "A string where the schema declares an array or an object (and not a string) "
+                "is JSON text when it reads as a container: its first character after JSON "
+                "whitespace is `[` or `{`. Such text that parses (read strictly, E1) as JSON of "
+                "exactly a declared container type is decoded, a lossless coercion: every "
+                'character is the writer\'s own, only the type tag changes (`"tags": '
+                '"[\\"a\\", \\"b\\"]"` is `["a", "b"]`; `"filter": "{\\"status\\": '
+                '\\"open\\"}"` is `{"status": "open"}`). The decoded value is then repaired '
+                "like any written value, to the depth the schema declares (rules 4-8 inside it, "
+                "this decision included). Text that reads as a container but is not JSON of a "
+                "declared container type (cut, invalid, an object where only an array is "
+                "declared) is refused: never wrapped (D8.4), never unwrapped (D8.3). A property "
+                "declared `string` holding JSON text stays that string. tool-argument/v1 "
+                "decodes JSON text of the declared type the same way (its R5 "
+                "`string-json-unwrap`, which the suite's argcheck implements).",
+            ),
         ),
     ),
     (
@@ -279,6 +302,23 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 'dotted key whose path runs into a free-form object (D7.4: `"meta.x"` for a '
                 "`meta` without `properties`) names no declared property and is dropped.",
             ),
+            (
+                "D7.9",
+                "A declared top-level property written beside the arguments key in the call "
+                '`{"name": "f", "arguments": {"city": "Oslo"}, "days": 3}` is lifted into the '
+                "arguments, read like a flattened key (D7.1) whose one home is the arguments "
+                "object: a key the arguments lack is added, the same key with a canonically "
+                "equal value as written collapses, a different value is a conflict and the call is refused "
+                "(D7.6), and the lifted value is then repaired like any other. Why lift: the "
+                "name is exactly a declared property (D7.7), so the only reading is an argument "
+                "written one level too high; dropping it (what E2 does with an envelope's other "
+                "keys) deletes what was written and can leave a plausible, wrong call (an "
+                "optional property silently lost), and refusing gives up a call whose every "
+                "value is the writer's own. The envelope's own keys (`name`, `id`, `type`, "
+                "`index`, E2's argument and function keys) are never lifted, even where a tool "
+                "declares a property of that name, and a key no property declares stays ignored "
+                "(E2). A cut value beside the arguments is dropped (D11.1).",
+            ),
         ),
     ),
     (
@@ -304,6 +344,15 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 'included: `[{"city": "Oslo"}]` where an object is declared becomes '
                 '`{"city": "Oslo"}`; an empty array or one of two or more is refused.',
             ),
+            (
+                "D8.4",
+                "The wrapping direction never wraps a string that reads as a JSON container "
+                '(D5.6): `"[\\"a\\", \\"b\\"]"` where an array of strings is declared is '
+                'that array, never `["[\\"a\\", \\"b\\"]"]` (a call the schema accepts, '
+                "plausible and wrong: the failure rule 2 exists to prevent), and such a string "
+                "that is not JSON of the declared type is refused, not wrapped. Any other "
+                'string is wrapped as D8.1 says (`"a"` -> `["a"]`).',
+            ),
         ),
     ),
     (
@@ -323,6 +372,33 @@ RULES: tuple[tuple[int, str, str, tuple[tuple[str, str], ...]], ...] = (
                 "arguments once wherever it appears (control C2): in the OpenAI family that is "
                 "the format's wire form (E3), and elsewhere it is what defensive code does, so a "
                 "case encoded once would measure what every client already does, not rule 9.",
+            ),
+            (
+                "D9.3",
+                'Empty arguments text (a string of JSON whitespace only, `""` or `" "`) in '
+                "a complete call is `{}` for a tool that declares no properties at all "
+                "(`properties` empty, D6.3 included, or absent with additionalProperties: "
+                "false): `{}` is the only call such a tool can receive, so nothing is invented. "
+                "Any other tool refuses it, an all-optional one included: an empty string is "
+                "also what a stream that lost its arguments delivers, and the two cannot be told "
+                "apart, so returning `{}` could be a plausible, wrong call (rule 2; rule 11: "
+                "invent nothing), while a refusal costs one retry. A tool with required "
+                "properties refuses (rule 6: none was written, and the text may have lost them). "
+                "A cut call holding such a string is refused (D1.3).",
+            ),
+            (
+                "D9.4",
+                'An arguments string holding two or more JSON documents (`"{\\"a\\":1}'
+                '{\\"b\\":2}"`, what a serving layer sends when two calls\' fragments '
+                "merge) is read as rule 10 reads several calls: the documents split on JSON "
+                "value boundaries (JSON whitespace between them allowed), each is decoded and "
+                "repaired on its own as the arguments of a call with the envelope's name; if "
+                "every repaired document is canonically equal the call is that one (copies "
+                "collapse), otherwise the single-call answer is a refusal (two different calls "
+                "cannot be one answer; conflicting_calls), as it is when any document must be "
+                "refused or is cut (D11.8: a complete string holding cut JSON). The parallel "
+                "track reads the same text as those calls, in order, each repaired or refused "
+                "on its own.",
             ),
         ),
     ),
@@ -455,7 +531,8 @@ READING: tuple[tuple[str, str], ...] = (
         '`{"type": "tool_use", "id", "name", "input"}`. The arguments are under `arguments`, '
         "`parameters` or `input`; when two of them are written they must be equal "
         "(canonically, as written: a JSON string and the object it encodes differ), else the "
-        "call is refused. Other keys (an id, a type) are ignored. Each entry of a `tool_calls` "
+        "call is refused. Other keys (an id, a type) are ignored, except a property the tool "
+        "declares, which D7.9 lifts into the arguments. Each entry of a `tool_calls` "
         'array is read by E2 again, so a bare `{"name", "arguments"}` entry is a call.',
     ),
     (
@@ -471,6 +548,17 @@ READING: tuple[tuple[str, str], ...] = (
         "value that is not an object (a number, a string, null) where a call should be. A "
         "text whose only values are not calls is refused (no call); one that also holds calls "
         "is refused as a whole (D10.2).",
+    ),
+    (
+        "E5",
+        "Arguments nested once more: an arguments object whose only key is one of E2's "
+        "(`arguments`, `parameters`, `input`) and which the tool does not declare at its top "
+        'level (`{"name": "f", "arguments": {"arguments": {"city": "Oslo"}}}`) is an envelope '
+        "written twice: its value is the arguments, read again by E2 and rule 9 (a string "
+        "there is decoded), as often as it is nested. A tool that declares that name, or "
+        "whose schema is free-form (D7.4), reads it as a property. Beside other keys it is an "
+        "undeclared key like any other (D7.2). Read before any rule: dropping it as "
+        "undeclared would turn every argument the writer sent into nothing.",
     ),
 )
 

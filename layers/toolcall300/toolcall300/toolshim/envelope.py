@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall300.canonical import canonical
-from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, FUNCTION_KEYS
+from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, ENVELOPE_KEYS, FUNCTION_KEYS
 from toolcall300.toolshim.reader import OpenArray, OpenObject, is_complete
 from toolcall300.toolshim.types import ABSENT
 
@@ -27,7 +27,8 @@ class RawCall:
     ``open``: the call object's own ``}`` never arrived (rule 11). ``args_key``: the key the
     arguments came under. ``args_conflict``: several argument keys with different values.
     ``where``: the document index (``None`` when there was one document) and the keys and
-    indexes that led to the call; :attr:`path` renders it for messages."""
+    indexes that led to the call; :attr:`path` renders it for messages. ``beside``: the call
+    object's keys that are no envelope key (D7.9 lifts those a tool declares), or ``None``."""
 
     name: Any
     arguments: Any
@@ -35,6 +36,7 @@ class RawCall:
     open: bool
     where: tuple[Any, ...]
     args_conflict: bool = False
+    beside: dict[str, Any] | None = None
 
     @property
     def is_call(self) -> bool:
@@ -99,14 +101,16 @@ def _extract(
 
 
 def _call(members: dict[str, Any], is_open: bool, where: tuple[Any, ...]) -> RawCall:
-    """One call object: its name and whichever argument key it used."""
+    """One call object: its name, whichever argument key it used, and the keys beside them."""
     name = members.get("name", ABSENT)
+    beside = {k: v for k, v in members.items() if k not in ENVELOPE_KEYS} or None  # D7.9
     if "arguments" in members and "parameters" not in members and "input" not in members:
-        return RawCall(name, members["arguments"], "arguments", is_open, where)  # the usual case
+        # the usual case
+        return RawCall(name, members["arguments"], "arguments", is_open, where, beside=beside)
     present = [k for k in ARGUMENT_KEYS if k in members]
     if len(present) < 2:  # one key, or none: there is nothing to reconcile
         key = present[0] if present else None
-        return RawCall(name, members[key] if key else ABSENT, key, is_open, where)
+        return RawCall(name, members[key] if key else ABSENT, key, is_open, where, beside=beside)
     first = members[present[0]]
     conflict = any(
         not (
@@ -116,4 +120,4 @@ def _call(members: dict[str, Any], is_open: bool, where: tuple[Any, ...]) -> Raw
         )
         for k in present[1:]
     )
-    return RawCall(name, first, present[0], is_open, where, conflict)
+    return RawCall(name, first, present[0], is_open, where, conflict, beside)

@@ -17,7 +17,12 @@ is refused (D11.8); a complete call with no arguments key has ``{}``, a cut one 
 (D1.3); an object schema without ``properties`` is free-form (D7.4); a tool without
 ``parameters`` takes no arguments (D6.3); rule 8 wraps any non-null value, objects included
 (D8.2); ``null`` is never coerced (D5.3); a multi-call text with one cut, refusable or
-non-call copy is refused as a whole (D10.1, D10.2).
+non-call copy is refused as a whole (D10.1, D10.2). And those real traffic reached
+(corpus 4.0): JSON text where a container is declared is decoded, never wrapped (D5.6, D8.4, in
+``toolshim_repair``); empty arguments text is ``{}`` only for a tool that declares no
+property (D9.3); several JSON documents in one arguments string are one call only if they
+agree (D9.4); arguments nested once more under an argument key are unwrapped (E5); a
+declared property written beside the arguments is lifted into them (D7.9).
 
 Speed comes from doing the schema work once: each parameter schema is checked and compiled
 into its repair walk the first time it is seen (cached on the schema object, and on its JSON
@@ -37,14 +42,14 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolcall300.canonical import canonical, loads_strict
+from toolcall300.canonical import canonical, loads_strict, raw_decode_strict
 from toolcall300.rules import ToolNames
 from toolcall300.schema import (
     declared_types,
     format_path,
     schema_problems,
 )
-from toolcall300.spec import no_parameters
+from toolcall300.spec import ARGUMENT_KEYS, no_parameters
 from toolcall300.toolshim.envelope import RawCall, extract_calls
 from toolcall300.toolshim.reader import (
     CutString,
@@ -207,8 +212,69 @@ def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
         )
     # The walk checks every keyword no rule may change, and refuses (schema_violation) rather
     # than return arguments their schema rejects; a property test holds it to schema.is_valid.
-    arguments = compiled.repair(_arguments(raw, log), ("arguments",), log)
-    return {"name": name, "arguments": arguments}
+    found = _arguments(raw, compiled, log)
+    if len(found) == 1:  # the usual case
+        arguments = compiled.repair(_lift(found[0], raw, compiled, log), ("arguments",), log)
+        return {"name": name, "arguments": arguments}
+    return {"name": name, "arguments": _documents_agree(found, raw, compiled, log)}
+
+
+def _documents_agree(
+    found: list[dict[str, Any]], raw: RawCall, compiled: _Compiled, log: list[Repair]
+) -> dict[str, Any]:
+    """D9.4: several JSON documents in one arguments string are read as rule 10 reads several
+    calls: each repaired on its own; one call only if every repaired document agrees."""
+    repaired: list[tuple[dict[str, Any], list[Repair]]] = []
+    for i, arguments in enumerate(found):
+        own: list[Repair] = []
+        try:
+            lifted = _lift(arguments, raw, compiled, own)
+            repaired.append((compiled.repair(lifted, ("arguments",), own), own))
+        except Refusal as refusal:
+            raise Refusal(
+                Reason.CONFLICTING_CALLS,
+                f"document {i} of the arguments must be refused ({refusal.reason.value}, D9.4)",
+                "$.arguments",
+            ) from None
+    first = canonical(repaired[0][0])
+    if any(canonical(arguments) != first for arguments, _ in repaired[1:]):
+        raise Refusal(
+            Reason.CONFLICTING_CALLS,
+            f"the {len(found)} documents of the arguments differ (D9.4)",
+            "$.arguments",
+        )
+    log.extend(repaired[0][1])
+    log.append(
+        Repair("$.arguments", "10 D9.4", "collapse_identical_documents", len(found), after=1)
+    )
+    return repaired[0][0]
+
+
+def _lift(
+    arguments: dict[str, Any], raw: RawCall, compiled: _Compiled, log: list[Repair]
+) -> dict[str, Any]:
+    """D7.9: a declared top-level property written beside the arguments key is an argument
+    written one level too high: added, collapsed when equal, refused when it differs (D7.6)."""
+    if raw.beside is None or not compiled.declared:
+        return arguments
+    for key, value in raw.beside.items():
+        if key not in compiled.declared:
+            continue  # E2: an envelope's other keys are ignored
+        if not is_complete(value):
+            log.append(Repair(f"$.{key}", "11 D11.1", "drop_incomplete"))
+            continue
+        if key in arguments:
+            if canonical(arguments[key]) != canonical(value):
+                raise Refusal(
+                    Reason.CONFLICTING_VALUES,
+                    f"{key!r} beside the arguments differs from the one inside (D7.9, D7.6)",
+                    f"$.{key}",
+                )
+            log.append(Repair(f"$.{key}", "7 D7.9", "collapse_beside_arguments", value))
+            continue
+        arguments = {**arguments, key: value}  # a copy: the model's object is never edited
+        log.append(Repair(f"$.{key}", "7 D7.9", "lift_into_arguments", value, f"$.arguments.{key}"))
+    return arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +285,10 @@ class _Compiled:
     source: Any  # a private copy the walk was compiled from: later edits cannot reach it
     usable: bool
     repair: Fix  # rules 4-8, and every keyword no rule may change (toolshim_repair)
+    #: the top-level property names, or ``None`` for a free-form schema (D7.4: none declared)
+    declared: frozenset[str] | None = None
+    #: D9.3: ``{}`` is the only call the tool can receive (no property declared at all)
+    takes_nothing: bool = False
 
 
 #: id(schema) -> its compiled form. Checking and compiling a schema costs far more than the
@@ -249,6 +319,14 @@ def _compiled(schema: Any) -> _Compiled:
         source = copy.deepcopy(schema)
         usable = not schema_problems(source) and declared_types(source) in ((), ("object",))
         entry = _Compiled(schema, source, usable, compile_repair(source) if usable else _unusable)
+        if usable:
+            props = source.get("properties")
+            entry = replace(
+                entry,
+                declared=frozenset(props) if isinstance(props, dict) else None,
+                takes_nothing=props == {}
+                or (props is None and source.get("additionalProperties") is False),
+            )
         if key is not None:
             _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)
     _remember(_COMPILED, id(schema), entry, _COMPILED_MAX)
@@ -298,8 +376,9 @@ def _tool_name(raw: RawCall, names: ToolNames, log: list[Repair]) -> str:
     return resolved
 
 
-def _arguments(raw: RawCall, log: list[Repair]) -> dict[str, Any]:
-    """The arguments object as written: envelope key, truncation (rule 11), decoding (rule 9)."""
+def _arguments(raw: RawCall, compiled: _Compiled, log: list[Repair]) -> list[dict[str, Any]]:
+    """The arguments object as written: envelope key, truncation (rule 11), decoding (rule 9);
+    several when one string held several JSON documents (D9.4)."""
     if raw.args_conflict:
         raise Refusal(Reason.AMBIGUOUS_ARGUMENTS, "several argument keys with different values")
     if raw.arguments is ABSENT:
@@ -309,22 +388,76 @@ def _arguments(raw: RawCall, log: list[Repair]) -> dict[str, Any]:
                 Reason.TRUNCATED_ARGUMENTS, "the cut came before the arguments", "$.arguments"
             )
         log.append(Repair("$.arguments", "1 D1.1", "absent_arguments_as_empty_object", after={}))
-        return {}
+        return [{}]
     if raw.args_key != "arguments":
         log.append(Repair(f"$.{raw.args_key}", "input", "rename_to_arguments", after="arguments"))
     value = raw.arguments
-    if isinstance(value, dict):
-        return value  # the usual case
+    if isinstance(value, dict) and len(value) != 1:
+        return [value]  # the usual case
+    return _settle(value, raw.open, compiled, log)
+
+
+def _settle(value: Any, cut: bool, compiled: _Compiled, log: list[Repair]) -> list[dict[str, Any]]:
+    """Rule 9 decoding, rule 11 closing and E5 unnesting until the arguments are an object."""
     for _ in range(_MAX_DECODES):
         if isinstance(value, dict):
-            return value
-        if not is_complete(value):
+            inner = _nested(value, compiled)
+            if inner is ABSENT:
+                return [value]
+            log.append(Repair("$.arguments", "E5", "unwrap_nested_arguments", value, inner))
+            value = inner
+        elif not is_complete(value):
             value = _close(value, log)
         elif isinstance(value, str):
-            value = _decode(value, log)
+            if not value.strip(_JSON_WS):
+                return [_empty_text(value, cut, compiled, log)]
+            decoded = _decode(value, log)
+            if isinstance(decoded, _Documents):
+                return [a for doc in decoded.values for a in _settle(doc, cut, compiled, log)]
+            value = decoded
         else:
             break
     raise Refusal(Reason.NOT_AN_OBJECT, "the arguments are not an object", "$.arguments")
+
+
+def _nested(value: dict[str, Any], compiled: _Compiled) -> Any:
+    """E5: the value of an arguments object whose only key is an undeclared E2 argument key
+    (the envelope written twice), or ``ABSENT``; a free-form schema declares no property
+    and reads every key as written (D7.4)."""
+    if len(value) != 1 or compiled.declared is None:
+        return ABSENT
+    (key,) = value
+    if key not in ARGUMENT_KEYS or key in compiled.declared:
+        return ABSENT
+    return value[key]
+
+
+def _empty_text(value: str, cut: bool, compiled: _Compiled, log: list[Repair]) -> dict[str, Any]:
+    """D9.3: empty arguments text is ``{}`` only for a tool that can receive nothing else."""
+    if cut:
+        raise Refusal(
+            Reason.TRUNCATED_ARGUMENTS, "empty arguments text in a cut call (D9.3)", "$.arguments"
+        )
+    if not compiled.takes_nothing:
+        # Rule 2: an all-optional tool too; a stream that lost its arguments sends this text.
+        raise Refusal(
+            Reason.INVALID_ARGUMENTS,
+            "empty arguments text for a tool that declares properties (D9.3)",
+            "$.arguments",
+        )
+    log.append(Repair("$.arguments", "9 D9.3", "empty_text_as_empty_object", value, {}))
+    return {}
+
+
+#: JSON whitespace (RFC 8259), all that may stand between or around JSON documents.
+_JSON_WS = " \t\n\r"
+
+
+@dataclass(frozen=True, slots=True)
+class _Documents:
+    """D9.4: what a string holding two or more JSON documents decodes to."""
+
+    values: list[Any]
 
 
 def _decode(value: str, log: list[Repair]) -> Any:
@@ -332,11 +465,15 @@ def _decode(value: str, log: list[Repair]) -> Any:
     try:
         decoded = loads_strict(value)
     except (ValueError, RecursionError):
-        raise Refusal(
-            Reason.INVALID_ARGUMENTS,
-            "a string that does not decode to an object (D9.1)",
-            "$.arguments",
-        ) from None
+        documents = _split_documents(value)
+        if documents is None:
+            raise Refusal(
+                Reason.INVALID_ARGUMENTS,
+                "a string that does not decode to an object (D9.1)",
+                "$.arguments",
+            ) from None
+        log.append(Repair("$.arguments", "9 D9.4", "split_json_documents", value, documents))
+        return _Documents(documents)
     if not isinstance(decoded, (dict, str)):
         raise Refusal(
             Reason.INVALID_ARGUMENTS,
@@ -345,6 +482,21 @@ def _decode(value: str, log: list[Repair]) -> Any:
         )
     log.append(Repair("$.arguments", "9 D9.1", "decode_json_string", value, decoded))
     return decoded
+
+
+def _split_documents(value: str) -> list[Any] | None:
+    """D9.4: the two or more complete JSON documents ``value`` holds one after another
+    (JSON whitespace between them allowed), or ``None`` when it holds anything else."""
+    out: list[Any] = []
+    pos = len(value) - len(value.lstrip(_JSON_WS))
+    try:
+        while pos < len(value):
+            document, pos = raw_decode_strict(value, pos)
+            out.append(document)
+            pos = len(value) - len(value[pos:].lstrip(_JSON_WS))
+    except (ValueError, RecursionError):
+        return None
+    return out if len(out) > 1 else None
 
 
 def _close(value: Any, log: list[Repair]) -> Any:

@@ -24,7 +24,13 @@ from collections.abc import Callable
 from typing import Any
 
 from toolcall300.canonical import canonical, json_equal
-from toolcall300.rules import coerce_lossless, enum_matches
+from toolcall300.rules import (
+    NotLossless,
+    coerce_lossless,
+    decode_container_text,
+    enum_matches,
+    reads_as_container,
+)
 from toolcall300.schema import (
     KEYWORDS,
     Path,
@@ -70,6 +76,9 @@ def compile_repair(schema: dict[str, Any]) -> Fix:
     matches = compile_validator({"type": list(types)}) if types else None
     # D5.2: an integral float declared integer (and not number) is written as an int.
     to_int = "integer" in types and "number" not in types
+    # D5.6: a string reading as a container is JSON text only where a container is declared
+    # (a string that fails such a node's type is no declared string: `matches` said so).
+    decodes_text = "array" in types or "object" in types
     enum = schema.get("enum") if isinstance(schema.get("enum"), list) else None
     enum_strings = frozenset(m for m in enum or () if isinstance(m, str))
     walks_objects = "object" in types or (not types and "properties" in schema)
@@ -86,8 +95,11 @@ def compile_repair(schema: dict[str, Any]) -> Fix:
     def fix(value: Any, path: Path, log: list[Repair]) -> Any:
         if matches is not None:
             if not matches(value):
-                value = _shape(value, types, matches, path, log)
-                value = _coerce(value, types, matches, path, log)
+                if decodes_text and reads_as_container(value):
+                    value = _container_text(value, types, path, log)
+                else:
+                    value = _shape(value, types, matches, path, log)
+                    value = _coerce(value, types, matches, path, log)
             elif to_int and isinstance(value, float):
                 value = _integral(value, path, log)
         if enum is not None and not (isinstance(value, str) and value in enum_strings):
@@ -177,6 +189,22 @@ def _shape(
         log.append(Repair(format_path(path), "8 D8.1", "wrap_in_array", value, [value]))
         return [value]
     return value
+
+
+def _container_text(value: str, types: tuple[str, ...], path: Path, log: list[Repair]) -> Any:
+    """Rule 5, D5.6: JSON text of exactly a declared container type is that container (then
+    walked like any value, below); any other text reading as a container is refused, never
+    wrapped into a one-element array (D8.4)."""
+    try:
+        held = decode_container_text(value, types)
+    except NotLossless:
+        raise Refusal(
+            Reason.LOSSY_COERCION,
+            f"{value[:60]!r} reads as JSON text but is no {' or '.join(types)} (D5.6, D8.4)",
+            format_path(path),
+        ) from None
+    log.append(Repair(format_path(path), "5 D5.6", "decode_json_container", value, held))
+    return held
 
 
 def _coerce(
