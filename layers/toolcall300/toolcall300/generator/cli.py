@@ -26,6 +26,16 @@ from toolcall300.generator.build import (
     input_pin_failures,
 )
 from toolcall300.generator.checks import CHECKS, Report, run_checks
+from toolcall300.generator.parallel import (
+    CORPUS_FILE,
+    MANIFEST_FILE,
+    RATIONALE_FILE,
+    ParallelError,
+    build_files,
+)
+from toolcall300.generator.parallel import DEFAULT_SEED as PARALLEL_SEED
+from toolcall300.generator.parallel_checks import CHECKS as PARALLEL_CHECKS
+from toolcall300.generator.parallel_checks import check_files
 from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
 from toolcall300.generator.values import GenerationError, PoolsError
 from toolcall300.importers import FORMATS, ImportRefused, catalog_bytes, import_file
@@ -75,6 +85,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--rebuild", metavar="DIR", help="rebuild from the inputs recorded in DIR/inputs"
+    )
+    parser.add_argument(
+        "--track",
+        choices=("single", "parallel"),
+        default="single",
+        help="parallel: build (or --check-only) the parallel track's corpus from --from",
+    )
+    parser.add_argument(
+        "--from",
+        dest="main",
+        metavar="CORPUS",
+        help="--track parallel: the main corpus it is built from (default: OUT/../toolcall300.jsonl)",
     )
     args = parser.parse_args(argv)
     if not args.list_checks and not args.out:
@@ -233,6 +255,37 @@ def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
     return _report(run_checks(corpus), stdout, stderr, extra)
 
 
+def _parallel(out: Path, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """The parallel track's corpus: built from the main corpus, checked, written only when
+    every check holds (P1-P12; ``generator.parallel``); ``--check-only`` checks what is there."""
+    main_path = Path(args.main) if args.main else out.parent / "toolcall300.jsonl"
+    try:
+        main = read_limited(main_path)
+        if args.check_only:
+            files = {n: read_limited(out / n) for n in (CORPUS_FILE, RATIONALE_FILE, MANIFEST_FILE)}
+        else:
+            files = build_files(main, args.seed if args.seed != DEFAULT_SEED else PARALLEL_SEED)
+    except OSError as exc:
+        raise UsageError(f"toolcall300 generate: {exc}") from exc
+    except (ParallelError, ValueError) as exc:
+        stderr.write(f"toolcall300 generate: {exc}\n")
+        return EXIT_ERROR
+    failures = check_files(files, main)
+    for line in failures:
+        stderr.write(f"FAIL {line}\n")
+    if failures:
+        if not args.check_only:
+            stderr.write("toolcall300 generate: integrity checks failed; nothing was written\n")
+        return EXIT_ERROR
+    if not args.check_only:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (out / name).write_bytes(data)
+        stdout.write(f"wrote {len(files[CORPUS_FILE].splitlines())} turns to {out}\n")
+    stdout.write(f"parallel track: {len(PARALLEL_CHECKS)} check classes, 0 failed\n")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.list_checks:
         for name, (description, _) in CHECKS.items():
@@ -240,6 +293,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(f"{len(CHECKS)} classes of check\n")
         return EXIT_OK
     out = Path(args.out)
+    if args.track == "parallel":
+        return _parallel(out, args, stdout, stderr)
     if args.check_only:
         return _check_only(out, stdout, stderr)
     try:
