@@ -91,6 +91,14 @@ def _break_expected_declared_only(c: Corpus) -> None:
     first(c, "enum_violation")["expected"]["arguments"]["smuggled"] = 1
 
 
+def _break_expected_formats(c: Corpus) -> None:
+    def has_date(case: dict[str, Any]) -> bool:
+        return case["expected_kind"] == "value" and "from_date" in case["expected"]["arguments"]
+
+    case = next(x for x in c.cases if has_date(x))
+    case["expected"]["arguments"]["from_date"] = "2026-02-30"  # no such day (RFC 3339)
+
+
 def _break_texts_parse(c: Corpus) -> None:
     first(c, "args_as_string")["text"] += "}"
 

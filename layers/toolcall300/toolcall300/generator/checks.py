@@ -50,6 +50,7 @@ from toolcall300.rules import (
     tool_name_matches,
 )
 from toolcall300.schema import format_path, is_valid
+from toolcall300.schema.formats import satisfies_format
 from toolcall300.spec import CATEGORIES, decision_ids
 
 CASE_KEYS = ("category", "expected", "expected_kind", "id", "text", "tools")
@@ -312,6 +313,43 @@ def _expected_declared_only(corpus: Corpus) -> Iterator[Result]:
             else ["<no tool>"]
         )
         yield _ok(not extra, c, f"expected holds undeclared {extra}")
+
+
+def format_breaks(value: Any, schema: Any, path: tuple[str | int, ...] = ()) -> Iterator[str]:
+    """Where a string in ``value`` breaks the ``format`` its schema names (``schema.formats``),
+    at every level. A value the schema itself dictates (a member of its ``enum``, its ``const``
+    or its ``default``, rule 6) is the author's, not the generator's: it is not held to it."""
+    if not isinstance(schema, dict):
+        return
+    dictated = (
+        value in schema.get("enum", ())
+        or ("const" in schema and value == schema["const"])
+        or ("default" in schema and value == schema["default"])
+    )
+    if (
+        isinstance(value, str)
+        and not dictated
+        and not satisfies_format(value, schema.get("format"))
+    ):
+        yield f"{format_path(path)} {value!r} is not a {schema['format']!r}"
+    elif isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        for key, sub in value.items():
+            yield from format_breaks(sub, schema["properties"].get(key), (*path, key))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, sub in enumerate(value):
+            yield from format_breaks(sub, schema["items"], (*path, i))
+
+
+@check(
+    "expected_formats",
+    "every expected string satisfies the format its schema names (uri, uuid, email, hostname, "
+    "ipv4, ipv6, date, date-time, time), unless the schema dictates it",
+)
+def _expected_formats(corpus: Corpus) -> Iterator[Result]:
+    for c in _value_cases(corpus):
+        tool = tool_of(c, c["expected"]["name"])
+        broken = list(format_breaks(c["expected"]["arguments"], tool_schema(tool))) if tool else []
+        yield _ok(not broken, c, "expected breaks its format: " + "; ".join(broken[:2]))
 
 
 _PARSE_EXEMPT = ("truncated", "unrecoverable")

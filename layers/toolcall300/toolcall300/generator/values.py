@@ -2,9 +2,10 @@
 
 A correct call is constructed, never searched for: each property's value comes from its
 ``enum`` or ``const``, from the pools (by property name, only when pools were given:
-docs/pools.md), or from the schema itself (type, bounds, lengths, ``pattern``, ``format`` as a
-hint), and required properties are always written. The one ``random.Random`` the generator owns is passed in; nothing
-here reads the clock or iterates a set. It deliberately does not mutate calls (see
+docs/pools.md; a string pool only with the values that satisfy the property's ``format``), or
+from the schema itself (type, bounds, lengths, ``pattern``, ``format``: a known format writes
+the value, ``schema.formats``), and required properties are always written. The one
+``random.Random`` the generator owns is passed in; nothing here reads the clock or iterates a set. It deliberately does not mutate calls (see
 ``generator_mutations``) and never asks a validator what a value should be; the integrity
 checks verify afterwards that every built call validates.
 """
@@ -27,6 +28,7 @@ from toolcall300.catalog import (
 )
 from toolcall300.generator.pattern_strings import string_matching
 from toolcall300.schema import declared_types, is_valid
+from toolcall300.schema.formats import FORMATS, format_value, satisfies_format
 
 Pools = dict[str, Any]
 
@@ -214,45 +216,45 @@ def _number_from_bounds(rng: random.Random, schema: dict[str, Any], integral: bo
 
 
 def _string(rng: random.Random, schema: dict[str, Any], leaf: str) -> str:
+    """A string for ``schema``: its ``format`` drives the value (every expected value
+    satisfies its format, ``schema.formats``), else ``leaf-NNN``; when that breaks the
+    schema's other keywords, one from its pattern or fitted to its length bounds."""
     fmt = schema.get("format")
-    if fmt == "date":
-        text = f"2026-12-{rng.randint(1, 28):02d}"
-    elif fmt == "date-time":
-        text = f"2026-12-{rng.randint(1, 28):02d}T{rng.randint(7, 19):02d}:30:00Z"
-    elif fmt == "email":
-        text = f"user{rng.randint(10, 99)}@example.com"
-    else:
-        text = f"{leaf}-{rng.randint(100, 999)}"
+    if isinstance(fmt, str) and fmt in FORMATS:
+        low, high = _length_bounds(schema)
+        text = format_value(rng, fmt, low, high)
+        if text is not None and is_valid(text, schema):
+            return text
+        return _string_from_schema(rng, schema, leaf, text)
+    text = f"{leaf}-{rng.randint(100, 999)}"
     return text if is_valid(text, schema) else _string_from_schema(rng, schema, leaf, text)
 
 
-#: Formats (annotations only, D-values) read as hints for a string no pool names.
-_FORMATS: dict[str, Callable[[random.Random], str]] = {
-    "time": lambda rng: f"{rng.randint(7, 19):02d}:{rng.choice((0, 15, 30, 45)):02d}:00",
-    "uuid": lambda rng: "-".join(f"{rng.getrandbits(4 * n):0{n}x}" for n in (8, 4, 4, 4, 12)),
-    "uri": lambda rng: f"https://example.com/item/{rng.randint(100, 999)}",
-    "url": lambda rng: f"https://example.com/item/{rng.randint(100, 999)}",
-    "hostname": lambda rng: f"host{rng.randint(10, 99)}.example.com",
-    "ipv4": lambda rng: f"192.0.2.{rng.randint(1, 254)}",
-    "ipv6": lambda rng: f"2001:db8::{rng.randint(1, 9999):x}",
-}
+def _length_bounds(schema: dict[str, Any]) -> tuple[int, int | None]:
+    # int(): an integral float (5.0) is a valid length (catalog.built_size bounds it)
+    high = schema.get("maxLength")
+    return int(schema.get("minLength", 0)), None if high is None else int(high)
 
 
-def _string_from_schema(rng: random.Random, schema: dict[str, Any], leaf: str, guess: str) -> str:
-    """A string for ``schema`` when the quick guess does not fit: from its pattern, its
-    format, or the guess padded or cut to its length bounds (the schema is the only source)."""
+def _string_from_schema(
+    rng: random.Random, schema: dict[str, Any], leaf: str, guess: str | None
+) -> str:
+    """A string for ``schema`` when the quick guess does not fit: from its pattern (and its
+    format, when it names one), or the guess padded or cut to its length bounds (the schema is
+    the only source)."""
     pattern = schema.get("pattern")
+    fmt = schema.get("format")
     if isinstance(pattern, str):
         for _ in range(8):
             text = string_matching(rng, pattern)
-            if text is not None and is_valid(text, schema):
+            if text is not None and is_valid(text, schema) and satisfies_format(text, fmt):
                 return text
-        raise GenerationError(f"cannot write a string matching pattern {pattern!r}")
-    fmt = schema.get("format")
-    text = _FORMATS[fmt](rng) if fmt in _FORMATS else guess
-    # int(): an integral float (5.0) is a valid length (catalog.built_size bounds it)
-    low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
-    high = None if high is None else int(high)
+        also = f" and format {fmt!r}" if isinstance(fmt, str) and fmt in FORMATS else ""
+        raise GenerationError(f"cannot write a string matching pattern {pattern!r}{also}")
+    if guess is None or not satisfies_format(guess, fmt):
+        raise GenerationError(f"cannot write a {fmt!r} string within the schema's length bounds")
+    low, high = _length_bounds(schema)
+    text = guess
     if len(text) < low:
         text += "x" * (low - len(text))
     if high is not None and len(text) > high:
@@ -297,6 +299,8 @@ def build_value(
             if value not in out:  # arrays stay unique so uniqueItems never fails by chance
                 out.append(value)
         return out
+    if pool is not None and kind == "string":
+        pool = [v for v in pool if satisfies_format(v, schema.get("format"))] or None
     if pool is not None and kind != "boolean":
         if "null" in schema.get("type", ()) or kind != "string":
             return _pick(rng, pool)
