@@ -243,3 +243,46 @@ def test_racing_checks_never_spend_a_pack_twice(local_stack: Any) -> None:
     assert statuses == [200] * 2 + [402] * 10
     pack = requests.get(f"{local_stack.url}/licence", headers=h, timeout=30).json()["checks"]
     assert pack == {"remaining": 0, "granted": 2}
+
+
+def test_a_stack_on_a_public_address_gives_no_free_licence(tmp_path: Any) -> None:
+    """Before: the dev checkout page (which pays any session for nothing) was served whatever
+    ``--host`` said, so ``serve --host 0.0.0.0`` handed anyone a free team licence (issue 34,
+    finding e). Now it is served on loopback only unless the operator passes
+    ``--dev-checkout``. The stack listens on every address; the test talks to it through
+    loopback only."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from support.corpus import make_corpus
+    from support.dashboard import wait_for_serve_url
+
+    make_corpus(tmp_path / "corpus")
+    command = [sys.executable, "-m", "toolcall300", "serve", "--host", "0.0.0.0", "--port", "0"]
+    command += ["--corpus", str(tmp_path / "corpus"), "--no-state"]
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        served = wait_for_serve_url(proc, timeout_s=60)
+        port = int(re.sub(r".*:(\d+)/?$", r"\1", served))
+        url = f"http://127.0.0.1:{port}"
+        r = requests.post(
+            f"{url}/checkout", json={"product": "team", "team_name": "Free"}, timeout=30
+        )
+        assert r.status_code == 200, r.text
+        session = r.json()["session_id"]
+        paid = requests.post(f"{url}/dev/checkout/{session}", timeout=30)
+        assert paid.status_code == 404, paid.text
+        claim = requests.get(f"{url}/licence/claim", params={"session_id": session}, timeout=30)
+        assert claim.status_code != 200 and "key" not in claim.text
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -51,3 +51,17 @@ def test_stop_runs_every_stop_in_reverse_even_if_one_fails() -> None:
 
 def test_repo_root_has_the_template() -> None:
     assert (localstack.repo_root() / "template.yaml").exists()
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_a_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
+    """Before: ``--port 99999`` served on a port the socket layer made of it, ``-1`` was a
+    traceback (issue 34)."""
+    with pytest.raises(UsageError):
+        localstack.parse_args(["--port", port])
+    assert localstack.parse_args(["--port", "65535"]).port == 65535
+
+
+def test_only_a_loopback_host_is_loopback() -> None:
+    assert all(map(localstack.is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
+    assert not any(map(localstack.is_loopback, ["0.0.0.0", "192.0.2.1", "::", "example.com"]))

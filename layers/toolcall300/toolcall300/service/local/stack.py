@@ -57,6 +57,30 @@ _LOCAL_POWERTOOLS = {
 }
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is reachable from this machine only."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def port_number(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535; anything else is a usage error, never a
+    traceback (``-1``) or a random port (``99999``, which the socket layer reduced)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535)")
+    return port
+
+
 def repo_root() -> Path:
     """The checkout this package runs from (where template.yaml and functions/ are)."""
     here = Path(__file__).resolve()
@@ -164,12 +188,21 @@ def start_local_stack(
     root: Path | None = None,
     background: bool = True,
     state_dir: Path | None = None,
+    dev_checkout: bool | None = None,
 ) -> LocalStack:
     """Open the state folder (``None``: a temporary one, removed at stop), copy the corpus
-    in, serve the functions. Raises StackError (having stopped what it started)."""
+    in, serve the functions. Raises StackError (having stopped what it started).
+
+    ``dev_checkout``: serve the free checkout page (``service.local.dev_checkout``, which pays
+    any session, so anyone who reaches it gets a licence); None serves it on a loopback
+    ``host`` only, so a stack bound to a public address gives nothing away unless the
+    operator says so (``serve --dev-checkout``)."""
     stops: list[Callable[[], None]] = []
+    free = is_loopback(host) if dev_checkout is None else dev_checkout
     try:
-        return _start(host, port, corpus_dir, root or repo_root(), background, state_dir, stops)
+        return _start(
+            host, port, corpus_dir, root or repo_root(), background, state_dir, stops, free
+        )
     except BaseException:
         LocalStack("", LocalStackContext(Path("."), "", Path("."), {}, {}, {}), stops).stop()
         raise
@@ -183,6 +216,7 @@ def _start(
     background: bool,
     state_arg: Path | None,
     stops: list[Callable[[], None]],
+    free_checkout: bool = True,
 ) -> LocalStack:
     saved_env = dict(os.environ)
     stops.append(lambda: _restore_environment(saved_env))
@@ -254,7 +288,7 @@ def _start(
     bucket_names = [made.names["CorpusBucket"], made.names["ReportsBucket"]]
     links = serve_link(edition.signer, edition.buckets(bucket_names))
     server.local_routes = lambda method, target, body: (
-        links(method, target, body) or checkout(method, target, body)
+        links(method, target, body) or (checkout(method, target, body) if free_checkout else None)
     )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()
@@ -283,7 +317,13 @@ def _same_manifest(objects: Any, corpus_dir: Path) -> bool:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = ArgParser(prog="toolcall300 serve", description="Run the whole service locally.")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8300)
+    parser.add_argument("--port", type=port_number, default=8300, help="0 to 65535 (0: any free)")
+    parser.add_argument(
+        "--dev-checkout",
+        action="store_true",
+        help="serve the free dev checkout page even on a --host that is not loopback "
+        "(anyone who reaches it gets a licence)",
+    )
     parser.add_argument(
         "--corpus", type=Path, default=None, help="corpus directory (default corpus_private/)"
     )
@@ -320,7 +360,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(f"migrated {state_dir}: {moved}\n")
     try:
         stack = start_local_stack(
-            host=args.host, port=args.port, corpus_dir=args.corpus, root=root, state_dir=state_dir
+            host=args.host,
+            port=args.port,
+            corpus_dir=args.corpus,
+            root=root,
+            state_dir=state_dir,
+            dev_checkout=True if args.dev_checkout else None,
         )
     except StackError as exc:
         stderr.write(f"toolcall300 serve: {exc}\n")
@@ -339,10 +384,16 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"TOOLCALL-300 local stack at {stack.url}\n"
         f"  OpenAPI:      {stack.url}/openapi.json\n"
         f"  dashboard:    {stack.url}/dashboard (sign in with a team licence key)\n"
-        f"  buy a test licence (POST /checkout, then the dev checkout page pays it; prints the key):\n"
-        f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
-        f"    toolcall300 dev purchase --api {stack.url} --tier team --team 'My team'\n"
-        f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
+        + (
+            f"  buy a test licence (POST /checkout, then the dev checkout page pays it; prints "
+            f"the key):\n"
+            f"    toolcall300 dev purchase --api {stack.url} --tier single\n"
+            f"    toolcall300 dev purchase --api {stack.url} --tier team --team 'My team'\n"
+            if args.dev_checkout or is_loopback(args.host)
+            else f"  the free dev checkout page is not served on {args.host} (not loopback; "
+            "--dev-checkout serves it); issue licences with toolcall300 admin licence issue\n"
+        )
+        + f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
         f"  hosted runs: {env('TOOLCALL300_WORKERS', '2')} workers, "
         f"{env('TOOLCALL300_TEAM_RUNS', '1')} run(s) per team at once, "
         f"{env('TOOLCALL300_RUN_TIMEOUT_S', '900')} s per run; adapters run in the sandbox "
