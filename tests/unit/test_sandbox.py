@@ -122,6 +122,33 @@ def test_a_run_uid_is_held_by_one_run_at_a_time_and_its_file_removed(
     assert list((tmp_path / "tc300-run-uids").iterdir()) == []
 
 
+@pytest.mark.parametrize("plant", ["open to all", "a link", "another owner"])
+def test_a_run_uid_folder_another_user_made_first_is_refused(tmp_path: Path, plant: str) -> None:
+    """Before: ``tc300-run-uids`` in the shared temporary folder was used whoever had made it,
+    so links planted there redirected a root write and planted locks made runs share a uid
+    (issue 34, finding f). Now only this user's own folder, closed to others, is used."""
+    import os
+
+    where = tmp_path / "tc300-run-uids"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if plant == "open to all":
+        where.mkdir()
+        where.chmod(0o1777)
+    elif plant == "a link":
+        where.symlink_to(elsewhere)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making a folder of another owner needs root")
+        where.mkdir(mode=0o700)
+        os.chown(where, 65534, 65534)
+    with pytest.raises(sandbox.UntrustedFolder, match="tc300-run-uids"):
+        sandbox.RunIdentity.take(str(tmp_path))
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    if plant != "a link":
+        assert list(where.iterdir()) == []
+
+
 def test_without_isolation_the_command_runs_as_given_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -355,6 +355,10 @@ def seccomp_filter() -> Path | None:
 RUN_UID_BASE, RUN_UID_COUNT = 2_100_000_000, 1 << 16
 
 
+class UntrustedFolder(OSError):
+    """The run-uid registry's folder is not this user's own private folder."""
+
+
 @dataclass
 class RunIdentity:
     """A uid held for one run: a lock on a file named after it (``flock``, released by the
@@ -368,20 +372,41 @@ class RunIdentity:
 
     @classmethod
     def take(cls, folder: str | None = None) -> RunIdentity:
+        """Hold a free uid. The registry is ``tc300-run-uids`` in ``folder`` (the shared
+        temporary folder by default), trusted only when it is a real folder (not a link)
+        owned by this user and closed to everyone else: one another user made first could
+        hold planted links (a root write redirected) or locks (runs sharing a uid), so it is
+        refused with the reason instead (issue 34, finding f)."""
         where = Path(folder or tempfile.gettempdir()) / "tc300-run-uids"
-        where.mkdir(mode=0o700, exist_ok=True)
-        for _ in range(64):
-            uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_COUNT)
-            path = where / str(uid)
-            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if os.stat(path).st_ino != os.fstat(fd).st_ino:
-                    raise OSError("released meanwhile")
-            except OSError:
-                os.close(fd)
-                continue
-            return cls(uid, path, fd)
+        with suppress(FileExistsError):
+            os.mkdir(where, 0o700)
+        try:
+            dfd = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            raise UntrustedFolder(f"{where} is not a folder of its own ({exc.strerror})") from exc
+        try:
+            held = os.fstat(dfd)
+            if held.st_uid != os.geteuid() or held.st_mode & 0o077:
+                raise UntrustedFolder(
+                    f"{where} is owned by uid {held.st_uid} with mode "
+                    f"{stat.S_IMODE(held.st_mode):o}; the run uids need a folder of uid "
+                    f"{os.geteuid()} closed to others (0700): remove it"
+                )
+            for _ in range(64):
+                uid = RUN_UID_BASE + secrets.randbelow(RUN_UID_COUNT)
+                flags = os.O_CREAT | os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW
+                fd = os.open(str(uid), flags, 0o600, dir_fd=dfd)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    now = os.stat(str(uid), dir_fd=dfd, follow_symlinks=False)
+                    if now.st_ino != os.fstat(fd).st_ino:
+                        raise OSError("released meanwhile")
+                except OSError:
+                    os.close(fd)
+                    continue
+                return cls(uid, where / str(uid), fd)
+        finally:
+            os.close(dfd)
         raise OSError("no free run uid")
 
     def release(self) -> None:
