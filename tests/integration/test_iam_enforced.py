@@ -17,6 +17,14 @@ conditions, the AWS managed policies (Lambda logs, X-Ray: attached in AWS, unuse
 S3 endpoint policy and bucket policies, an account principal in a role's trust policy
 (:func:`link_signer_role`), and the presigned links' expiry. moto does not implement
 ECR's GetDownloadUrlForLayer: it authorises the call, then ``support.registry`` answers it.
+
+Since moto 5.2.6, moto asks about some S3 requests by their API operation (``s3:HeadObject``,
+``s3:ListObjectsV2``), where AWS authorises them by an IAM action (``s3:GetObject``,
+``s3:ListBucket``: the Service Authorization Reference has no ``s3:HeadObject`` action). So each
+S3 statement also names the operations AWS authorises under its actions
+(:data:`S3_OPERATIONS_BY_ACTION`); that grants nothing AWS would not.
+:func:`test_moto_authorises_an_s3_request_by_the_iam_action_aws_checks` is the minimal case,
+expected to fail on such a moto (docs/runs-contract.md, "Reports are written once").
 """
 
 from __future__ import annotations
@@ -103,10 +111,28 @@ class Resolver:
         return value
 
 
+#: The S3 API operations AWS authorises under each IAM action the template grants (AWS:
+#: "HeadObject ... you must have the s3:GetObject permission"; "ListObjectsV2 ... you must
+#: have the s3:ListBucket permission"; HeadBucket likewise). moto >= 5.2.6 asks about the
+#: operation's own name for these; AWS never does.
+S3_OPERATIONS_BY_ACTION = {
+    "s3:GetObject": ("s3:HeadObject",),
+    "s3:ListBucket": ("s3:ListObjectsV2", "s3:ListObjects", "s3:HeadBucket"),
+    "s3:PutObject": ("s3:CreateMultipartUpload", "s3:UploadPart", "s3:CompleteMultipartUpload"),
+}
+
+
+def with_s3_operation_names(actions: list[str]) -> list[str]:
+    """``actions`` plus the S3 operations AWS authorises under them (for moto >= 5.2.6)."""
+    extra = [op for action in actions for op in S3_OPERATIONS_BY_ACTION.get(str(action), ())]
+    return sorted({*actions, *extra})
+
+
 def as_moto_checks(document: dict[str, Any]) -> dict[str, Any]:
     """moto matches S3 resources against the policy but asks about every other service's
     request with the resource ``*``: a statement naming a table or a queue would never match,
-    so outside S3 the resource is widened to ``*`` (the action is still checked)."""
+    so outside S3 the resource is widened to ``*`` (the action is still checked). S3 actions
+    also grant the operations AWS authorises under them (:func:`with_s3_operation_names`)."""
     statements = document["Statement"]
     statements = statements if isinstance(statements, list) else [statements]
     widened = []
@@ -115,6 +141,7 @@ def as_moto_checks(document: dict[str, Any]) -> dict[str, Any]:
             statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         )
         s3_only = all(str(a).startswith("s3:") for a in actions)
+        actions = with_s3_operation_names(actions)
         # moto asks about some Batch actions in lower case (batch:describejobdefinitions);
         # AWS compares actions without case, so both spellings mean the same grant.
         actions = sorted({*actions, *(a.lower() for a in actions if a.startswith("batch:"))})
@@ -142,7 +169,9 @@ def function_users(template: dict[str, Any], names: dict[str, str]) -> dict[str,
             if isinstance(managed, dict):  # one of the template's own managed policies
                 logical = managed["Ref"]
                 document = json.dumps(
-                    resolve(template["Resources"][logical]["Properties"]["PolicyDocument"])
+                    as_moto_checks(
+                        resolve(template["Resources"][logical]["Properties"]["PolicyDocument"])
+                    )
                 )
                 arn = iam.create_policy(PolicyName=f"{who}-{logical}", PolicyDocument=document)[
                     "Policy"
@@ -543,3 +572,111 @@ def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_n
     assert (window["paid_checks"], window["tripwires"]["refunds_over_5_percent"]) == (20, True)
     with pytest.raises(UpstreamUnavailable):  # AccessDenied: the ledger is read-only to it
         wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 1})
+
+
+# ----------------------------------------------------------- a missing report (issue 29)
+
+MISSING_REPORT = "reports/acme/run_missing/attempt-1.json"
+
+
+@pytest.mark.parametrize("who", ["BatchEventsFunction", "SweeperFunction"])
+def test_a_missing_report_is_missing_not_forbidden_under_the_scoring_policy(
+    enforced: dict[str, Any], who: str
+) -> None:
+    """What S3 answers the functions that score a run (RunScoringPolicy) for a report that is
+    not there. AWS: HeadObject and GetObject of a missing key answer 404 only to a caller that
+    also holds ``s3:ListBucket`` on the bucket, 403 otherwise; moto answers 404 either way, so
+    the right is checked directly (a listing of ``reports/``). Then the report is written once
+    under the same policy: the write is conditional (``If-None-Match: *``), no probe first, and
+    a second write is the store's conflict, not an overwrite."""
+    from toolcall300.service.errors import NotFound, StoreConflict
+    from toolcall300.service.sdk.runs import ReportObjects
+
+    bucket = enforced["names"]["ReportsBucket"]
+    act_as(enforced, who)
+    s3 = client("s3")
+    s3.list_objects_v2(Bucket=bucket, Prefix="reports/")  # the right that makes a 404 a 404
+    with pytest.raises(ClientError) as head:
+        s3.head_object(Bucket=bucket, Key=MISSING_REPORT)
+    assert head.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    with pytest.raises(ClientError) as get:
+        s3.get_object(Bucket=bucket, Key=MISSING_REPORT)
+    assert get.value.response["Error"]["Code"] == "NoSuchKey"
+    reports = ReportObjects(bucket)
+    with pytest.raises(NotFound):
+        reports.get(MISSING_REPORT)
+    reports.put_once(MISSING_REPORT, b'{"first": true}')
+    with pytest.raises(StoreConflict):
+        reports.put_once(MISSING_REPORT, b'{"second": true}')
+    assert reports.get(MISSING_REPORT) == b'{"first": true}'
+
+
+def test_the_runs_function_cannot_list_reports(enforced: dict[str, Any]) -> None:
+    """The internet-facing Runs function reads only the report its run record names, after the
+    write: it holds no ``s3:ListBucket``, so on AWS a missing report would answer it 403, not
+    404 (docs/runs-contract.md). The tier holds that it cannot list."""
+    act_as(enforced, "RunsFunction")
+    with pytest.raises(ClientError, match=r"AccessDenied"):
+        client("s3").list_objects_v2(Bucket=enforced["names"]["ReportsBucket"], Prefix="reports/")
+
+
+def _moto_asks_by_operation() -> bool:
+    import moto
+
+    version = tuple(int(p) for p in re.findall(r"\d+", moto.__version__)[:3])
+    return version >= (5, 2, 6)
+
+
+@pytest.mark.xfail(
+    _moto_asks_by_operation(),
+    reason="moto >= 5.2.6 authorises HeadObject as s3:HeadObject, which no AWS policy grants",
+    raises=AssertionError,  # the 403 itself, never a setup error
+    strict=True,
+)
+def test_moto_authorises_an_s3_request_by_the_iam_action_aws_checks() -> None:
+    """The minimal case of issue 29, with no aliasing: a user holding exactly ``s3:GetObject``
+    on ``reports/*`` and ``s3:ListBucket`` on the bucket asks for a missing report. AWS
+    answers 404 (HeadObject is authorised as s3:GetObject; ListBucket makes a missing key a
+    404). moto 5.2.5 agrees; 5.2.6 answers 403. Strict: when moto is fixed, this passes and
+    the xfail must go."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+        root = {
+            "endpoint_url": endpoint,
+            "region_name": REGION,
+            "aws_access_key_id": "testing",
+            "aws_secret_access_key": "testing",
+        }
+        import boto3
+
+        boto3.client("s3", **root).create_bucket(Bucket="tc300-min")
+        iam = boto3.client("iam", **root)
+        iam.create_user(UserName="minimal")
+        policy = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Action": "s3:GetObject",
+                 "Resource": "arn:aws:s3:::tc300-min/reports/*"},
+                {"Effect": "Allow", "Action": "s3:ListBucket",
+                 "Resource": "arn:aws:s3:::tc300-min"},
+            ],
+        }  # fmt: skip
+        iam.put_user_policy(UserName="minimal", PolicyName="p", PolicyDocument=json.dumps(policy))
+        made = iam.create_access_key(UserName="minimal")["AccessKey"]
+        requests.post(f"{endpoint}/moto-api/reset-auth", data=b"0", timeout=10)
+        user = {
+            **root,
+            "aws_access_key_id": made["AccessKeyId"],
+            "aws_secret_access_key": made["SecretAccessKey"],
+        }
+        s3 = boto3.client("s3", **user)
+        with pytest.raises(ClientError) as head:
+            s3.head_object(Bucket="tc300-min", Key=MISSING_REPORT)
+        assert head.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    finally:
+        requests.post(f"{endpoint}/moto-api/reset-auth", data=b"inf", timeout=10)
+        server.stop()

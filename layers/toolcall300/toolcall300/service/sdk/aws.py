@@ -94,7 +94,12 @@ def translated(what: str, *, code: str = "upstream_unavailable") -> Iterator[Non
         yield
     except ClientError as exc:
         error = exc.response.get("Error", {}).get("Code")
-        if error in ("ConditionalCheckFailedException", "PreconditionFailed"):
+        # S3 answers 409 ConditionalRequestConflict to a conditional write racing another one
+        if error in (
+            "ConditionalCheckFailedException",
+            "PreconditionFailed",
+            "ConditionalRequestConflict",
+        ):
             raise StoreConflict(f"{what}: conditional write failed") from exc
         if error in ("NoSuchKey", "404", "NotFound"):
             raise NotFound(f"{what}: not found", code="not_found") from exc

@@ -13,10 +13,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import ClientError
 
 from toolcall300.service.domain.runs import FINAL
-from toolcall300.service.errors import PayloadTooLarge, StoreConflict
+from toolcall300.service.errors import PayloadTooLarge
 from toolcall300.service.sdk.aws import LazyBucket, LazyTable, client, translated
 from toolcall300.service.sdk.dynamo import _plain
 
@@ -114,19 +113,12 @@ class RunTable(LazyTable):
 class ReportObjects(LazyBucket):
     """``ReportStore`` on the reports bucket: write-once objects."""
 
-    def _exists(self, key: str) -> bool:
-        try:
-            self.s3.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return False
-            raise
-        return True
-
     def put_once(self, key: str, body: bytes) -> None:
+        """One conditional write (``If-None-Match: *``): S3 answers 412 when the key exists,
+        which ``translated`` makes a ``StoreConflict``. No ``HeadObject`` probe first: it
+        was a second request, racy between the two, and it needed ``s3:ListBucket`` for a
+        missing key to be a 404 rather than a 403 (docs/runs-contract.md, issue 29)."""
         with _translated("the reports bucket"):
-            if self._exists(key):
-                raise StoreConflict(f"report {key} already stored")
             self.s3.put_object(
                 Bucket=self.bucket,
                 Key=key,
