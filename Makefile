@@ -12,7 +12,7 @@ SHELL   := /bin/bash
 PIP     := set -o pipefail; PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 PIP_OUT := 2>&1 | { grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers harness-image
+.PHONY: pins help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers harness-image
 
 help:
 	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
@@ -22,23 +22,24 @@ help:
 	@echo "make serve   run the whole service locally (SQLite state + gateway + worker)"
 	@echo "make bench   run the benchmarks (figures and ratios against peers)"
 	@echo "make peers   score third-party libraries side by side with the controls (own env)"
+	@echo "make pins    refresh every dependency pin (on purpose, own commit, after make test)"
 	@echo "make kit     build the free CC0 kit into dist/ (score.py, generate.py, toolshim.py, sample30)"
 	@echo "make build   sam build          make deploy   sam deploy (mutates AWS; never in check)"
 	@echo "make harness-image   the Batch harness image as an OCI archive, without Docker (build/)"
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	@echo "setting up $(VENV) (pip install -e '.[dev]', a minute or two)"
 	@$(PY) -m venv $(VENV)
-	@$(PIP) install -q --upgrade pip $(PIP_OUT)
-	@$(PIP) install -q -e '.[dev]' $(PIP_OUT)
+	@$(PIP) install -q -c constraints.txt pip setuptools $(PIP_OUT)
+	@PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(PIP) install -q -c constraints.txt -e '.[dev]' $(PIP_OUT)
 	@touch $@
 
 sam-venv: $(SAMVENV)/.installed
-$(SAMVENV)/.installed:
+$(SAMVENV)/.installed: infra/sam-constraints.txt
 	@echo "setting up $(SAMVENV) (aws-sam-cli in its own environment)"
 	@$(PY) -m venv $(SAMVENV)
-	@set -o pipefail; $(SAMVENV)/bin/python -m pip install -q --disable-pip-version-check aws-sam-cli $(PIP_OUT)
+	@set -o pipefail; $(SAMVENV)/bin/python -m pip install -q --disable-pip-version-check -c infra/sam-constraints.txt pip aws-sam-cli $(PIP_OUT)
 	@touch $@
 
 demo: venv
@@ -66,13 +67,18 @@ bench: venv
 # what is measured, not what the suite depends on. Not part of `make test`.
 peers: peers/.venv/.installed peers/node/node_modules/.installed
 	peers/.venv/bin/python peers/run.py
-peers/.venv/.installed: peers/requirements.txt pyproject.toml
+peers/.venv/.installed: peers/requirements.txt peers/constraints.txt pyproject.toml
 	$(PY) -m venv peers/.venv
-	peers/.venv/bin/python -m pip install -q --disable-pip-version-check -e . -r peers/requirements.txt
+	PIP_CONSTRAINT=$(CURDIR)/peers/constraints.txt peers/.venv/bin/python -m pip install -q --disable-pip-version-check -c peers/constraints.txt -e . -r peers/requirements.txt
 	touch $@
-peers/node/node_modules/.installed: peers/node/package.json
-	npm install --prefix peers/node --no-audit --no-fund --loglevel=error
+peers/node/node_modules/.installed: peers/node/package.json peers/node/package-lock.json
+	npm ci --prefix peers/node --no-audit --no-fund --loglevel=error
 	touch $@
+
+# Every pin file, refreshed to the newest versions in fresh environments (README: Running the
+# tests). On purpose only, in a commit of its own, after the full test run.
+pins:
+	$(PY) infra/pins.py update
 
 kit:
 	$(PY) infra/build_kit.py --out dist/toolcall300-kit --zip
