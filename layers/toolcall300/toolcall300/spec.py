@@ -652,9 +652,9 @@ PARALLEL: tuple[tuple[str, str], ...] = (
         'Two JSON documents in one arguments string (`"arguments": "{\\"a\\":1}'
         '{\\"b\\":2}"`, what a serving layer sends when two calls\' fragments merge) are '
         "those calls, in order, each with the envelope's name, each repaired or refused on its "
-        "own; identical copies among them collapse by P7. This is the single-call track's "
+        "own; identical copies among them collapse by P7. This is D9.4, the single-call track's "
         "reading of the same text (the documents split on JSON value boundaries, whitespace "
-        "between them allowed; there, differing documents are a refusal) read per call. The "
+        "between them allowed; there, differing documents are a refusal), read per call. The "
         "split is made once, on the string as written: a string holding one value is one call "
         "(rule 9 decodes it as usual), a string that is not JSON is one call refused (D9.1). A "
         "last value cut inside a complete string is refused (D11.8: its writer closed the "

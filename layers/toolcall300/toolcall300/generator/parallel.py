@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolcall300 import __version__
 from toolcall300.canonical import canonical, loads_strict
 from toolcall300.generator.envelopes import sent_calls
 from toolcall300.rules import declared_name_splits, resolve_tool_name, tool_name_matches
@@ -712,6 +713,7 @@ def build_files(main_corpus: bytes, seed: int = DEFAULT_SEED) -> dict[str, bytes
     rationale = jsonl([rationale_of(t, i) for i, t in enumerate(turns, 1)])
     manifest = {
         "track": TRACK,
+        "generator_version": __version__,
         "version": PARALLEL_CORPUS_VERSION,
         "spec_version": PARALLEL_SPEC_VERSION,
         "seed": seed,

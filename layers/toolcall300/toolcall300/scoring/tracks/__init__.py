@@ -26,7 +26,10 @@ TRACK_KEY = "track"
 DEFAULT_TRACK = "single"
 
 #: Track name -> the module whose ``TRACK`` is that track (imported on first use).
-REGISTRY = {"single": "toolcall300.scoring.tracks.single"}
+REGISTRY = {
+    "single": "toolcall300.scoring.tracks.single",
+    "parallel": "toolcall300.scoring.tracks.parallel",
+}
 
 
 class Track(Protocol):
