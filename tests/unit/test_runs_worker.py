@@ -651,6 +651,60 @@ def test_a_callback_that_never_answers_holds_up_no_other_run() -> None:
     assert delivered.wait(30)
 
 
+def test_one_teams_silent_callback_endpoint_never_delays_another_teams_callback() -> None:
+    """Before: one delivery thread served every team, so four runs of one team pointing at a
+    silent endpoint delayed another team's callback by 103 s (issue 34, finding b). Now a
+    team's callbacks go one at a time on any of the delivery threads: team a's four stuck
+    ones hold one thread, team b's is delivered meanwhile, and a's still arrive in order."""
+    from types import SimpleNamespace
+
+    release, b_delivered = threading.Event(), threading.Event()
+    delivered: list[str] = []
+
+    def deliver(run: Any) -> None:
+        if run.team == "a":
+            release.wait(60)  # a silent endpoint, until the test lets it answer
+        delivered.append(run.run_id)
+        if run.team == "b":
+            b_delivered.set()
+
+    callbacks = worker.CallbackQueue(deliver).start()
+    try:
+        for i in range(4):
+            callbacks(SimpleNamespace(team="a", run_id=f"a{i}"))
+        callbacks(SimpleNamespace(team="b", run_id="b"))
+        assert b_delivered.wait(30)
+        assert delivered == ["b"]
+    finally:
+        release.set()
+        callbacks.stop(timeout=30)
+    assert delivered == ["b", "a0", "a1", "a2", "a3"]
+
+
+def test_one_team_filling_its_callback_share_drops_none_of_another_teams() -> None:
+    from types import SimpleNamespace
+
+    release, inside = threading.Event(), threading.Event()
+    delivered: list[str] = []
+
+    def deliver(run: Any) -> None:
+        inside.set()
+        release.wait(60)
+        delivered.append(run.run_id)
+
+    callbacks = worker.CallbackQueue(deliver, size=8, per_team=2, threads=1).start()
+    try:
+        callbacks(SimpleNamespace(team="a", run_id="a0"))
+        assert inside.wait(30)  # a0 in flight
+        for i in range(1, 6):  # two waiting, three dropped
+            callbacks(SimpleNamespace(team="a", run_id=f"a{i}"))
+        callbacks(SimpleNamespace(team="b", run_id="b"))
+    finally:
+        release.set()
+        callbacks.stop(timeout=30)
+    assert sorted(delivered) == ["a0", "a1", "a2", "b"]
+
+
 def test_a_run_whose_sandbox_probe_did_not_finish_fails_loudly_and_never_runs_weaker(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

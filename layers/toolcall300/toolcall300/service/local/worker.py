@@ -15,17 +15,18 @@ previous process left ``running`` when it died. Not a distributed scheduler: one
 
 Woken, not polled: an idle worker waits until :meth:`WorkerPool.wake` (a submission through
 ``POST /runs`` calls it, ``api.wiring.run_queued``; so do a finished run and a re-queue), so an
-idle stack reads nothing. Callbacks leave the workers: a bounded queue with a thread of its own
-(:class:`CallbackQueue`) delivers them, so an endpoint that never answers (4 attempts, 5 s each,
-with backoff: about 27 s) delays other callbacks, never the next run (docs/local-stack.md).
+idle stack reads nothing. Callbacks leave the workers: a bounded queue with threads of its own
+(:class:`CallbackQueue`) delivers them, fairly between teams, so an endpoint that never answers
+(4 attempts, 5 s each, with backoff: about 27 s) delays its own team's later callbacks, never the
+next run nor another team's callback (docs/hosted-scoring.md, "Callbacks").
 """
 
 from __future__ import annotations
 
-import queue
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -248,45 +249,99 @@ def _notify(deps: WorkerDeps, run: runs.Run) -> None:
 
 
 class CallbackQueue:
-    """Run callbacks delivered in order by a thread of their own, from a bounded queue.
+    """Run callbacks, delivered by threads of their own and fairly between teams.
 
-    Used as a worker's ``notify``: queuing never blocks, so a slow or silent endpoint holds
-    this thread only. When the queue is full the callback is dropped with a warning (the
-    run's outcome stays readable at ``GET /runs/{id}``); ``stop`` delivers what is queued
-    for a bounded time.
+    Used as a worker's ``notify``: queuing never blocks, so a slow or silent endpoint holds a
+    delivery thread, never a worker. Each team's callbacks are delivered in order, one at a
+    time, by any of ``threads`` delivery threads, and the next team is served in the order
+    teams became ready: so one team's silent endpoint (4 attempts, 5 s each, with backoff:
+    about 27 s a callback) holds at most one thread, and another team's callback waits for it
+    only when ``threads`` teams are slow at once (issue 34, finding b; docs/hosted-scoring.md,
+    "Callbacks"). At most ``per_team`` callbacks of a team and ``size`` in all wait; past
+    either, a callback is dropped with a warning (the run's outcome stays readable at
+    ``GET /runs/{id}``). ``stop`` delivers what is queued for a bounded time.
     """
 
-    def __init__(self, deliver: Callable[[runs.Run], None], *, size: int = 256) -> None:
+    def __init__(
+        self,
+        deliver: Callable[[runs.Run], None],
+        *,
+        size: int = 256,
+        per_team: int = 32,
+        threads: int = 4,
+    ) -> None:
         self._deliver = deliver
-        self._queue: queue.Queue[runs.Run | None] = queue.Queue(maxsize=size)
-        self._thread = threading.Thread(target=self._run, name="tc300-callbacks", daemon=True)
+        self.size, self.per_team = size, per_team
+        self._cond = threading.Condition()
+        self._waiting: dict[str, deque[runs.Run]] = {}  # team -> its callbacks, in order
+        self._ready: deque[str] = deque()  # teams with a callback waiting and none in flight
+        self._busy: set[str] = set()  # teams with a delivery in flight
+        self._count = 0
+        self._stopping = False
+        self._threads = [
+            threading.Thread(target=self._run, name=f"tc300-callbacks-{i}", daemon=True)
+            for i in range(threads)
+        ]
 
     def start(self) -> CallbackQueue:
-        self._thread.start()
+        for t in self._threads:
+            t.start()
         return self
 
     def __call__(self, run: runs.Run) -> None:
-        try:
-            self._queue.put_nowait(run)
-        except queue.Full:
-            logger.warning("callback dropped: delivery queue full", extra={"run_id": run.run_id})
+        with self._cond:
+            waiting = self._waiting.setdefault(run.team, deque())
+            if self._count >= self.size or len(waiting) >= self.per_team:
+                logger.warning(
+                    "callback dropped: delivery queue full", extra={"run_id": run.run_id}
+                )
+                return
+            waiting.append(run)
+            self._count += 1
+            if run.team not in self._busy and len(waiting) == 1:
+                self._ready.append(run.team)
+                self._cond.notify()
+
+    def _next(self) -> tuple[str, runs.Run] | None:
+        with self._cond:
+            while not self._ready and not self._stopping:
+                self._cond.wait()
+            if not self._ready:
+                return None
+            team = self._ready.popleft()
+            run = self._waiting[team].popleft()
+            self._count -= 1
+            self._busy.add(team)
+            return team, run
+
+    def _done(self, team: str) -> None:
+        with self._cond:
+            self._busy.discard(team)
+            if self._waiting.get(team):
+                self._ready.append(team)
+                self._cond.notify()
+            else:
+                self._waiting.pop(team, None)
 
     def _run(self) -> None:
-        while (run := self._queue.get()) is not None:
+        while (taken := self._next()) is not None:
+            team, run = taken
             try:
                 self._deliver(run)
             except Exception:
                 logger.exception("callback failed", extra={"run_id": run.run_id})
+            finally:
+                self._done(team)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Deliver what is queued for up to ``timeout`` seconds, then leave the rest."""
         deadline = time.monotonic() + timeout
-        try:
-            self._queue.put(None, timeout=timeout)
-        except queue.Full:
-            return
-        if self._thread.is_alive():
-            self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        for t in self._threads:
+            if t.is_alive():
+                t.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 class WorkerPool:
