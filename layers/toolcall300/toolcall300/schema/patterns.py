@@ -39,6 +39,13 @@ _CLASS_MEMBER = {"d": "0-9", "w": "A-Za-z0-9_", "s": _ECMA_SPACE}
 _NOT_SPACE = "\\S"
 
 
+#: A pattern's structure as written: ``("char", python_text)`` one character atom,
+#: ``("seq", children)``, ``("alt", children)``, ``("rep", low, high | None, body)``,
+#: ``("loop", body)`` (``body+``, only once written out), ``("look", body)`` a lookaround,
+#: ``("empty",)`` an assertion or anything matching no character.
+Node = tuple[Any, ...]
+
+
 class PatternSyntaxError(ValueError):
     """The pattern is not ECMA-262 (``u`` flag): ``schema_invalid``."""
 
@@ -69,11 +76,9 @@ class _Parser:
         self.backrefs: list[tuple[int | str, int]] = []
         self.not_covered: list[str] = []
         self.depth = 0
-        #: how many disjunctions with two or more alternatives were read so far, and whether
-        #: one of them lies under an unbounded quantifier (D19), judged on the ECMA text: re's
-        #: parser folds (a|b) into [ab] and factors (ab|ac) into a[bc], hiding the alternation
-        self.alternations = 0
-        self.alternation_under_repeat = False
+        #: the pattern's structure as written (D19's safety rule reads it, not re's parse,
+        #: which folds (a|a) into [a] and factors (ab|ac) into a[bc]): set by :meth:`pattern`
+        self.tree: Node = ("empty",)
 
     # ------------------------------------------------------------------ helpers
     def fail(self, why: str, at: int | None = None) -> PatternSyntaxError:
@@ -92,7 +97,7 @@ class _Parser:
 
     # ------------------------------------------------------------------ grammar
     def pattern(self) -> str:
-        out = self.disjunction()
+        out, self.tree = self.disjunction()
         if self.i < len(self.src):
             c = self.src[self.i]
             raise self.fail("unmatched ')'" if c == ")" else f"unexpected {c!r}")
@@ -103,45 +108,47 @@ class _Parser:
                 raise self.fail(f"\\k<{ref}> names no group", at)
         return out
 
-    def disjunction(self) -> str:
-        alternatives = [self.alternative()]
+    def disjunction(self) -> tuple[str, Node]:
+        text, tree = self.alternative()
+        alternatives, trees = [text], [tree]
         while self.eat("|"):
-            alternatives.append(self.alternative())
-        if len(alternatives) > 1:
-            self.alternations += 1
-        return "|".join(alternatives)
+            text, tree = self.alternative()
+            alternatives.append(text)
+            trees.append(tree)
+        return "|".join(alternatives), trees[0] if len(trees) == 1 else ("alt", tuple(trees))
 
-    def alternative(self) -> str:
+    def alternative(self) -> tuple[str, Node]:
         out: list[str] = []
+        trees: list[Node] = []
         while self.i < len(self.src) and self.peek() not in "|)":
-            out.append(self.term())
-        return "".join(out)
+            text, tree = self.term()
+            out.append(text)
+            trees.append(tree)
+        return "".join(out), ("seq", tuple(trees))
 
-    def term(self) -> str:
+    def term(self) -> tuple[str, Node]:
         start = self.i
         assertion = self.assertion()
         if assertion is not None:
             if self.peek() in ("*", "+", "?") or self.quantifier_ahead():
                 raise self.fail("an assertion cannot be quantified")
             return assertion
-        alternations = self.alternations
-        atom = self.atom()
+        atom, tree = self.atom()
         q = self.quantifier(start)
-        if self.alternations > alternations and _unbounded(q):
-            self.alternation_under_repeat = True
-        return atom + q
+        return atom + q, _repeat_node(q, tree) if q else tree
 
-    def assertion(self) -> str | None:
+    def assertion(self) -> tuple[str, Node] | None:
         c = self.peek()
         if c == "^":
             self.i += 1
-            return "^"
+            return "^", ("empty",)
         if c == "$":
             self.i += 1
-            return "\\Z"  # no m flag: the end of the input, not before a final newline
+            return "\\Z", ("empty",)  # no m flag: the end of the input, not before a final newline
         if self.src.startswith("\\b", self.i) or self.src.startswith("\\B", self.i):
             self.i += 2
-            return self.src[self.i - 2 : self.i]  # ASCII word boundary under re.ASCII, as ECMA's
+            # an ASCII word boundary under re.ASCII, as ECMA's
+            return self.src[self.i - 2 : self.i], ("empty",)
         for opener in ("(?=", "(?!", "(?<=", "(?<!"):
             if self.eat(opener):
                 self.depth += 1
@@ -149,11 +156,11 @@ class _Parser:
                     raise PatternNotCovered(
                         f"pattern is not covered: groups nested deeper than {MAX_GROUP_DEPTH}"
                     )
-                body = self.disjunction()
+                body, tree = self.disjunction()
                 self.depth -= 1
                 if not self.eat(")"):
                     raise self.fail("lookaround group never closed")
-                return opener + body + ")"
+                return opener + body + ")", ("look", tree)
         return None
 
     def quantifier_ahead(self) -> bool:
@@ -184,15 +191,17 @@ class _Parser:
             raise self.fail("nothing to repeat")
         return q
 
-    def atom(self) -> str:
+    def atom(self) -> tuple[str, Node]:
         c = self.peek()
         if c == ".":
             self.i += 1
-            return _ECMA_DOT
+            return _ECMA_DOT, ("char", _ECMA_DOT)
         if c == "\\":
-            return self.atom_escape()
+            text = self.atom_escape()
+            return text, ("empty",) if text == "(?:)" else ("char", text)
         if c == "[":
-            return self.character_class()
+            text = self.character_class()
+            return text, ("char", text)
         if c == "(":
             return self.group()
         if c in ("*", "+", "?"):
@@ -202,12 +211,13 @@ class _Parser:
         if c in ("]", "}"):
             raise self.fail(f"a lone {c!r} (write \\{c} for the character)")
         self.i += 1
-        return _char(self.code_point_from(c))
+        text = _char(self.code_point_from(c))
+        return text, ("char", text)
 
     def code_point_from(self, c: str) -> int:
         return ord(c)
 
-    def group(self) -> str:
+    def group(self) -> tuple[str, Node]:
         open_at = self.i
         self.i += 1
         self.depth += 1
@@ -236,11 +246,11 @@ class _Parser:
         else:
             self.groups += 1
             prefix = "("
-        body = self.disjunction()
+        body, tree = self.disjunction()
         if not self.eat(")"):
             raise self.fail("group never closed", open_at)
         self.depth -= 1
-        return prefix + body + ")"
+        return prefix + body + ")", tree
 
     def group_name(self) -> str:
         m = re.compile(r"([^>\\]|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]+\})*>").match(self.src, self.i)
@@ -463,91 +473,333 @@ def ecma_to_python(pattern: str) -> str:
     return out
 
 
-#: A repetition whose upper bound exceeds this counts as unbounded for the hazard check.
+# ------------------------------------------------------------------ the safety rule (D19)
+#
+# A backtracking matcher (Python's re, and ECMA engines alike) explores every way the pattern
+# can match a text; a failing match explores them all. The count is exponential in the text's
+# length exactly when the pattern's automaton is exponentially ambiguous: some state reaches
+# itself by two different paths over one same text (Weber and Seidl 1991). That happens when
+# a repetition holds, inside it, two ways to match one same text: nested unbounded repetition
+# (star height above one) whose iterations can be cut more than one way, as in (a+)+ and
+# (\w+\s?)+, or alternatives that overlap under repetition, as in (a|a)*, (\w|\d)+ and
+# (a|aa)*. Linear patterns pass: ^v\d+(?:\.\d+)*$ repeats a group whose every iteration
+# starts with the one character its digits cannot match, so each text has one reading.
+#
+# The rule is decided on the pattern as written (its ECMA parse, not re's, which folds (a|a)
+# into [a]): a position automaton (Glushkov's) with one state per character atom, counting
+# parallel edges (two loops that join one atom to the next are two paths), then the pairs
+# automaton (two runs over one text): the pattern is refused when a strongly connected set of
+# pairs holds a pair of equal states and either a pair of different states or a doubled edge.
+# Polynomial backtracking (\d+\d+$) is not refused: at the service a CPU budget bounds it (D20).
+
+#: A counted repetition with an upper bound above this reads as unbounded (``{1,100}`` is ``+``):
+#: its copies would make the automaton large, and nesting such counts is what explodes.
 _UNBOUNDED_AFTER = 16
+#: The most character atoms an automaton may hold once counted repetitions are written out, and
+#: the most pairs of edges the ambiguity search may compare (a bound on its time: about 0.2 s here);
+#: past either the pattern is refused as too large to analyse (real tool patterns stay under
+#: 100 atoms and a few thousand comparisons).
+MAX_ANALYSED_ATOMS = 2000
+MAX_ANALYSED_STEPS = 100_000
 
-
-def _unbounded(quantifier: str) -> bool:
-    """Whether an ECMA quantifier (``*``, ``+``, ``?``, ``{n}``, ``{n,}``, ``{n,m}``, each maybe
-    lazy) has no upper bound, or one above :data:`_UNBOUNDED_AFTER` (D19)."""
-    q = quantifier.rstrip("?") if len(quantifier) > 1 else quantifier
-    if q in ("*", "+"):
-        return True
-    if not q.startswith("{"):
-        return False
-    lo, comma, hi = q[1:-1].partition(",")
-    if not comma:
-        hi = lo
-    return not hi or int(hi) > _UNBOUNDED_AFTER
-
-
-_ALTERNATION_HAZARD = (
-    "alternation inside unbounded repetition such as (a|ab)* can backtrack exponentially"
+_EXPONENTIAL = (
+    "it can match one text in exponentially many ways (a repetition over overlapping "
+    "alternatives, or a repetition nested in another with more than one way to cut the text, "
+    "as in (a+)+, (a|a)* or (\\w|\\d)+), so backtracking can explode; write each part so "
+    "that only one reading matches, as in ^[a-z]+(-[a-z]+)*$"
 )
 
+#: Every code point, as inclusive ranges.
+_ALL: tuple[tuple[int, int], ...] = ((0, 0x10FFFF),)
 
-def _repeat_hazard(items: Any, inside_repeat: bool) -> str | None:
-    """Walk a parsed pattern; report nested unbounded repetition or alternation under one."""
-    sre = importlib.import_module("re._constants")  # the parser's own opcodes (3.11+)
 
-    for op, arg in items:
-        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
-            _lo, hi, body = arg
-            unbounded = hi is sre.MAXREPEAT or hi > _UNBOUNDED_AFTER
-            if unbounded and inside_repeat:
-                return "nested unbounded repetition such as (a+)+ backtracks exponentially"
-            found = _repeat_hazard(body, inside_repeat or unbounded)
-            if found:
-                return found
-        elif op is sre.SUBPATTERN:
-            found = _repeat_hazard(arg[-1], inside_repeat)
-            if found:
-                return found
-        elif op is sre.BRANCH:
-            if inside_repeat:
-                return _ALTERNATION_HAZARD
-            for branch in arg[1]:
-                found = _repeat_hazard(branch, inside_repeat)
-                if found:
-                    return found
-        elif op in (sre.ASSERT, sre.ASSERT_NOT):
-            found = _repeat_hazard(arg[1], inside_repeat)
-            if found:
-                return found
+def _repeat_node(quantifier: str, body: Node) -> Node:
+    """The tree of ``body`` under an ECMA quantifier (``*``, ``+``, ``?``, ``{n}``, ``{n,}``,
+    ``{n,m}``, each maybe lazy: laziness changes the order of the readings, not their count)."""
+    q = quantifier[:-1] if len(quantifier) > 1 and quantifier.endswith("?") else quantifier
+    bounds = {"*": (0, None), "+": (1, None), "?": (0, 1)}
+    if q in bounds:
+        low, high = bounds[q]
+    else:
+        lo, comma, hi = q[1:-1].partition(",")
+        low = int(lo)
+        high = low if not comma else (int(hi) if hi else None)
+    return ("rep", low, high, body)
+
+
+def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    out, start = [], 0
+    for lo, hi in sorted(ranges):
+        if lo > start:
+            out.append((start, lo - 1))
+        start = max(start, hi + 1)
+    if start <= 0x10FFFF:
+        out.append((start, 0x10FFFF))
+    return tuple(out)
+
+
+def _category_ranges(category: Any, sre: Any) -> tuple[tuple[int, int], ...]:
+    digit, word = ((48, 57),), ((48, 57), (65, 90), (95, 95), (97, 122))
+    space = tuple((ord(c), ord(c)) for c in "\t\n\v\f\r ")
+    table = {
+        sre.CATEGORY_DIGIT: digit,
+        sre.CATEGORY_WORD: word,
+        sre.CATEGORY_SPACE: space,
+    }
+    negated = {
+        sre.CATEGORY_NOT_DIGIT: digit,
+        sre.CATEGORY_NOT_WORD: word,
+        sre.CATEGORY_NOT_SPACE: space,
+    }
+    if category in table:
+        return table[category]
+    return _complement(negated[category]) if category in negated else _ALL
+
+
+@lru_cache(maxsize=2048)
+def _char_ranges(text: str) -> tuple[tuple[int, int], ...]:
+    """The code points one character atom (its Python translation) matches, as ranges: exact
+    for a literal, a class or ``.``; every code point for a form read no closer (a class holding
+    ``\\S``), which can only make the rule refuse more, never less."""
+    sre_parse = importlib.import_module("re._parser")
+    sre = importlib.import_module("re._constants")
+    items = list(sre_parse.parse(text, re.ASCII))
+    if len(items) != 1:
+        return _ALL
+    op, arg = items[0]
+    if op is sre.LITERAL:
+        return ((arg, arg),)
+    if op is sre.NOT_LITERAL:
+        return _complement(((arg, arg),))
+    if op is not sre.IN:
+        return _ALL
+    members = list(arg)
+    negate = bool(members) and members[0][0] is sre.NEGATE
+    out: list[tuple[int, int]] = []
+    for kind, value in members[1:] if negate else members:
+        if kind is sre.LITERAL:
+            out.append((value, value))
+        elif kind is sre.RANGE:
+            out.append(value)
+        elif kind is sre.CATEGORY:
+            out += _category_ranges(value, sre)
+        else:
+            return _ALL
+    return _complement(tuple(out)) if negate else tuple(sorted(out))
+
+
+def _overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i][1] < b[j][0]:
+            i += 1
+        elif b[j][1] < a[i][0]:
+            j += 1
+        else:
+            return True
+    return False
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Automaton:
+    """Glushkov's position automaton of one tree: state 0 starts, state ``k`` follows the
+    ``k``-th character atom read; ``edges[s][t]`` counts the distinct ways ``s`` leads to ``t``."""
+
+    def __init__(self) -> None:
+        self.chars: list[tuple[tuple[int, int], ...]] = [()]
+        self.edges: list[dict[int, int]] = [{}]
+        self.lookarounds: list[Node] = []
+
+    def link(self, sources: frozenset[int], targets: frozenset[int]) -> None:
+        for s in sources:
+            for t in targets:
+                self.edges[s][t] = self.edges[s].get(t, 0) + 1
+
+    def read(self, node: Node) -> tuple[bool, frozenset[int], frozenset[int]]:
+        """``node``'s (nullable, first atoms, last atoms), its inner edges added."""
+        kind = node[0]
+        if kind == "char":
+            if len(self.chars) > MAX_ANALYSED_ATOMS:
+                raise _TooLarge
+            self.chars.append(_char_ranges(node[1]))
+            self.edges.append({})
+            k = frozenset((len(self.chars) - 1,))
+            return False, k, k
+        if kind == "seq":
+            nullable, first, last = True, frozenset[int](), frozenset[int]()
+            for child in node[1]:
+                n2, f2, l2 = self.read(child)
+                self.link(last, f2)
+                first = first | f2 if nullable else first
+                last = l2 | last if n2 else l2
+                nullable = nullable and n2
+            return nullable, first, last
+        if kind == "alt":
+            parts = [self.read(child) for child in node[1]]
+            return (
+                any(p[0] for p in parts),
+                frozenset().union(*(p[1] for p in parts)),
+                frozenset().union(*(p[2] for p in parts)),
+            )
+        if kind == "rep":
+            return self.read(_written_out(node))
+        if kind == "loop":  # body+: the body, then back from its end to its start
+            nullable, first, last = self.read(node[1])
+            self.link(last, first)
+            return nullable, first, last
+        if kind == "look":  # matches no character here; its body is a pattern of its own
+            self.lookarounds.append(node[1])
+        return True, frozenset(), frozenset()
+
+
+def _written_out(node: Node) -> Node:
+    """A counted repetition as copies of its body: ``B{2,4}`` is ``B B (B (B)?)?``, and one
+    without an upper bound (or one above :data:`_UNBOUNDED_AFTER`) ends in a loop: ``B{2,}`` is
+    ``B B+``, ``B*`` is ``(B+)?``."""
+    _, low, high, body = node
+    if high is not None and high > _UNBOUNDED_AFTER:
+        high = None
+    low = min(low, _UNBOUNDED_AFTER)
+    if high is None:
+        looped: Node = ("loop", body)
+        if low == 0:
+            return ("alt", (looped, ("empty",)))
+        return ("seq", (*([body] * (low - 1)), looped))
+    optional: Node = ("empty",)
+    for _ in range(high - low):
+        optional = ("alt", (("seq", (body, optional)), ("empty",)))
+    return ("seq", (*([body] * low), optional))
+
+
+def _exponentially_ambiguous(auto: _Automaton) -> bool:
+    """Whether two runs over one text can leave a state and come back to it apart: a strongly
+    connected set of state pairs holding an equal pair and an unequal pair or a doubled edge."""
+    chars = list(dict.fromkeys(auto.chars))  # each distinct class once: atoms share a few
+    ids = {c: i for i, c in enumerate(chars)}
+    classes = [ids[c] for c in auto.chars]
+    overlaps: dict[tuple[int, int], bool] = {}
+    start = (0, 0)
+    succ: dict[tuple[int, int], list[tuple[tuple[int, int], bool]]] = {}
+    todo = [start]
+    work = 0
+    while todo:
+        pair = todo.pop()
+        if pair in succ:
+            continue
+        s, t = pair
+        work += len(auto.edges[s]) * len(auto.edges[t])
+        if work > MAX_ANALYSED_STEPS:
+            raise _TooLarge
+        out: list[tuple[tuple[int, int], bool]] = []
+        for p, ways_p in auto.edges[s].items():
+            cp = classes[p]
+            for q in auto.edges[t]:
+                cq = classes[q]
+                meet = overlaps.get((cp, cq))
+                if meet is None:
+                    meet = overlaps[cp, cq] = _overlap(chars[cp], chars[cq])
+                if meet:
+                    out.append(((p, q), s == t and p == q and ways_p > 1))
+                    if (p, q) not in succ:
+                        todo.append((p, q))
+        succ[pair] = out
+    for component in _components(succ):
+        if not any(p == q for p, q in component):
+            continue
+        if any(p != q for p, q in component):
+            return True
+        if any(d and nxt in component for pair in component for nxt, d in succ[pair]):
+            return True
+    return False
+
+
+def _components(
+    succ: dict[tuple[int, int], list[tuple[tuple[int, int], bool]]],
+) -> list[set[tuple[int, int]]]:
+    """Tarjan's strongly connected components, without recursion (the graph can be large)."""
+    index: dict[tuple[int, int], int] = {}
+    low: dict[tuple[int, int], int] = {}
+    stack: list[tuple[int, int]] = []
+    on_stack: set[tuple[int, int]] = set()
+    out: list[set[tuple[int, int]]] = []
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            edges = succ[node]
+            if i < len(edges):
+                work.append((node, i + 1))
+                nxt = edges[i][0]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                out.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return out
+
+
+def _hazard_of(tree: Node) -> str | None:
+    trees = [tree]
+    while trees:
+        auto = _Automaton()
+        _, first, _ = auto.read(trees.pop())
+        auto.link(frozenset((0,)), first)
+        if _exponentially_ambiguous(auto):
+            return _EXPONENTIAL
+        trees += auto.lookarounds
     return None
 
 
 @lru_cache(maxsize=512)
 def backtracking_hazard(pattern: str) -> str | None:
     r"""Why ``pattern`` could make a match run for exponential time, or ``None`` (cached, as
-    :func:`compile_pattern` is: parsing a pattern costs more than a whole check).
+    :func:`compile_pattern` is: reading a pattern costs more than a whole check).
 
-    Python's ``re`` has no time limit, and a schema is caller-supplied (``POST /check``), so
-    patterns whose backtracking can explode are refused as not covered rather than run:
-    nested unbounded repetition (star height above one) and alternation under unbounded
-    repetition (backreferences are refused before, by :func:`ecma_to_python`). This is
-    deliberately conservative: ``^[a-z]+(-[a-z]+)*$`` is refused too, with a message that
-    says why.
+    Python's ``re`` has no time limit, and a schema is caller-supplied (``POST /check``), so a
+    pattern that can match one text in exponentially many ways is refused as not covered
+    rather than run (D19; docs/catalog.md, "Patterns"): the analysis above decides, on the
+    pattern as written. Linear patterns pass.
 
-    >>> backtracking_hazard(r"^[A-Z]{3}-\d+$") is None
+    >>> backtracking_hazard(r"^v\d+(?:\.\d+)*$") is None
     True
-    >>> backtracking_hazard("(a+)+$")
-    'nested unbounded repetition such as (a+)+ backtracks exponentially'
+    >>> backtracking_hazard("(a|a)*$").startswith("it can match one text in exponentially")
+    True
     """
-    sre_parse = importlib.import_module("re._parser")  # untyped in typeshed; stable in 3.11+
+    parser = _Parser(pattern)
     try:
-        parsed = sre_parse.parse(ecma_to_python(pattern), re.ASCII)
+        parser.pattern()
+        ecma_to_python(pattern)
     except (PatternSyntaxError, PatternNotCovered):
         return None  # reported by the caller, from ecma_to_python
-    found = _repeat_hazard(list(parsed), inside_repeat=False)
-    if found is None:
-        # re's parser folds some alternations away ((a|b)* reads as [ab]*); D19 names the
-        # form as written, so the ECMA parse decides that half.
-        parser = _Parser(pattern)
-        parser.pattern()
-        if parser.alternation_under_repeat:
-            found = _ALTERNATION_HAZARD
-    return found
+    try:
+        return _hazard_of(parser.tree)
+    except _TooLarge:
+        return (
+            f"it is too large to analyse for exponential backtracking (more than "
+            f"{MAX_ANALYSED_ATOMS} character atoms once counted repetitions are written out, "
+            f"or {MAX_ANALYSED_STEPS} comparisons of their pairs)"
+        )
 
 
 @lru_cache(maxsize=512)
