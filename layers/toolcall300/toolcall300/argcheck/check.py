@@ -15,6 +15,7 @@ argument value, key or schema anywhere but into the response returned to the cal
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import math
 import re
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from toolcall300.argcheck import text as text_reader
+from toolcall300.argcheck.compiled import INVALID, UNKNOWN, VALID, Checker, compile_checker
 from toolcall300.argcheck.repairs import Repairer, SchemaNode, Withdrawn
-from toolcall300.canonical import int_fits_double, loads_strict
+from toolcall300.canonical import canonical_bytes, int_fits_double, loads_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
@@ -147,8 +149,9 @@ _EXACT = frozenset({dict, list, str, int, float, bool, type(None)})
 
 @dataclass
 class _SchemaFacts:
-    """What a schema's content decides once: its refusal, and from the schema's second use the
-    repair pass's compiled nodes of a private copy of it (read back from its cache key).
+    """What a schema's content decides once: its refusal, and from the schema's second use its
+    compiled pass (:mod:`toolcall300.argcheck.compiled`) over a private copy of it (read back
+    from its cache key, so no later edit of a caller's object reaches it).
 
     Compiling costs more than one interpreted walk, so a schema seen once is walked as the
     caller sent it, interpreted, and nothing of it is kept but its key.
@@ -157,27 +160,43 @@ class _SchemaFacts:
     refusal: tuple[str, str] | None
     key: bytes | None = None
     uses: int = 0
-    root: SchemaNode | None = None
+    checker: Checker | None = None
 
-    def root_for(self, caller: dict[str, Any]) -> SchemaNode:
-        """The schema's root node for this check: over the caller's object on first use, else
-        over the private copy (so no later edit of a caller's object reaches it)."""
-        if self.uses < 2 or self.key is None:
-            return SchemaNode(caller, compiled=False)
-        if self.root is None:
-            self.root = SchemaNode(marshal.loads(self.key), compiled=True)
-        return self.root
+    def compiled(self) -> Checker | None:
+        """The schema's compiled pass from its second use (None before, or when not kept)."""
+        if self.checker is None and self.uses >= 2 and self.key is not None:
+            self.checker = _checker_for(marshal.loads(self.key))
+        return self.checker
 
 
-#: Schema -> facts, keyed by the schema's ``marshal`` text (format 2: no sharing references,
-#: no interning marks, so equal content gives equal text). ``marshal`` writes only values whose
+#: Compiled passes by the schema's canonical digest (equal content in any key order shares
+#: one: a covered schema's answers never depend on its key order, only its refusal message
+#: can, and refusals are not compiled).
+_CHECKERS: dict[bytes, Checker] = {}
+
+
+def _checker_for(schema: dict[str, Any]) -> Checker:
+    digest = hashlib.sha256(canonical_bytes(schema)).digest()
+    checker = _CHECKERS.get(digest)
+    if checker is None:
+        if len(_CHECKERS) >= _SCHEMA_FACTS_MAX:
+            _CHECKERS.clear()  # bounded memory, no per-hit bookkeeping
+        checker = _CHECKERS[digest] = compile_checker(
+            schema, max_depth=MAX_DEPTH, is_json_value=_is_json_value
+        )
+    return checker
+
+
+#: Schema -> facts, keyed by the schema's ``marshal`` text. ``marshal`` writes only values whose
 #: every node has an exact built-in type, tagged by type and in key order, and reads its text
 #: back into that value: equal text is equal content in the same key order (so the same
 #: problem is named first), and a key found here is a value already proven a JSON value.
+#: (Format 4 also marks objects shared within the value, so equal content built with other
+#: sharing can give another text: a miss, judged afresh, never a wrong hit; it is the fastest.)
 #: Tools send the same schema again and again. Other values are judged afresh.
 _SCHEMA_FACTS: dict[bytes, _SchemaFacts] = {}
 _SCHEMA_FACTS_MAX = 512
-_MARSHAL_FORMAT = 2
+_MARSHAL_FORMAT = 4
 
 
 def _cache_key(schema: Any) -> bytes | None:
@@ -260,6 +279,10 @@ class _Submission(NamedTuple):
 
     arguments: dict[str, Any] | None  # None: the text is invalid_json_text
     text_diff: list[dict[str, Any]]
+    #: Every node has the exact built-in type a JSON reader makes (what a compiled pass needs).
+    exact: bool = True
+    #: Known not to conform (its compiled pass's admission said so).
+    invalid: bool = False
 
 
 def _checked_arguments(request: dict[str, Any], shallow_json: bool) -> _Submission:
@@ -270,9 +293,10 @@ def _checked_arguments(request: dict[str, Any], shallow_json: bool) -> _Submissi
         raise Refusal("arguments_missing", "the request has neither arguments nor arguments_text")
     value: Any
     diff: list[dict[str, Any]] = []
+    exact = True
     if has_obj:
         value = request["arguments"]
-        ok, depth, _ = (True, 0, True) if shallow_json else _is_json_value(value, MAX_DEPTH)
+        ok, depth, exact = (True, 0, True) if shallow_json else _is_json_value(value, MAX_DEPTH)
         if not ok:
             raise Refusal("invalid_request_body", "arguments is not a JSON value")
         if depth > MAX_DEPTH:
@@ -290,7 +314,7 @@ def _checked_arguments(request: dict[str, Any], shallow_json: bool) -> _Submissi
     if not isinstance(value, dict):
         # The root is never R5-unwrapped or otherwise repaired into an object: it is refused.
         raise Refusal("arguments_not_object", "the arguments must be a JSON object")
-    return _Submission(value, diff)
+    return _Submission(value, diff, exact)
 
 
 def _read_text(text: str) -> tuple[Any, list[dict[str, Any]]] | None:
@@ -368,9 +392,13 @@ def _verdict(
         }
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": [defect]}
     repairer = Repairer(MAX_DEPTH)
+    checker = facts.compiled() if submission.exact else None
     try:
         # One pass repairs and gathers the errors left; where no node fails it changes nothing.
-        repaired, errors = repairer.node(submission.arguments, facts.root_for(schema), ())
+        if checker is not None:
+            repaired, errors = checker.run(submission.arguments, repairer, submission.invalid)
+        else:
+            repaired, errors = repairer.node(submission.arguments, SchemaNode(schema), ())
     except text_reader.TooDeep as exc:
         raise Refusal(
             "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
@@ -407,7 +435,18 @@ def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
             unknown = set(request) - _REQUEST_FIELDS
             raise Refusal("invalid_request_body", f"{len(unknown)} unknown request field(s)")
         schema, facts = _checked_schema(request, shallow_json)
-        submission = _checked_arguments(request, shallow_json)
+        checker = facts.compiled()
+        admitted = UNKNOWN
+        if checker is not None and "arguments_text" not in request and "arguments" in request:
+            # An exact JSON object within the limits passes every request check of the
+            # arguments; one that conforms has no node to repair (D18).
+            admitted = checker.admit(request["arguments"])
+            if admitted == VALID:
+                return _valid(request["arguments"])
+        if admitted == INVALID:
+            submission = _Submission(request["arguments"], [], exact=True, invalid=True)
+        else:
+            submission = _checked_arguments(request, shallow_json)
         return _verdict(submission, schema, facts)
     except Refusal as exc:
         return refusal(exc.code, exc.message)

@@ -19,14 +19,10 @@ from typing import Any, NamedTuple
 from toolcall300.argcheck import text as text_reader
 from toolcall300.canonical import canonical
 from toolcall300.schema import (
-    KEYWORDS,
     NodeErrors,
     Path,
     SchemaError,
-    Validator,
     compile_node_errors,
-    compile_node_validator,
-    compile_validator,
     declared_types,
     format_path,
     is_integer,
@@ -135,91 +131,65 @@ def _r9_enum_case_match(value: Any, schema: dict[str, Any]) -> Repair | None:
 
 
 def _own_repair(
-    value: Any, node: SchemaNode, own: list[SchemaError] | None, depth: int, max_depth: int
+    value: Any, node: SchemaNode, own: list[SchemaError], depth: int, max_depth: int
 ) -> Repair | None:
     """The node's one candidate repair: the first applicable rule in whitelist order.
 
     Only a failing node is repaired: R3..R7 need it to fail ``type``, R9 needs it to fail
-    ``enum``, as its own errors ``own`` say or, when they are not at hand, the compiled tests
-    of those keywords (the same answer: the engine's compiled and interpreted forms agree).
-    At most one own repair per node, and no fallback to a later rule when the first
-    applicable one does not bring the node into conformance (that would be a pick). ``depth``
-    is the number of containers around the node; unwrapped content nests below them.
+    ``enum``, as its own errors ``own`` say. At most one own repair per node, and no fallback
+    to a later rule when the first applicable one does not bring the node into conformance
+    (that would be a pick). ``depth`` is the number of containers around the node; unwrapped
+    content nests below them.
     """
-    if own is not None:
-        codes = [e.code for e in own]
-        fails_type, fails_enum = "type_mismatch" in codes, "enum_mismatch" in codes
-    else:
-        type_ok, enum_ok = node.type_ok, node.enum_ok
-        fails_type = type_ok is not None and not type_ok(value)
-        fails_enum = not fails_type and enum_ok is not None and not enum_ok(value)
-    if fails_type:
-        types = declared_types(node.schema)
-        # What a string holds is read once for R5 and R7 (R3 and R4 never take such a string).
-        held = (
-            held_container(value, depth, max_depth)
-            if isinstance(value, str) and ("object" in types or "array" in types)
-            else NOT_HELD
-        )
-        return (
-            _r3_string_to_number(value, types)
-            or _r4_string_to_boolean(value, types)
-            or _r5_string_json_unwrap(value, types, held)
-            or _r6_scalar_to_string(value, types)
-            or _r7_wrap_single(value, types, held)
-        )
-    if fails_enum:
+    codes = [e.code for e in own]
+    if "type_mismatch" in codes:
+        return type_repair(value, declared_types(node.schema), depth, max_depth)
+    if "enum_mismatch" in codes:
         return _r9_enum_case_match(value, node.schema)
     return None
 
 
-class SchemaNode:
-    """One (sub)schema as the repair pass reads it, each part read once: its own keywords'
-    errors (:func:`toolcall300.schema.compile_node_errors`), the nodes of its declared
-    properties and items (made when first reached) and, when ``compiled``, the compiled
-    ``is_valid`` of its whole subtree and of its own keywords.
+def type_repair(value: Any, types: tuple[str, ...], depth: int, max_depth: int) -> Repair | None:
+    """The repair of a node that fails ``type``: the first of R3..R7 that applies (whitelist
+    order), for a node declaring ``types`` with ``depth`` containers around it."""
+    # What a string holds is read once for R5 and R7 (R3 and R4 never take such a string).
+    held = (
+        held_container(value, depth, max_depth)
+        if isinstance(value, str) and ("object" in types or "array" in types)
+        else NOT_HELD
+    )
+    return (
+        _r3_string_to_number(value, types)
+        or _r4_string_to_boolean(value, types)
+        or _r5_string_json_unwrap(value, types, held)
+        or _r6_scalar_to_string(value, types)
+        or _r7_wrap_single(value, types, held)
+    )
 
-    The compiled tests only let the pass skip what conforms without walking it: a conforming
-    subtree has no error, so no rule applies anywhere in it and the walk would return it as it
-    is (D8); the answer is the same either way. Compiling costs more than one walk, so the
-    checker compiles only schemas it has seen before. The schema must not change while a node
-    of it is in use.
+
+class SchemaNode:
+    """One (sub)schema as the interpreted repair pass reads it, each part read once: its own
+    keywords' errors (:func:`toolcall300.schema.compile_node_errors`) and the nodes of its
+    declared properties and items (made when first reached). The checker walks a schema this
+    way on its first use and for a blob built from other than the exact JSON types; from the
+    second use it runs the schema's compiled pass (:mod:`toolcall300.argcheck.compiled`),
+    which answers the same. The schema must not change while a node of it is in use.
     """
 
     __slots__ = (
         "_accepts_null",
         "_items",
-        "compiled",
-        "enum_ok",
         "errors",
-        "failing_errors",
         "items_schema",
         "nodes",
         "properties",
         "schema",
-        "type_ok",
-        "valid",
     )
 
-    def __init__(self, schema: dict[str, Any], *, compiled: bool) -> None:
+    def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self.compiled = compiled
-        errors = compile_node_errors(schema)
-        #: :attr:`errors` without the compiled pre-test, for a value known to fail its own
-        #: keywords (a scalar that fails the whole subtree's test).
-        self.failing_errors: NodeErrors = errors
-        self.valid: Validator | None = None
-        #: Compiled, the tests of ``type`` and ``enum`` alone (None where not declared): what
-        #: their defects mean, which is what the rules answer.
-        self.type_ok: Validator | None = None
-        self.enum_ok: Validator | None = None
-        if compiled:
-            self.valid = compile_validator(schema)
-            errors = _unless(compile_node_validator(schema), errors)
-            self.type_ok = _keyword_test("type", schema)
-            self.enum_ok = _keyword_test("enum", schema)
         #: The errors of a value's own keywords (:func:`toolcall300.schema.node_errors`).
-        self.errors: NodeErrors = errors
+        self.errors: NodeErrors = compile_node_errors(schema)
         properties, items = schema.get("properties"), schema.get("items")
         self.properties: dict[str, Any] | None = (
             properties if isinstance(properties, dict) else None
@@ -238,14 +208,14 @@ class SchemaNode:
             sub = self.properties.get(key)
             if sub is None:
                 return None  # undeclared keys are not remembered: a blob chooses them
-            node = self.nodes[key] = SchemaNode(sub, compiled=self.compiled)
+            node = self.nodes[key] = SchemaNode(sub)
         return node
 
     def items(self) -> SchemaNode:
         """The node of ``items`` (which must be declared)."""
         if self._items is None:
             assert self.items_schema is not None
-            self._items = SchemaNode(self.items_schema, compiled=self.compiled)
+            self._items = SchemaNode(self.items_schema)
         return self._items
 
     def accepts_null(self) -> bool:
@@ -253,16 +223,6 @@ class SchemaNode:
         if self._accepts_null is None:
             self._accepts_null = not self.errors(None, ())
         return self._accepts_null
-
-
-def _keyword_test(name: str, schema: dict[str, Any]) -> Validator | None:
-    """The compiled test of one keyword that constrains every instance, or None if absent."""
-    return KEYWORDS[name].compiled(schema[name], schema, False) if name in schema else None
-
-
-def _unless(own_valid: Validator, errors: NodeErrors) -> NodeErrors:
-    """``errors``, skipped (no error) where the compiled test of the same keywords passes."""
-    return lambda value, path: [] if own_valid(value) else errors(value, path)
 
 
 class Withdrawn(NamedTuple):
@@ -285,7 +245,9 @@ class Repairer:
     Each step returns the repaired value with the errors it still has, gathered on the way
     (a node's own, then its children's, which is :func:`toolcall300.schema.iter_errors`'
     order), so the pass is also the defect walk: a result with no error conforms.
-    ``max_depth`` bounds the blob's nesting with R5-unwrapped content included.
+    ``max_depth`` bounds the blob's nesting with R5-unwrapped content included. A schema's
+    compiled pass writes the same steps out for its nodes and records into the same
+    :attr:`diff` and :attr:`withdrawn`.
     """
 
     def __init__(self, max_depth: int) -> None:
@@ -300,29 +262,13 @@ class Repairer:
         conforms; otherwise it and every repair beneath it are withdrawn and the node is
         left as submitted ("the wrap never launders a bad value into a pass").
         """
-        valid = node.valid
-        if valid is not None and valid(value):
-            return value, []  # nothing beneath fails, so no rule applies anywhere in it (D8)
-        return self._unless_valid(value, node, path)
-
-    def _unless_valid(self, value: Any, node: SchemaNode, path: Path) -> Repaired:
-        """:meth:`node` past its compiled test (which failed, or the node has none)."""
-        valid = node.valid
-        own: list[SchemaError] | None = None
-        if valid is None:
-            own = node.errors(value, path)  # interpreted: none means nothing here to repair
+        own = node.errors(value, path)  # none means nothing here to repair
         # D13: the root is the arguments object itself and is never replaced (R7 would wrap it).
-        found = (
-            _own_repair(value, node, own, len(path), self.max_depth)
-            if path and (own is None or own)
-            else None
-        )
+        found = _own_repair(value, node, own, len(path), self.max_depth) if path and own else None
         if found is not None:
             rule, replacement = found
             mark, withdrawn_mark = len(self.diff), len(self.withdrawn)
             self.diff.append(_entry(path, rule, "replace", value, replacement))
-            if valid is not None and valid(replacement):
-                return replacement, []  # conforms: nothing beneath it is repaired
             repaired, errors = self.children(replacement, node, path, None)
             if not errors:
                 return repaired, errors
@@ -331,8 +277,7 @@ class Repairer:
             self.withdrawn.append(Withdrawn(path, rule, errors))
         if isinstance(value, (dict, list)):
             return self.children(value, node, path, own)
-        # A scalar has no children: its own errors are all of them, and it fails (some exist).
-        return value, own if own is not None else node.failing_errors(value, path)
+        return value, own  # a scalar has no children: its own errors are all of them
 
     def children(
         self, value: Any, node: SchemaNode, path: Path, own: list[SchemaError] | None
@@ -347,11 +292,10 @@ class Repairer:
         if isinstance(value, dict) and node.properties is not None:
             rebuilt: dict[str, Any] = {}
             changed = False
-            nodes = node.nodes
             for key, child in value.items():
-                sub = nodes.get(key) or node.property(key)
-                if sub is None or (sub.valid is not None and sub.valid(child)):
-                    rebuilt[key] = child  # undeclared, or conforms (what node() would answer)
+                sub = node.property(key)
+                if sub is None:
+                    rebuilt[key] = child  # undeclared
                 elif (
                     child is None
                     and key not in node.schema.get("required", ())
@@ -361,7 +305,7 @@ class Repairer:
                     self.diff.append(_entry(path + (key,), "R8", "remove", None, None))
                     changed = True
                 else:
-                    repaired, child_errors = self._unless_valid(child, sub, path + (key,))
+                    repaired, child_errors = self.node(child, sub, path + (key,))
                     rebuilt[key] = repaired
                     if child_errors:
                         errors += child_errors
@@ -372,12 +316,8 @@ class Repairer:
             items = node.items()
             repaired_items = []
             changed = False
-            valid = items.valid
             for i, item in enumerate(value):
-                if valid is not None and valid(item):
-                    repaired_items.append(item)  # conforms (what node() would answer)
-                    continue
-                repaired, item_errors = self._unless_valid(item, items, path + (i,))
+                repaired, item_errors = self.node(item, items, path + (i,))
                 repaired_items.append(repaired)
                 if item_errors:
                     errors += item_errors

@@ -1,0 +1,169 @@
+"""The compiled pass (``argcheck.compiled``) against the interpreted one, differentially.
+
+A schema's first check walks it interpreted; from its second use the checker runs the code
+generated for it. Both must give exactly the same response (key order included) on
+hypothesis-drawn requests, on the pinned vectors, on the held-out vectors and on every
+covered group of the official JSON-Schema-Test-Suite, whose ``valid`` the compiled admission
+must also reproduce.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.budget import examples
+from support.schema_strategies import SCHEMAS as EVERY_KEYWORD
+from support.schema_strategies import VALUES
+from test_argcheck_properties import JSON, KEYS, RICH, requests
+
+from toolcall300.argcheck import check as argcheck
+from toolcall300.argcheck import vectors as argcheck_corpus
+from toolcall300.argcheck.compiled import INVALID, UNKNOWN, VALID, compile_checker
+from toolcall300.argcheck.repairs import Repairer
+from toolcall300.schema import schema_problems
+
+SETTINGS = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+DATA = Path(__file__).resolve().parents[1] / "data"
+SUITE = DATA / "JSON-Schema-Test-Suite" / "draft2020-12"
+
+
+def _text(response: dict[str, Any]) -> str:
+    return json.dumps(response, ensure_ascii=False)
+
+
+def interpreted_then_compiled(request: Any) -> tuple[str, str]:
+    """The answer on a schema's first use (interpreted) and on its third (compiled, cached)."""
+    argcheck._SCHEMA_FACTS.clear()
+    argcheck._CHECKERS.clear()
+    first = _text(argcheck.check(request))
+    second = _text(argcheck.check(request))
+    third = _text(argcheck.check(request))
+    assert second == third
+    return first, third
+
+
+def _assert_same(request: Any) -> None:
+    first, compiled = interpreted_then_compiled(request)
+    assert compiled == first
+
+
+@SETTINGS
+@given(requests())
+def test_compiled_answers_as_interpreted_on_damaged_requests(
+    case: tuple[dict[str, Any], Any, Any],
+) -> None:
+    _assert_same(case[0])
+
+
+@SETTINGS
+@given(EVERY_KEYWORD, st.dictionaries(st.sampled_from(["a", "b", "c", "a.b", "x"]), VALUES))
+def test_compiled_answers_as_interpreted_for_every_keyword(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
+    _assert_same({"schema": schema, "arguments": arguments})
+    _assert_same({"schema": schema, "arguments_text": json.dumps(arguments)})
+
+
+@SETTINGS
+@given(RICH, st.dictionaries(KEYS, JSON, max_size=4))
+def test_compiled_answers_as_interpreted_on_arbitrary_blobs(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
+    _assert_same({"schema": schema, "arguments": arguments})
+
+
+def _vectors() -> list[Any]:
+    heldout = json.loads((DATA / "argcheck-heldout-vectors.json").read_text("utf-8"))
+    out = []
+    for name, corpus in (("v1", argcheck_corpus.load_corpus()), ("heldout", heldout)):
+        for vector in corpus["vectors"]:
+            if isinstance(vector.get("request"), dict):
+                out.append(pytest.param(vector, id=f"{name}:{vector['id']}"))
+    return out
+
+
+@pytest.mark.parametrize("vector", _vectors())
+def test_compiled_answers_every_vector_as_pinned(vector: dict[str, Any]) -> None:
+    expected = argcheck_corpus.outcome(argcheck.check(vector["request"]))
+    first, compiled = interpreted_then_compiled(vector["request"])
+    assert compiled == first
+    assert argcheck_corpus.outcome(json.loads(compiled)) == expected
+    assert json.dumps(expected, sort_keys=True) == json.dumps(vector["expect"], sort_keys=True)
+
+
+def _suite_groups() -> list[Any]:
+    out = []
+    for path in sorted(SUITE.glob("*.json")):
+        for gi, group in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+            if not schema_problems(group["schema"]):
+                out.append(pytest.param(group, id=f"{path.stem}[{gi}]"))
+    return out
+
+
+@pytest.mark.parametrize("group", _suite_groups())
+def test_compiled_agrees_with_the_official_suite(group: dict[str, Any]) -> None:
+    """Each instance under property ``v`` of an object schema (arguments are an object): the
+    compiled admission answers the suite's ``valid``, and the whole check as interpreted."""
+    schema = {"type": "object", "properties": {"v": group["schema"]}}
+    checker = compile_checker(
+        schema, max_depth=argcheck.MAX_DEPTH, is_json_value=argcheck._is_json_value
+    )
+    for test in group["tests"]:
+        arguments = {"v": test["data"]}
+        assert checker.admit(arguments) == (VALID if test["valid"] else INVALID), test
+        _assert_same({"schema": schema, "arguments": arguments})
+        # The root itself, where the instance is an object (the root is never replaced).
+        if isinstance(test["data"], dict):
+            root = compile_checker(
+                group["schema"], max_depth=argcheck.MAX_DEPTH, is_json_value=argcheck._is_json_value
+            )
+            assert root.admit(test["data"]) == (VALID if test["valid"] else INVALID), test
+            _assert_same({"schema": group["schema"], "arguments": test["data"]})
+
+
+def test_the_second_use_runs_generated_code() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}}
+    interpreted_then_compiled({"schema": schema, "arguments": {"n": "3"}})
+    (checker,) = argcheck._CHECKERS.values()
+    assert "def v0(x):" in checker.source and "_type_repair" in checker.source
+    repairer = Repairer(argcheck.MAX_DEPTH)
+    assert checker.run({"n": "3"}, repairer, True) == ({"n": 3}, [])
+    assert [d["rule"] for d in repairer.diff] == ["R3"]
+
+
+def test_admission_is_the_request_checks_rule() -> None:
+    """VALID or INVALID only for an exact-typed JSON object within the depth limit (D17);
+    anything else is left to the request checks and the interpreter."""
+    schema = {"type": "object", "properties": {"n": {"type": "number"}, "s": {}}}
+    checker = compile_checker(
+        schema, max_depth=argcheck.MAX_DEPTH, is_json_value=argcheck._is_json_value
+    )
+
+    class Sub(dict):  # type: ignore[type-arg]
+        pass
+
+    deep: Any = 1
+    for _ in range(argcheck.MAX_DEPTH):
+        deep = [deep]
+    assert checker.admit({"n": 1, "s": [1, {"a": "b"}]}) == VALID
+    assert checker.admit({"n": "1"}) == INVALID
+    for unknown in (
+        {"n": float("nan")},
+        {"n": 10**400},
+        {"s": "\ud800"},
+        {"\ud800": 1},
+        {"s": {1: 2}},
+        {"s": (1,)},
+        Sub(n=1),
+        {"s": deep},
+        [],
+    ):
+        assert checker.admit(unknown) == UNKNOWN, unknown
+        _assert_same({"schema": schema, "arguments": unknown})
