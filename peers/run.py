@@ -26,12 +26,32 @@ PYTHON_LIBRARIES = (
     "partial-json-parser",
     "pydantic",
     "langchain-core",
+    "openai",
+    "anthropic",
 )
 NPM_LIBRARIES = ("jsonrepair", "ajv")
 CORPORA = (
     ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl",
     ROOT / "corpus_private/toolcall300.jsonl",
 )
+#: The parallel track's corpus and its peers (peers/parallel_peers.py), each answering a list.
+PARALLEL_CORPORA = (ROOT / "corpus_private/parallel/toolcall300-parallel.jsonl",)
+PARALLEL_PEERS = (
+    "langchain_message",
+    "langchain_parser",
+    "sdk_parsed",
+    "json_repair_gate",
+    "json_repair_schema",
+    "pydantic_lax",
+)
+
+
+def parallel_flags() -> list[str]:
+    """The controls (C1, C3), then every parallel peer."""
+    flags = ["--adapter", "naive", "--adapter", "integrator"]
+    for name in PARALLEL_PEERS:
+        flags += ["--adapter", f"peers/parallel_peers.py:{name}"]
+    return flags
 
 
 def adapter_flags() -> list[str]:
@@ -72,13 +92,16 @@ def main() -> int:
     (HERE / "versions.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print("peers: " + ", ".join(f"{k} {v}" for k, v in record.items()))
     worst = 0
-    for corpus in CORPORA:
+    runs = [(c, adapter_flags()) for c in CORPORA] + [
+        (c, parallel_flags()) for c in PARALLEL_CORPORA
+    ]
+    for corpus, flags in runs:
         if not corpus.is_file():
             print(f"\n(skipped {corpus.relative_to(ROOT)}: not here)")
             continue
         name = corpus.relative_to(ROOT)
         print(f"\n{name}")
-        argv = ["score", "--corpus", str(name), *adapter_flags(), *sys.argv[1:]]
+        argv = ["score", "--corpus", str(name), *flags, *sys.argv[1:]]
         worst = max(worst, dispatch(argv, sys.stdout, sys.stderr))
     return worst
 
