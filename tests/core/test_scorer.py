@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from support.budget import examples
 from test_scorer_data import TOOLS, TRUTH, call, corpus_bytes, refusal_case, tiny_corpus, value_case
 
-from toolcall300.scoring import render
+from toolcall300.scoring import caseview, render
 from toolcall300.scoring.corpus import CorpusError, parse_corpus
 from toolcall300.scoring.grading import (
     EXACT,
@@ -420,9 +420,12 @@ def test_failure_details_cover_each_case_not_passed_and_stay_bounded(
     assert list(report["failure_details"]) == failed
     broke = len("nothing: the adapter broke ()") + ERROR_LINE_CHARS
     for detail in report["failure_details"].values():
-        assert set(detail) == {"expected", "returned"}
+        assert set(detail) == {"expected", "returned", "input", "diff", "rule", "graded"}
         assert len(detail["expected"]) <= DETAIL_CHARS
         assert len(detail["returned"]) <= max(DETAIL_CHARS, broke)
+        assert len(detail["input"]) <= caseview.INPUT_CHARS
+        assert 1 <= len(detail["diff"]) <= caseview.DIFF_LINES + 1
+        assert all(len(line) <= caseview.DIFF_LINE_CHARS for line in detail["diff"])
 
 
 @settings(max_examples=examples(100), deadline=None)

@@ -199,14 +199,16 @@ def test_ci_junit_fails_only_the_cases_the_hosted_comparison_broke(tmp_path: Pat
     seen = outcomes(suite)
     assert seen == {"c1": "passed", "c2": "skipped", "c3": "failure", "baseline gate": "failure"}
     assert "baseline 'main' (run r_base)" in messages(suite, Skipped)["c2"]
-    # the stored report's failure_details: the expected call and what came back, as score says
+    # the stored report's failure_details: the expected call, what came back, how they
+    # differ, the rule and the input, as score says
+    view = "returned a refusal; the case has a correct call (see expected); decided by rule 11"
     assert messages(suite, Failure)["c3"] == (
         'c3 [truncated] false_refusal: expected {"arguments":{},"name":"t"}; '
-        "returned a refusal (null)"
+        f"returned a refusal (null); {view} (truncated); input z"
     )
     assert messages(suite, Skipped)["c2"].endswith(
         'c2 [truncated] false_refusal: expected {"arguments":{},"name":"t"}; '
-        "returned a refusal (null)"
+        f"returned a refusal (null); {view} (truncated); input y"
     )
     assert summary_top(str(tmp_path / "s.md")).startswith(
         "**Verdict: REGRESSION**: against baseline 'main': exact fell 2 -> 1"

@@ -329,10 +329,9 @@ def test_the_stored_report_adds_the_labels_after_the_job_and_ci_junit_shows_them
             if case["expected_kind"] == "value"
             else "a refusal (no correct call exists)"
         )
-        assert doc["score"]["failure_details"][case["id"]] == {
-            "expected": expected,
-            "returned": seen,
-        }
+        detail = doc["score"]["failure_details"][case["id"]]
+        assert (detail["expected"], detail["returned"]) == (expected, seen)
+        assert detail["input"] == case["text"][:600] and detail["rule"] and detail["diff"]
     assert all(set(item) == {"id", "text", "tools"} for item in harness.job_inputs(CASES))
     # toolcall300 ci reads that report and writes the same failures score --junit writes
     final = done.public()
@@ -351,11 +350,13 @@ def test_the_stored_report_adds_the_labels_after_the_job_and_ci_junit_shows_them
     (suite,) = JUnitXml.fromfile(str(tmp_path / "j.xml"))
     said = {c.name: r.message for c in suite for r in c.result if isinstance(r, Failure)}
     rows = {row["id"]: row for row in doc["score"]["per_case"]}
-    assert said == {
-        key: f"{key} [{rows[key]['category']}] {rows[key]['outcome']}: "
-        f"expected {detail['expected']}; returned {seen}"
-        for key, detail in doc["score"]["failure_details"].items()
-    }
+    assert said.keys() == doc["score"]["failure_details"].keys()
+    for key, detail in doc["score"]["failure_details"].items():
+        assert said[key].startswith(
+            f"{key} [{rows[key]['category']}] {rows[key]['outcome']}: "
+            f"expected {detail['expected']}; returned {seen}; {detail['diff'][0]}"
+        )
+        assert f"; decided by {detail['rule']}" in said[key]
 
 
 def test_the_adapter_environment_carries_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,6 +57,23 @@ def no_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+#: The rule each category's labels rest on (the generator's mutation rule per category,
+#: ``generator/rules``): what a case view names when the corpus's rationale is not at hand.
+CATEGORY_RULES = {
+    "wrong_tool_name": "rule 3",
+    "missing_required_arg": "rule 6",
+    "extra_undeclared_arg": "rule 7",
+    "type_coercion": "rule 5",
+    "enum_violation": "rule 4",
+    "nested_flattened": "rule 7",
+    "array_vs_scalar": "rule 8",
+    "args_as_string": "rule 9",
+    "multiple_calls": "rule 10",
+    "hallucinated_tool": "rule 2",
+    "truncated": "rule 11",
+    "unrecoverable": "rule 2",
+}
+
 #: D2.1: every case in these categories expects a refusal.
 REFUSAL_CATEGORIES = frozenset({"hallucinated_tool", "unrecoverable"})
 

@@ -27,6 +27,7 @@ from toolcall300.scoring.corpus import (
     CorpusError,
     built_by_this_suite,
     corpus_version,
+    rationale_beside,
 )
 from toolcall300.scoring.render import render_markdown_error
 from toolcall300.scoring.report import read_input, version_mismatch
@@ -190,6 +191,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         )
     chosen = [track.build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
     items = track.adapter_items(cases)
+    rationale = rationale_beside(args.corpus, corpus_sha)  # the case view's "why", if at hand
     reports, runs = [], []
     for adapter in chosen:
         try:
@@ -208,6 +210,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 adapter=adapter.description,
                 corpus_sha256=corpus_sha,
                 corpus_version=version,
+                rationale=rationale,
             )
         )
     broken = [line for line in map(all_errored_line, reports) if line]

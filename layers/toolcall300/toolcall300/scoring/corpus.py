@@ -180,6 +180,37 @@ def _manifest_pinning(path: str | Path, sha256: str) -> dict[str, Any] | None:
     return manifest if pinned else None
 
 
+#: The rationale file the generator writes beside every corpus it builds.
+RATIONALE_NAME = "rationale.jsonl"
+
+
+def rationale_beside(path: str | Path, sha256: str) -> dict[str, dict[str, Any]]:
+    """The corpus's rationale rows, id -> {rule, rationale}, from ``rationale.jsonl`` beside
+    ``path`` when the manifest beside it pins both the corpus's bytes and that file's (so a
+    stale or foreign rationale is never shown as this corpus's); else none. Unreadable rows
+    are skipped: the rationale explains, it never grades."""
+    manifest = _manifest_pinning(path, sha256)
+    files = manifest.get("files") if manifest else None
+    pin = files.get(RATIONALE_NAME) if isinstance(files, dict) else None
+    if not isinstance(pin, dict):
+        return {}
+    try:
+        data = (Path(path).parent / RATIONALE_NAME).read_bytes()
+    except OSError:
+        return {}
+    if hashlib.sha256(data).hexdigest() != pin.get("sha256"):
+        return {}
+    rows: dict[str, dict[str, Any]] = {}
+    for raw in data.split(b"\n"):
+        try:
+            row = loads_strict(raw.decode("utf-8")) if raw.strip() else None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            rows[row["id"]] = row
+    return rows
+
+
 def corpus_version(path: str | Path, sha256: str) -> str | None:
     """The version of the corpus at ``path``: a published corpus's wherever it was copied
     (:func:`published_versions`; the packaged sample's is ``spec.CORPUS_VERSION``), a

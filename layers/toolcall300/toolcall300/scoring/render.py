@@ -4,6 +4,7 @@ job summary and as JUnit XML."""
 
 from __future__ import annotations
 
+import html
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -12,6 +13,7 @@ from pathlib import PurePath
 from typing import Any
 
 from toolcall300.scoring import adapters
+from toolcall300.scoring.caseview import view_lines
 from toolcall300.scoring.grading import INVENTED_CALL, REFUSED_CORRECTLY
 from toolcall300.scoring.report import short_value
 
@@ -107,20 +109,26 @@ def render_failures(
     answers: Mapping[str, Any],
     notes: Mapping[str, str],
 ) -> str:
-    """One block per failed case (and per case the adapter broke on, even where that refusal
-    passed): outcome, what was expected, what came back, why, and the error's tail."""
+    """One block per failed case, the case view (``caseview.view_lines``: input, expected,
+    returned, diff, rule, and the rationale when the corpus's is at hand), and per case the
+    adapter broke on (even where that refusal passed) the error's tail; the adapter's note."""
     by_id = {c["id"]: c for c in cases}
     errors = report.get("errors") or {}
+    details = report.get("failure_details") or {}
     lines = []
     for row in report["per_case"]:
         if row["passed"] and row["id"] not in errors:
             continue
-        case = by_id[row["id"]]
-        label = "FAIL" if not row["passed"] else "ERROR"
-        lines.append(f"{label} {row['id']} [{row['category']}] {row['outcome']}")
-        expected = case["expected"] if case["expected_kind"] == "value" else None
-        lines.append(f"  expected {short_value(expected)}")
-        lines.append(f"  returned {short_value(answers.get(row['id']))}")
+        if not row["passed"] and isinstance(details.get(row["id"]), Mapping):
+            view = view_lines(row["id"], row["category"], row["outcome"], details[row["id"]])
+            lines += ["FAIL " + view[0], *view[1:]]
+        else:
+            case = by_id[row["id"]]
+            label = "FAIL" if not row["passed"] else "ERROR"
+            lines.append(f"{label} {row['id']} [{row['category']}] {row['outcome']}")
+            expected = case["expected"] if case["expected_kind"] == "value" else None
+            lines.append(f"  expected {short_value(expected)}")
+            lines.append(f"  returned {short_value(answers.get(row['id']))}")
         if row["id"] in notes:
             lines.append(f"  note     {notes[row['id']]}")
         if row["id"] in errors:
@@ -291,7 +299,44 @@ def render_markdown(
         verdict = "**REGRESSION**" if comparison["regressed"] else "no regression"
         lines += ["", f"Baseline: {verdict}"]
         lines += [f"- {reason}" for reason in comparison["reasons"]]
+    broken = set(((comparison or {}).get("flipped") or {}).get("broken") or ())
+    for name, report in zip(column_names(reports), reports, strict=True):
+        lines += markdown_failures(report, broken, title=name if len(reports) > 1 else "")
     return "\n".join(lines) + "\n"
+
+
+#: How many failed cases a Markdown summary shows per adapter (the rest are counted).
+MARKDOWN_CASES = 25
+
+
+def markdown_failures(
+    report: Mapping[str, Any], broken: set[str] | frozenset[str] = frozenset(), *, title: str = ""
+) -> list[str]:
+    """The failed cases of a report as folded case views (``<details>``, the view escaped in a
+    ``<pre>`` on one line, so no input text, not even a blank line, can break the page), the cases that broke against the baseline
+    first; at most :data:`MARKDOWN_CASES`."""
+    details = _details_of(report)
+    failed = [row for row in report["per_case"] if not row["passed"]]
+    if not failed:
+        return []
+    failed.sort(key=lambda row: row["id"] not in broken)  # stable: corpus order otherwise
+    heading = f"### Failed cases{f' ({_cell(title)})' if title else ''}: {len(failed)}"
+    lines = ["", heading, ""]
+    for row in failed[:MARKDOWN_CASES]:
+        mark = " (broke: passed in the baseline)" if row["id"] in broken else ""
+        body = _failure_body(row, details.get(row["id"]))
+        lines.append(
+            f"<details><summary><code>{html.escape(row['id'])}</code> "
+            f"{html.escape(row['category'])} {html.escape(row['outcome'])}{mark}</summary>"
+            f"<pre>{html.escape(body).replace(chr(10), '&#10;')}</pre></details>"
+        )
+    if len(failed) > MARKDOWN_CASES:
+        lines += [
+            "",
+            f"... and {len(failed) - MARKDOWN_CASES} more: `score --show-failures` or the "
+            "JUnit file show every one.",
+        ]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -340,8 +385,9 @@ def render_junit(
     baseline; only the others fail, and a ``baseline gate`` testcase carries the gate's
     verdict. Without one, every failed case fails and each testsuite says what that means
     (:data:`NO_BASELINE_NOTE`). A failure's message gives the case id, category, outcome,
-    and from the report's ``failure_details`` the expected call and what came back. A case
-    the adapter broke on carries the error's tail in ``system-err``.
+    and from the report's ``failure_details`` the expected call, what came back, the first
+    difference, the rule and the input; its body is the whole case view. A case the adapter
+    broke on carries the error's tail in ``system-err``.
     """
     root = ET.Element("testsuites", name="TOOLCALL-300")
     for report in reports:
@@ -360,14 +406,15 @@ def render_junit_error(reason: str, detail: str) -> bytes:
     return junit_bytes(root)
 
 
-def _details_of(report: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
-    """``failure_details`` as ``{id: (expected, returned)}``; a report stored before the field
-    existed (or an entry not of its shape) gives none, and the message says where to look."""
+def _details_of(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """``failure_details`` entries that carry at least ``expected`` and ``returned`` text; a
+    report stored before the field existed (or an entry not of its shape) gives none, and the
+    message says where to look. Fields added later (the case view's) are read if present."""
     found = report.get("failure_details")
     if not isinstance(found, Mapping):
         return {}
     return {
-        str(key): (row["expected"], row["returned"])
+        str(key): row
         for key, row in found.items()
         if isinstance(row, Mapping)
         and isinstance(row.get("expected"), str)
@@ -419,7 +466,7 @@ def _junit_suite(
                 failure = ET.SubElement(
                     case, "failure", type=row["outcome"], message=_xml_safe(text[:1000])
                 )
-                failure.text = _xml_safe(text)
+                failure.text = _xml_safe(_failure_body(row, details.get(row["id"])))
         if row["id"] in errors:
             ET.SubElement(case, "system-err").text = _xml_safe(errors[row["id"]])
     if baseline is not None:
@@ -438,8 +485,9 @@ def _junit_suite(
     ET.SubElement(suite, "system-out").text = _xml_safe(note)
 
 
-def _failure_text(row: Mapping[str, Any], detail: tuple[str, str] | None) -> str:
-    """``tc300-0001 [category] outcome: expected ...; returned ...`` (what a CI's test view shows)."""
+def _failure_text(row: Mapping[str, Any], detail: Mapping[str, Any] | None) -> str:
+    """``tc300-0001 [category] outcome: expected ...; returned ...; <first difference>; rule
+    ...; input ...`` (what a CI's test view shows on one line; the body has the whole view)."""
     head = f"{row['id']} [{row['category']}] {row['outcome']}"
     if detail is None:
         wanted = "a refusal" if row["outcome"] == INVENTED_CALL else "the expected call"
@@ -447,7 +495,22 @@ def _failure_text(row: Mapping[str, Any], detail: tuple[str, str] | None) -> str
             f"{head}: wanted {wanted} (this report predates failure_details: score locally "
             "with --show-failures for the values)"
         )
-    return f"{head}: expected {detail[0]}; returned {detail[1]}"
+    text = f"{head}: expected {detail['expected']}; returned {detail['returned']}"
+    diff = detail.get("diff")
+    if isinstance(diff, list) and diff:
+        text += f"; {diff[0]}" + (f" (+{len(diff) - 1} more)" if len(diff) > 1 else "")
+    if isinstance(detail.get("rule"), str):
+        text += f"; decided by {detail['rule']}"
+    if isinstance(detail.get("input"), str):
+        text += "; input " + " ".join(detail["input"].split())[:200]
+    return text
+
+
+def _failure_body(row: Mapping[str, Any], detail: Mapping[str, Any] | None) -> str:
+    """A JUnit failure's body: the whole case view when the report has it, else the message."""
+    if detail is None:
+        return _failure_text(row, None)
+    return "\n".join(view_lines(row["id"], row["category"], row["outcome"], detail))
 
 
 def junit_bytes(root: ET.Element) -> bytes:

@@ -7,8 +7,9 @@ Report (``REPORT_VERSION``), flat and stable: ``report_version``, ``spec_version
 ``schema_invalid_returns``, ``adapter_errors`` (cases where the adapter broke instead of
 answering; graded as refusals, counted apart), ``errors`` {id: the error's tail},
 ``categories`` {name: {``n``, ``pass``}}, ``per_case`` [{``id``, ``category``, ``passed``,
-``outcome``}] and ``failure_details`` {id: {``expected``, ``returned``}} (each case not passed,
-both as text cut to :data:`DETAIL_CHARS`). A baseline saved before ``adapter_errors`` or
+``outcome``}] and ``failure_details`` {id: {``expected``, ``returned`` (both as text cut to
+:data:`DETAIL_CHARS`), ``input``, ``diff``, ``rule``, ``graded`` and maybe ``rationale``
+(the case view, ``caseview``)}} for each case not passed. A baseline saved before ``adapter_errors`` or
 ``failure_details`` existed still compares.
 :func:`score_cases` and :func:`compare_reports` do no I/O, so the hosted runner calls them.
 """
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolcall300.cliutil import UsageError, read_limited
+from toolcall300.scoring.caseview import case_view
 from toolcall300.scoring.grading import (
     FALSE_REFUSAL,
     INVENTED_CALL,
@@ -131,11 +133,14 @@ def failure_details(
     cases: Sequence[Mapping[str, Any]],
     answers: Mapping[str, Any],
     errors: Mapping[str, str],
-    failed: set[str] | frozenset[str],
-) -> dict[str, dict[str, str]]:
-    """For each case id in ``failed``, in corpus order: the expected call (or
+    failed: Mapping[str, str],
+    rationale: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """For each case id in ``failed`` (id -> its outcome), in corpus order: the expected call (or
     :data:`EXPECTED_REFUSAL`) and what came back (the call, :data:`RETURNED_REFUSAL`, or
-    "nothing: the adapter broke (<its error's last line>)"), each cut to :data:`DETAIL_CHARS`.
+    "nothing: the adapter broke (<its error's last line>)"), each cut to :data:`DETAIL_CHARS`,
+    and the rest of the case view (``caseview.case_view``: input, diff, rule, graded, and the
+    rationale when ``rationale`` (id -> {rule, rationale}) has the case's row).
     What a JUnit failure's message shows (``render.render_junit``), from a report alone: a
     hosted report carries it, so ``toolcall300 ci`` shows what ``score`` shows. It holds the
     corpus's labels, so it is computed where they are (the scorer), never in a job."""
@@ -152,7 +157,13 @@ def failure_details(
         else:
             answer = answers.get(case["id"])
             returned = RETURNED_REFUSAL if answer is None else short_value(answer)
-        out[case["id"]] = {"expected": expected, "returned": returned}
+        view = case_view(
+            case,
+            None if case["id"] in errors else answers.get(case["id"]),
+            failed[case["id"]],
+            (rationale or {}).get(case["id"]),
+        )
+        out[case["id"]] = {"expected": expected, "returned": returned, **view}
     return out
 
 
@@ -165,6 +176,7 @@ def score_cases(
     corpus_version: str | None = None,
     timing: Mapping[str, Any] | None = None,
     errors: Mapping[str, str] | None = None,
+    rationale: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The report for ``cases`` given ``answers`` (id -> returned value; a missing id is a refusal).
 
@@ -173,6 +185,7 @@ def score_cases(
     (SCORING), so an invented call to an undeclared tool is also schema-invalid. ``errors``
     (id -> the error's tail) marks the cases where the adapter broke; their grade is the
     protocol's (an exception or a non-zero exit refuses), their count is ``adapter_errors``.
+    ``rationale`` (id -> the corpus's {rule, rationale} row) goes into each failed case's view.
     """
     ids = {case["id"] for case in cases}
     errored = {key: str(text) for key, text in (errors or {}).items() if key in ids}
@@ -215,7 +228,11 @@ def score_cases(
         "categories": {name: categories[name] for name in CATEGORIES if name in categories},
         "per_case": per_case,
         "failure_details": failure_details(
-            cases, answers, errored, {row["id"] for row in per_case if not row["passed"]}
+            cases,
+            answers,
+            errored,
+            {row["id"]: row["outcome"] for row in per_case if not row["passed"]},
+            rationale,
         ),
     }
 

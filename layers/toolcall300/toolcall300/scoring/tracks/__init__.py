@@ -54,8 +54,10 @@ class Track(Protocol):
         adapter: str,
         corpus_sha256: str,
         corpus_version: str | None,
+        rationale: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """The report: pure, no I/O."""
+        """The report: pure, no I/O. ``rationale`` (case id -> the corpus's {rule, rationale}
+        row, when it is at hand) goes into each failed case's view (``scoring.caseview``)."""
 
     def report_problem(self, report: Any) -> str | None:
         """Why ``report`` is not a report of this track the gate can compare, or None."""

@@ -55,6 +55,7 @@ class SingleTrack:
         adapter: str,
         corpus_sha256: str,
         corpus_version: str | None,
+        rationale: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         return report.score_cases(
             cases,
@@ -64,6 +65,7 @@ class SingleTrack:
             corpus_version=corpus_version,
             timing=run.timing(),
             errors=run.errors,
+            rationale=rationale,
         )
 
     def report_problem(self, value: Any) -> str | None:
