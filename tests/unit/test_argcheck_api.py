@@ -678,3 +678,29 @@ def test_the_served_d26_decision_names_the_services_daily_bound(call: Call) -> N
     [d26] = [d for d in doc["decisions"] if d["id"] == "D26-expensive-refusals"]
     assert status == 200 and f"after {settings.CHECK_SECONDS_REFUSALS_PER_DAY}," in d26["decision"]
     assert "check_seconds_spent" in d26["decision"] and "check_in_flight" in d26["decision"]
+
+
+@pytest.mark.parametrize("path", ["/criteria", "/openapi.json"])
+def test_a_constant_document_is_served_with_an_etag_and_304_when_it_is_named(
+    call: Call, path: str
+) -> None:
+    status, headers, doc = call("GET", path)
+    etag = headers.get("ETag") or headers.get("etag")
+    assert status == 200 and doc and etag and etag.startswith('"') and etag.endswith('"')
+    again = call("GET", path, headers={"If-None-Match": etag})
+    assert again[0] == 304 and again[2] is None
+    weak_in_a_list = call("GET", path, headers={"If-None-Match": f'"other", W/{etag}'})
+    assert weak_in_a_list[0] == 304
+    other = call("GET", path, headers={"If-None-Match": '"other"'})
+    assert other[0] == 200 and other[2] == doc
+
+
+def test_a_constant_document_is_built_and_encoded_once() -> None:
+    from toolcall300.service.api.resolver import ConstantDocument
+
+    builds = []
+    constant = ConstantDocument(lambda: builds.append(1) or {"a": [1, 2]})
+    first = constant.response({})
+    assert constant.response({}).body == first.body == '{"a":[1,2]}'
+    assert constant.response({"if-none-match": first.headers["ETag"]}).status_code == 304
+    assert builds == [1]

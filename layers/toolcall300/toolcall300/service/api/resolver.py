@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -95,6 +96,40 @@ def json_response(status: int, body: Any, headers: dict[str, str] | None = None)
         body=json.dumps(body, separators=(",", ":"), ensure_ascii=False),
         headers={"Cache-Control": "no-store", **(headers or {})},
     )
+
+
+class ConstantDocument:
+    """A JSON document that does not change while the process runs (``GET /criteria``, ``GET
+    /openapi.json``), built, encoded and hashed once, and served with a strong ``ETag``: a
+    request whose ``If-None-Match`` names it is answered 304 with no body (RFC 9110 13.1.2,
+    which compares weakly, so ``W/`` is ignored). A free, unauthenticated route then costs no
+    more than the HTTP floor's work (issue 36)."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+
+    @cached_property
+    def _encoded(self) -> tuple[str, str]:
+        body = json.dumps(self._build(), separators=(",", ":"), ensure_ascii=False)
+        return body, '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+
+    def response(self, headers: Mapping[str, str]) -> Response[str]:
+        body, etag = self._encoded
+        common = {"ETag": etag, "Cache-Control": "public, max-age=300"}
+        if _names_tag(headers.get("if-none-match"), etag):
+            return Response(status_code=304, content_type=None, body="", headers=common)
+        return Response(status_code=200, content_type=JSON, body=body, headers=common)
+
+
+def _names_tag(header: str | None, etag: str) -> bool:
+    """Whether an ``If-None-Match`` value names ``etag`` (or is ``*``)."""
+    if not header:
+        return False
+    for tag in header.split(","):
+        tag = tag.strip()
+        if tag == "*" or tag.removeprefix("W/") == etag:
+            return True
+    return False
 
 
 def _backend_error(exc: BackendError) -> Response[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 
 from toolcall300.service.api.openapi import document
-from toolcall300.service.api.resolver import json_response, make_router, ok_response
+from toolcall300.service.api.resolver import ConstantDocument, make_router, ok_response
 
 router = make_router()
 
@@ -17,4 +17,8 @@ router = make_router()
     include_in_schema=False,
 )
 def openapi() -> Response[str]:
-    return json_response(200, document())
+    return _DOCUMENT.response(router.current_event.headers)
+
+
+#: Built once per process, with its ETag (a constant document).
+_DOCUMENT = ConstantDocument(document)

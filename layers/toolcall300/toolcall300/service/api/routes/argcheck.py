@@ -31,6 +31,7 @@ from toolcall300.service.api import bounded_check as argcheck_bounded
 from toolcall300.service.api import wiring
 from toolcall300.service.api.auth import optional_licence
 from toolcall300.service.api.resolver import (
+    ConstantDocument,
     error_responses,
     json_response,
     make_router,
@@ -76,7 +77,11 @@ def _answer(response: dict[str, Any]) -> Response[str]:
     tags=["argcheck"],
 )
 def criteria() -> Response[str]:
-    return json_response(200, criteria_document())
+    return _CRITERIA.response(router.current_event.headers)
+
+
+#: Built once per process, with its ETag (a constant document).
+_CRITERIA = ConstantDocument(criteria_document)
 
 
 @router.post(
