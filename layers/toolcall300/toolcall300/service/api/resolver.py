@@ -103,7 +103,7 @@ class ConstantDocument:
     /openapi.json``), built, encoded and hashed once, and served with a strong ``ETag``: a
     request whose ``If-None-Match`` names it is answered 304 with no body (RFC 9110 13.1.2,
     which compares weakly, so ``W/`` is ignored). A free, unauthenticated route then costs no
-    more than the HTTP floor's work (issue 36)."""
+    more than the HTTP floor's work."""
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build
