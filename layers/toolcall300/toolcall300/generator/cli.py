@@ -32,14 +32,21 @@ from toolcall300.generator.parallel import (
     RATIONALE_FILE,
     ParallelError,
     build_files,
+    jsonl,
 )
 from toolcall300.generator.parallel import DEFAULT_SEED as PARALLEL_SEED
+from toolcall300.generator.parallel_bfcl import KINDS as BFCL_KINDS
+from toolcall300.generator.parallel_bfcl import convert as convert_bfcl
+from toolcall300.generator.parallel_bfcl import question_file
 from toolcall300.generator.parallel_checks import CHECKS as PARALLEL_CHECKS
 from toolcall300.generator.parallel_checks import check_files
 from toolcall300.generator.shape import DEFAULT_SHAPE, PER_CATEGORY, Shape
 from toolcall300.generator.values import GenerationError, PoolsError
 from toolcall300.importers import FORMATS, ImportRefused, catalog_bytes, import_file
 from toolcall300.spec import CATEGORIES
+
+#: What ``--track parallel --bfcl`` writes in ``--out``.
+BFCL_FILE = "bfcl-parallel.jsonl"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -97,6 +104,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         dest="main",
         metavar="CORPUS",
         help="--track parallel: the main corpus it is built from (default: OUT/../toolcall300.jsonl)",
+    )
+    parser.add_argument(
+        "--bfcl",
+        metavar="DATA_DIR",
+        help="--track parallel: convert BFCL's parallel and parallel_multiple questions "
+        "(bfcl_eval/data/) into OUT/bfcl-parallel.jsonl instead",
     )
     args = parser.parse_args(argv)
     if not args.list_checks and not args.out:
@@ -258,6 +271,8 @@ def _check_only(out: Path, stdout: TextIO, stderr: TextIO) -> int:
 def _parallel(out: Path, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """The parallel track's corpus: built from the main corpus, checked, written only when
     every check holds (P1-P12; ``generator.parallel``); ``--check-only`` checks what is there."""
+    if args.bfcl:
+        return _bfcl(Path(args.bfcl), out, stdout)
     main_path = Path(args.main) if args.main else out.parent / "toolcall300.jsonl"
     try:
         main = read_limited(main_path)
@@ -283,6 +298,25 @@ def _parallel(out: Path, args: argparse.Namespace, stdout: TextIO, stderr: TextI
             (out / name).write_bytes(data)
         stdout.write(f"wrote {len(files[CORPUS_FILE].splitlines())} turns to {out}\n")
     stdout.write(f"parallel track: {len(PARALLEL_CHECKS)} check classes, 0 failed\n")
+    return EXIT_OK
+
+
+def _bfcl(data: Path, out: Path, stdout: TextIO) -> int:
+    """BFCL's parallel questions as turns of the parallel track (``generator.parallel_bfcl``)."""
+    try:
+        questions = {k: read_limited(data / question_file(k)) for k in BFCL_KINDS}
+        answers = {k: read_limited(data / "possible_answer" / question_file(k)) for k in BFCL_KINDS}
+    except OSError as exc:
+        raise UsageError(f"toolcall300 generate: --bfcl {data}: {exc}") from exc
+    try:
+        result = convert_bfcl(questions, answers)
+    except (ValueError, KeyError) as exc:
+        raise UsageError(f"toolcall300 generate: --bfcl {data}: not BFCL's data ({exc})") from exc
+    out.mkdir(parents=True, exist_ok=True)
+    (out / BFCL_FILE).write_bytes(jsonl(result.cases))
+    stdout.write(f"wrote {len(result.cases)} turns to {out / BFCL_FILE}\n")
+    for qid, why in result.skipped.items():
+        stdout.write(f"skipped {qid}: {why}\n")
     return EXIT_OK
 
 
