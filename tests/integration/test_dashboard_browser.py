@@ -434,3 +434,62 @@ def test_reload_while_the_service_fails_offers_retry_and_sign_out(
     del contract_api.faults["/licence"]
     watched_page.get_by_role("button", name="Try again").click()
     watched_page.get_by_role("heading", name="Team acme").wait_for()
+
+
+def test_a_broken_case_id_opens_its_case_view_with_the_rationale(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("link", name=f"run_{3:026d}").first.click()
+    watched_page.get_by_role("heading", name=f"Run run_{3:026d}").wait_for()
+    # the failed cases of the stored report are listed, each id a link
+    failed = watched_page.locator("#failed-cases-list li a")
+    failed.first.wait_for()
+    assert failed.all_text_contents() == ["tc300-0254", "tc300-0266", "tc300-0288"]
+    # and the comparison's broken ids link to the same view
+    watched_page.locator("#flipped-broken").get_by_role("link", name="tc300-0254").click()
+    watched_page.get_by_role("heading", name="Case tc300-0254").wait_for()
+    assert watched_page.evaluate("location.hash") == f"#/runs/run_{3:026d}/cases/tc300-0254"
+    view = watched_page.locator("#case-body")
+    assert '"days": [2]' in watched_page.locator("#case-input").text_content()
+    assert watched_page.locator("#case-body img").count() == 0  # the input is text, never markup
+    assert watched_page.locator("#case-expected").text_content() == (
+        '{"arguments":{"days":2},"name":"get_forecast"}'
+    )
+    assert (
+        watched_page.locator("#case-returned")
+        .text_content()
+        .endswith('"days":[2]},"name":"get_forecast"}')
+    )
+    assert watched_page.locator("#case-diff li").all_text_contents()[0] == (
+        "$.arguments.days: expected 2, returned [2]"
+    )
+    assert watched_page.locator("#case-rule").text_content() == "rule 8 / D8.1"
+    assert "one-element array [2]" in watched_page.locator("#case-rationale").text_content()
+    assert "D1.1" in view.text_content()
+    # the input wraps inside its box: the page never scrolls sideways
+    assert watched_page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    shoot(watched_page, "contract-case-view")
+    # a case without a rationale row says so; back to the run
+    watched_page.goto(contract_api.base_url + f"/dashboard#/runs/run_{3:026d}/cases/tc300-0266")
+    watched_page.get_by_role("heading", name="Case tc300-0266").wait_for()
+    watched_page.locator("#case-rationale").wait_for()
+    assert watched_page.locator("#case-rationale").text_content() == (
+        "No rationale is available for this case."
+    )
+    watched_page.get_by_role("link", name="The run").click()
+    watched_page.get_by_role("heading", name=f"Run run_{3:026d}").wait_for()
+    # the one console line is the browser's own note of the rationale's 404, no script error
+    assert watched_page.console_errors == [
+        "Failed to load resource: the server responded with a status of 404 (Not Found)"
+    ]
+
+
+def test_a_case_that_passed_has_no_view_and_says_why(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.goto(contract_api.base_url + f"/dashboard#/runs/run_{3:026d}/cases/tc300-0001")
+    watched_page.get_by_role("heading", name="Case tc300-0001").wait_for()
+    assert "only failed cases have a view" in watched_page.locator("#case-body").text_content()

@@ -164,6 +164,42 @@ def acme_runs() -> list[dict[str, Any]]:
     return [r1, r2, r3, r4, r5, r6]
 
 
+#: The rationale rows the contract API serves (``GET /cases/{id}/rationale``).
+RATIONALE = {
+    "tc300-0254": {
+        "rule": "rule 8 / D8.1",
+        "rationale": '"days" was written as the one-element array [2] where an integer is '
+        "declared; the expected call unwraps it to 2.",
+    }
+}
+
+
+def stored_score(run: dict[str, Any]) -> dict[str, Any]:
+    """The scorer's part of a stored report: the comparison's broken cases failed (with a
+    case view, one of them with an input that tries to be markup), the rest passed."""
+    broken = list(((run.get("comparison") or {}).get("flipped") or {}).get("broken") or [])
+    per_case = [
+        {"id": c, "category": "array_vs_scalar", "passed": False, "outcome": "schema_invalid"}
+        for c in broken
+    ] + [{"id": "tc300-0001", "category": "args_as_string", "passed": True, "outcome": "exact"}]
+    details = {
+        c: {
+            "input": '{"name": "get_forecast", "arguments": {"days": [2]}}\n<img src=x onerror=alert(1)>'
+            + " padding" * 60,
+            "expected": '{"arguments":{"days":2},"name":"get_forecast"}',
+            "returned": '{"arguments":{"days":[2]},"name":"get_forecast"}',
+            "diff": [
+                "$.arguments.days: expected 2, returned [2]",
+                "schema: $.arguments.days: expected integer, got array",
+            ],
+            "rule": "rule 8 / D8.1",
+            "graded": "D1.1: not a call its declared schema accepts",
+        }
+        for c in broken
+    }
+    return {"per_case": per_case, "failure_details": details, **run["summary"]}
+
+
 @dataclass
 class ContractApi:
     """A team API serving canned, contract-shaped answers over real HTTP on 127.0.0.1."""
@@ -241,7 +277,17 @@ class ContractApi:
                 return 200, {}, json.dumps(r).encode()
             if path == f"/runs/{r['run_id']}/report" and r["summary"]:
                 report = {"report_version": 1, "run_id": r["run_id"], **r["summary"]}
+                report["score"] = stored_score(r)
                 return 200, {"Content-Disposition": "attachment"}, json.dumps(report).encode()
+        if path.startswith("/cases/") and path.endswith("/rationale"):
+            case_id = path.split("/")[2]
+            if (
+                tier == "checks"
+            ):  # a licence whose tier does not include it (kept for the page's branch)
+                body = {"error": {"code": "tier_insufficient", "message": "not on this licence"}}
+                return 403, {}, json.dumps(body).encode()
+            if case_id in RATIONALE:
+                return 200, {}, json.dumps({"id": case_id, **RATIONALE[case_id]}).encode()
         return (
             404,
             {},

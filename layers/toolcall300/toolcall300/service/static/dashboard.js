@@ -365,7 +365,7 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: 0 };
+  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, generation: 0 };
 
   function readKey() {
     try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
@@ -380,7 +380,7 @@
   }
 
   function show(sectionId) {
-    ["signin", "problem", "history", "run"].forEach(function (id) {
+    ["signin", "problem", "history", "run", "case"].forEach(function (id) {
       $(id).hidden = id !== sectionId;
     });
   }
@@ -465,7 +465,7 @@
   function signOut(message) {
     forgetKey();
     clear($("member-new"));  // a key shown once is not left on the page
-    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -751,7 +751,123 @@
     if (run.failure) { body.appendChild(renderFailure(run.failure)); }
     if (run.summary) { body.appendChild(renderScores(run.summary)); }
     body.appendChild(renderComparison(run));
+    if (run.report_url && run.status === "scored") { body.appendChild(renderFailedCases(run)); }
     if (moveFocus) { $("run-title").focus(); }
+  }
+
+  /* ------------------------------------------------------------------ failed cases */
+
+  /** The link to one case's view within a run (the route #/runs/RUN/cases/CASE). */
+  function caseHref(runId, caseId) {
+    return "#/runs/" + encodeURIComponent(runId) + "/cases/" + encodeURIComponent(caseId);
+  }
+
+  /** The run's stored report (its score holds per_case and failure_details), fetched once
+      per run and page: a stored report never changes. */
+  function runReport(run) {
+    state.reports = state.reports || {};
+    if (!state.reports[run.run_id]) {
+      state.reports[run.run_id] = api(run.report_url, state.key).catch(function (err) {
+        delete state.reports[run.run_id];
+        throw err;
+      });
+    }
+    return state.reports[run.run_id];
+  }
+
+  /** The failed cases of a report, in corpus order: [{id, category, outcome, detail}]. */
+  function failedCases(report) {
+    var score = (report && report.score) || {};
+    var details = score.failure_details || {};
+    return (score.per_case || []).filter(function (row) { return row && row.passed === false; })
+      .map(function (row) {
+        return { id: String(row.id), category: String(row.category || ""), outcome: String(row.outcome || ""), detail: details[row.id] || null };
+      });
+  }
+
+  function renderFailedCases(run) {
+    var list = el("div", { id: "failed-cases-list" }, [el("p", { "class": "hint", text: "Loading the failed cases…" })]);
+    var section = el("section", { id: "failed-cases", "aria-labelledby": "failed-cases-title" }, [
+      el("h2", { id: "failed-cases-title", text: "Failed cases" }),
+      el("p", { "class": "hint", text: "Each case id opens its input, the expected call or refusal, what came back, how they differ and the rule that decides it." }),
+      list
+    ]);
+    runReport(run).then(function (report) {
+      var failed = failedCases(report);
+      clear(list);
+      if (!failed.length) { list.appendChild(el("p", { "class": "hint", text: "None: every case passed." })); return; }
+      var items = el("ul", { "class": "ids case-links" }, failed.map(function (c) {
+        return el("li", {}, [el("a", { href: caseHref(run.run_id, c.id), text: c.id }), " " + label(c.category) + " · " + c.outcome.replace(/_/g, " ")]);
+      }));
+      list.appendChild(el("p", { text: failed.length + " case" + (failed.length === 1 ? "" : "s") + " not passed." }));
+      list.appendChild(failed.length > LONG_LIST ? el("details", {}, [el("summary", { text: "Show all " + failed.length + " failed cases" }), items]) : items);
+    }).catch(function (err) {
+      clear(list);
+      if (err instanceof ApiError && err.status === 401) { fail(err); return; }
+      list.appendChild(el("p", { "class": "hint", text: "The failed cases could not be loaded: " + (err.message || String(err)) }));
+    });
+    return section;
+  }
+
+  function openCase(runId, caseId) {
+    var generation = state.generation;
+    stopPolling();
+    setLoading("Loading case " + caseId + "…");
+    return api("runs/" + encodeURIComponent(runId), state.key).then(function (run) {
+      if (!run.report_url) { throw new ApiError(404, "no_report", "This run has no report: only a scored run has cases to show."); }
+      return runReport(run).then(function (report) {
+        var found = failedCases(report).filter(function (c) { return c.id === caseId; })[0] || null;
+        var rationale = api("cases/" + encodeURIComponent(caseId) + "/rationale", state.key).then(
+          function (body) { return { ok: true, body: body }; },
+          function (err) { return { ok: false, err: err }; });
+        return rationale.then(function (why) {
+          if (generation !== state.generation || currentCase() === null) { return; }
+          setLoading("");
+          renderCase(run, caseId, found, why);
+        });
+      });
+    });
+  }
+
+  function viewRow(term, node) {
+    return [el("dt", { text: term }), el("dd", {}, [node])];
+  }
+
+  function renderCase(run, caseId, found, why) {
+    show("case");
+    $("case-back").setAttribute("href", "#/runs/" + encodeURIComponent(run.run_id));
+    $("case-title").textContent = "Case " + caseId;
+    var body = clear($("case-body"));
+    if (!found) {
+      body.appendChild(el("p", { "class": "panel", text: "This case passed in run " + run.run_id + ", or the run's report does not list it: only failed cases have a view." }));
+      $("case-title").focus();
+      return;
+    }
+    var d = found.detail || {};
+    var rows = [].concat(
+      viewRow("Run", el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id })),
+      viewRow("Category", document.createTextNode(label(found.category))),
+      viewRow("Outcome", el("code", { text: found.outcome })),
+      viewRow("Input", el("pre", { "class": "case-text", id: "case-input", tabindex: "0", text: typeof d.input === "string" ? d.input : "(this report predates the case view: score locally with --show-failures)" })),
+      viewRow("Expected", el("pre", { "class": "case-text", id: "case-expected", text: d.expected || "" })),
+      viewRow("Returned", el("pre", { "class": "case-text", id: "case-returned", text: d.returned || "" })),
+      viewRow("Difference", Array.isArray(d.diff) && d.diff.length
+        ? el("ul", { id: "case-diff" }, d.diff.map(function (line) { return el("li", {}, [el("code", { text: String(line) })]); }))
+        : document.createTextNode("not recorded")),
+      viewRow("Rule", el("span", { id: "case-rule", text: d.rule || "" })),
+      viewRow("Graded by", el("span", { id: "case-graded", text: d.graded || "" }))
+    );
+    var whyNode;
+    if (why.ok && why.body && typeof why.body.rationale === "string") {
+      whyNode = el("p", { id: "case-rationale", text: (why.body.rule ? why.body.rule + ": " : "") + why.body.rationale });
+    } else if (!why.ok && why.err instanceof ApiError && why.err.status === 403) {
+      whyNode = el("p", { id: "case-rationale", "class": "hint", text: "Your licence does not include the rationale." });
+    } else {
+      whyNode = el("p", { id: "case-rationale", "class": "hint", text: "No rationale is available for this case." });
+    }
+    rows = rows.concat(viewRow("Why", whyNode));
+    body.appendChild(el("dl", { "class": "facts panel case-view" }, rows));
+    $("case-title").focus();
   }
 
   function renderFailure(failure) {
@@ -801,7 +917,7 @@
     }
     section.appendChild(countsTable(cmp.counts || {}));
     section.appendChild(movesBlock(categoryMoves(cmp)));
-    section.appendChild(flippedBlock(cmp.flipped || { fixed: [], broken: [] }));
+    section.appendChild(flippedBlock(cmp.flipped || { fixed: [], broken: [] }, run.run_id));
     return section;
   }
 
@@ -842,9 +958,11 @@
     ]);
   }
 
-  function flippedBlock(flipped) {
-    function list(id, title, ids) {
-      var items = el("ul", { "class": "ids" }, ids.map(function (c) { return el("li", { text: c }); }));
+  function flippedBlock(flipped, runId) {
+    function list(id, title, ids, linked) {
+      var items = el("ul", { "class": "ids" }, ids.map(function (c) {
+        return el("li", {}, [linked ? el("a", { href: caseHref(runId, c), text: c }) : document.createTextNode(c)]);
+      }));
       return el("div", { id: id }, [
         el("h3", { text: title + " (" + ids.length + ")" }),
         ids.length === 0 ? el("p", { "class": "hint", text: "None." })
@@ -854,8 +972,8 @@
       ]);
     }
     return el("div", { "class": "panel" }, [
-      list("flipped-broken", "Cases that broke (passed in the baseline, fail now)", flipped.broken || []),
-      list("flipped-fixed", "Cases that were fixed (failed in the baseline, pass now)", flipped.fixed || [])
+      list("flipped-broken", "Cases that broke (passed in the baseline, fail now)", flipped.broken || [], true),
+      list("flipped-fixed", "Cases that were fixed (failed in the baseline, pass now)", flipped.fixed || [], false)
     ]);
   }
 
@@ -891,14 +1009,24 @@
     return m ? decodeURIComponent(m[1]) : null;
   }
 
+  /** [run id, case id] of a case view's route, or null. */
+  function currentCase() {
+    var m = /^#\/runs\/([^/?#]+)\/cases\/([^/?#]+)$/.exec(window.location.hash);
+    return m ? [decodeURIComponent(m[1]), decodeURIComponent(m[2])] : null;
+  }
+
   function route() {
     if (!state.key) { return; }
+    var shown = currentCase();
+    if (shown) {
+      return openCase(shown[0], shown[1]).catch(fail);
+    }
     var runId = currentRunId();
     if (runId) {
       return openRun(runId).catch(fail);
     }
     stopPolling();
-    var fromRun = !$("run").hidden;
+    var fromRun = !$("run").hidden || !$("case").hidden;
     renderHistory();
     if (fromRun) { $("history-title").focus(); }
   }
@@ -950,6 +1078,7 @@
     apiUrl: apiUrl, baselineNames: baselineNames, scoredHistory: scoredHistory,
     metricSeries: metricSeries, categorySeries: categorySeries, categoriesOf: categoriesOf,
     chartPoints: chartPoints, categoryMoves: categoryMoves, assess: assess, formatTime: formatTime,
+    failedCases: failedCases, caseHref: caseHref,
     CATEGORIES: CATEGORIES, METRICS: METRICS
   };
 
