@@ -170,3 +170,10 @@ def test_no_input_text_breaks_out_of_its_fold(tmp_path: Path, text: str) -> None
     (line,) = [x for x in summary.read_text().splitlines() if x.startswith("<details>")]
     assert line.endswith("</pre></details>") and line.count("</pre>") == 1
     assert "<script>" not in line
+
+
+def test_every_track_takes_the_scorers_call_with_the_rationale() -> None:
+    """The one scorer hands every track the corpus's rationale (tracks.Track.score)."""
+    parallel = PRIVATE / "parallel/toolcall300-parallel.jsonl"
+    code, out = score("--corpus", str(parallel), "--adapter", "naive")
+    assert code == 0 and out.startswith("TOOLCALL-300 parallel track, adapter: naive")
