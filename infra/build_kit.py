@@ -42,6 +42,7 @@ Nothing to install: Python 3.11 or newer, standard library only.
     python3 score.py --corpus sample30.jsonl --adapter integrator # control C2: what an SDK's docs get
     python3 score.py --corpus sample30.jsonl --adapter toolshim:normalise  # the reference (in-sample)
     python3 score.py --corpus sample30.jsonl --adapter naive --adapter yourmodule:normalise  # side by side
+    python3 score.py --corpus parallel-sample24.jsonl --adapter toolshim  # several calls a turn (parallel track)
     python3 score.py --spec                                       # the grading contract
     python3 score.py --selftest                                   # the grader's own checks
     python3 generate.py --out my-corpus --tools demo_tools.json  # a corpus for your own tools
@@ -54,7 +55,8 @@ the same team from the same rulebook: its score on these cases is in-sample and 
 
 Everything in this folder is CC0 1.0 Universal: `LICENSE` is its legal code. The other 270
 cases, their per-case rationale and the inputs they were generated from are licensed per
-purchase (`LICENSE-COMMERCIAL.txt`, delivered with them by `toolcall300 download`).
+purchase (`LICENSE-COMMERCIAL.txt`, delivered with them by `toolcall300 download`), as are the
+parallel track's other 276 turns and their rationale.
 """
 
 
@@ -76,7 +78,12 @@ def build(out: Path) -> Path:
     shutil.copytree(PACKAGE, out / "toolcall300", ignore=_not_in_kit)
     for name, command in ENTRIES.items():
         (out / f"{name}.py").write_text(ENTRY.format(name=name, command=command), encoding="utf-8")
-    for public in ("sample30.jsonl", "demo_tools.json", "demo_pools.json"):
+    for public in (
+        "sample30.jsonl",
+        "parallel-sample24.jsonl",
+        "demo_tools.json",
+        "demo_pools.json",
+    ):
         if (PACKAGE / "data" / public).exists():
             shutil.copy2(PACKAGE / "data" / public, out / public)
     (out / "README.md").write_text(KIT_README, encoding="utf-8")

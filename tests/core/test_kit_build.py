@@ -94,6 +94,17 @@ def test_the_seeds_toolshim_command_works_beside_the_toolshim_entry_script(
     assert "exact match             30 / 30" in result.stdout and "in-sample" in result.stdout
 
 
+def test_the_kit_scores_the_parallel_sample(kit: Path) -> None:
+    assert (kit / "parallel-sample24.jsonl").read_bytes() == (
+        ROOT / "corpus_private" / "parallel" / "parallel-sample24.jsonl"
+    ).read_bytes()
+    result = run(kit, "score.py", "--corpus", "parallel-sample24.jsonl", "--adapter", "toolshim")
+    assert result.returncode == 0, result.stderr
+    assert "exact turns               24 / 24" in result.stdout and "in-sample" in result.stdout
+    result = run(kit, "score.py", "--corpus", "parallel-sample24.jsonl", "--adapter", "integrator")
+    assert result.returncode == 0 and "exact turns               0 / 24" in result.stdout
+
+
 def test_selftest_runs_in_isolated_mode(kit: Path) -> None:
     result = run(kit, "score.py", "--selftest")
     assert result.returncode == 0, result.stderr

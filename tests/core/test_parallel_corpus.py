@@ -4,6 +4,7 @@ the controls passing no turn, and the reference normaliser on every turn (in-sam
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -16,13 +17,20 @@ from toolcall300.controls import integrator_all
 from toolcall300.generator import parallel
 from toolcall300.generator.cli import parse_args, run
 from toolcall300.generator.parallel_checks import check_files
+from toolcall300.scoring.corpus import published_versions
 from toolcall300.spec import PARALLEL_CATEGORIES
 from toolcall300.toolshim.parallel import normalise_all
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN = ROOT / "corpus_private" / "toolcall300.jsonl"
 TRACK_DIR = ROOT / "corpus_private" / "parallel"
-NAMES = (parallel.CORPUS_FILE, parallel.RATIONALE_FILE, parallel.MANIFEST_FILE)
+NAMES = (
+    parallel.CORPUS_FILE,
+    parallel.RATIONALE_FILE,
+    parallel.SAMPLE_FILE,
+    parallel.MANIFEST_FILE,
+)
+PACKAGED = ROOT / "layers" / "toolcall300" / "toolcall300" / "data" / parallel.SAMPLE_FILE
 
 
 def committed() -> dict[str, bytes]:
@@ -38,6 +46,23 @@ CASES = cases()
 
 def test_the_committed_corpus_is_the_build_byte_for_byte() -> None:
     assert parallel.build_files(MAIN.read_bytes()) == committed()
+
+
+def test_the_packaged_sample_is_the_corpus_sample_and_published() -> None:
+    sample = committed()[parallel.SAMPLE_FILE]
+    assert PACKAGED.read_bytes() == sample
+    assert len(sample.splitlines()) == 24
+    sha = hashlib.sha256(sample).hexdigest()
+    assert published_versions().get(sha) == "1.0"
+
+
+def test_a_sample_that_is_not_the_corpus_slice_is_caught() -> None:
+    files = committed()
+    files[parallel.SAMPLE_FILE] = b"".join(
+        files[parallel.SAMPLE_FILE].splitlines(keepends=True)[1:]
+    )
+    failures = check_files(files, MAIN.read_bytes())
+    assert f"{parallel.SAMPLE_FILE}: not the first two turns of each category" in failures
 
 
 def test_the_corpus_has_its_shape() -> None:

@@ -30,6 +30,7 @@ from toolcall300.generator.parallel import (
     CORPUS_FILE,
     MANIFEST_FILE,
     RATIONALE_FILE,
+    SAMPLE_FILE,
     ParallelError,
     build_files,
     jsonl,
@@ -277,7 +278,8 @@ def _parallel(out: Path, args: argparse.Namespace, stdout: TextIO, stderr: TextI
     try:
         main = read_limited(main_path)
         if args.check_only:
-            files = {n: read_limited(out / n) for n in (CORPUS_FILE, RATIONALE_FILE, MANIFEST_FILE)}
+            names = (CORPUS_FILE, RATIONALE_FILE, SAMPLE_FILE, MANIFEST_FILE)
+            files = {n: read_limited(out / n) for n in names}
         else:
             files = build_files(main, args.seed if args.seed != DEFAULT_SEED else PARALLEL_SEED)
     except OSError as exc:

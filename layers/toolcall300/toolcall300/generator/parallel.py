@@ -36,6 +36,9 @@ DEFAULT_SEED = 20261207
 CORPUS_FILE = "toolcall300-parallel.jsonl"
 RATIONALE_FILE = "rationale.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: The public slice (CC0, in the free kit): the first two turns of each category.
+SAMPLE_FILE = "parallel-sample24.jsonl"
+SAMPLE_PER_CATEGORY = 2
 TRACK = "parallel"
 #: What P7's explicit statement looks like in a turn's tools (MCP's wording, on ``function``).
 NOT_IDEMPOTENT = {"idempotentHint": False}
@@ -703,14 +706,22 @@ def jsonl(rows: list[dict[str, Any]]) -> bytes:
     return b"".join(canonical(r).encode("utf-8") + b"\n" for r in rows)
 
 
+def per_category_of(cases: list[dict[str, Any]]) -> int:
+    """Turns per category (the corpus holds the same number of each, in category order)."""
+    return len(cases) // max(1, len({c["category"] for c in cases}))
+
+
 def build_files(main_corpus: bytes, seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """The track's corpus, rationale and manifest from the main corpus's bytes."""
     cases = [
         loads_strict(line) for line in main_corpus.decode("utf-8").splitlines() if line.strip()
     ]
     turns = make_turns(cases, seed)
-    corpus = jsonl([case_of(t, i) for i, t in enumerate(turns, 1)])
+    cases_ = [case_of(t, i) for i, t in enumerate(turns, 1)]
+    corpus = jsonl(cases_)
     rationale = jsonl([rationale_of(t, i) for i, t in enumerate(turns, 1)])
+    per = per_category_of(cases_)
+    sample = jsonl([c for i, c in enumerate(cases_) if i % per < SAMPLE_PER_CATEGORY])
     manifest = {
         "track": TRACK,
         "generator_version": __version__,
@@ -721,10 +732,15 @@ def build_files(main_corpus: bytes, seed: int = DEFAULT_SEED) -> dict[str, bytes
         "files": {
             CORPUS_FILE: {"sha256": hashlib.sha256(corpus).hexdigest(), "count": len(turns)},
             RATIONALE_FILE: {"sha256": hashlib.sha256(rationale).hexdigest(), "count": len(turns)},
+            SAMPLE_FILE: {
+                "sha256": hashlib.sha256(sample).hexdigest(),
+                "count": len(sample.splitlines()),
+            },
         },
     }
     return {
         CORPUS_FILE: corpus,
         RATIONALE_FILE: rationale,
+        SAMPLE_FILE: sample,
         MANIFEST_FILE: json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8") + b"\n",
     }

@@ -23,6 +23,8 @@ from toolcall300.generator.parallel import (
     PER_CATEGORY,
     RATIONALE_FILE,
     REFUSAL_SOURCES,
+    SAMPLE_FILE,
+    SAMPLE_PER_CATEGORY,
     TRACK,
     VALUE_SOURCES,
 )
@@ -48,6 +50,7 @@ CHECKS = (
     "freebies: the controls C1 and C3 pass no turn",
     "structure: each category's turn shows its decision's structure",
     "rationale: one per turn, citing published decisions",
+    "sample: the first two turns of each category, lines of the corpus as they are",
 )
 
 
@@ -66,6 +69,7 @@ def check_files(files: dict[str, bytes], main_corpus: bytes) -> list[str]:
         return [f"unreadable: {exc}"]
     out = list(_pins(files, main_corpus, manifest))
     out += _shape(cases)
+    out += _sample(files, cases)
     for case in cases:
         why = rationale.get(case["id"])
         if why is None:
@@ -84,10 +88,22 @@ def _pins(files: dict[str, bytes], main_corpus: bytes, manifest: Any) -> Iterato
     source = manifest.get("source", {}).get("sha256")
     if source != hashlib.sha256(main_corpus).hexdigest():
         yield "manifest: built from another main corpus (stale: rebuild the track's corpus)"
-    for name in (CORPUS_FILE, RATIONALE_FILE):
+    for name in (CORPUS_FILE, RATIONALE_FILE, SAMPLE_FILE):
         pin = manifest.get("files", {}).get(name, {}).get("sha256")
         if pin != hashlib.sha256(files[name]).hexdigest():
             yield f"manifest: {name} does not match its pin"
+
+
+def _sample(files: dict[str, bytes], cases: list[dict[str, Any]]) -> list[str]:
+    lines = files.get(SAMPLE_FILE, b"").splitlines()
+    corpus = files[CORPUS_FILE].splitlines()
+    seen: Counter[str] = Counter()
+    want = []
+    for case, line in zip(cases, corpus, strict=True):
+        seen[case["category"]] += 1
+        if seen[case["category"]] <= SAMPLE_PER_CATEGORY:
+            want.append(line)
+    return [] if lines == want else [f"{SAMPLE_FILE}: not the first two turns of each category"]
 
 
 def _shape(cases: list[dict[str, Any]]) -> list[str]:

@@ -234,8 +234,11 @@ def score_turns(
     corpus_version: str | None = None,
     timing: Mapping[str, Any] | None = None,
     errors: Mapping[str, str] | None = None,
+    rationale: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The parallel track's report. Pure: the same arguments give an equal report."""
+    """The parallel track's report. Pure: the same arguments give an equal report. A failed
+    turn's details carry its input and, when the corpus's rationale is at hand, the
+    decisions its label rests on and why."""
     ids = {case["id"] for case in cases}
     errored = {key: str(text) for key, text in (errors or {}).items() if key in ids}
     counts = dict.fromkeys(COUNT_FIELDS, 0)
@@ -283,9 +286,14 @@ def score_turns(
                     else short_value(returned, 2 * DETAIL_CHARS)
                 )
             details[case["id"]] = {
+                "input": short_value(case["text"], 2 * DETAIL_CHARS),
                 "expected": short_value(case["expected"], 2 * DETAIL_CHARS),
                 "returned": got,
             }
+            why = (rationale or {}).get(case["id"])
+            if why:
+                details[case["id"]]["rule"] = str(why.get("rule", ""))
+                details[case["id"]]["rationale"] = str(why.get("rationale", ""))[: DETAIL_CHARS * 4]
     timing = dict(timing or {})
     known = [c for c in PARALLEL_CATEGORIES if c in categories]
     return {
@@ -484,6 +492,7 @@ def render_failures(report: Mapping[str, Any]) -> str:
         if not row["passed"]:
             d = details.get(row["id"], {})
             lines.append(f"{row['id']} [{row['category']}] {row['outcome']}")
+            lines += [f"  {key:<9}{d[key]}" for key in ("input", "rule") if d.get(key)]
             lines.append(f"  expected {d.get('expected')}")
             lines.append(f"  returned {d.get('returned')}")
     return "\n".join(lines) + "\n"
@@ -563,6 +572,7 @@ class ParallelTrack:
             corpus_version=corpus_version,
             timing=run.timing(),
             errors=run.errors,
+            rationale=rationale,
         )
 
     def report_problem(self, value: Any) -> str | None:
