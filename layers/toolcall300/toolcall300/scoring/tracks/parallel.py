@@ -562,8 +562,7 @@ class ParallelTrack:
         corpus_version: str | None,
         rationale: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        # the Track protocol's rationale (the single track's case view) is not in this
-        # track's failure_details yet: accepted so the one scorer's call works, and unused
+        # the corpus's rationale rows: a failed turn's details carry its rule and why
         return score_turns(
             cases,
             run.answers,
