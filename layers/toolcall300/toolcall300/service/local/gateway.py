@@ -10,21 +10,19 @@ cap like the real one.
 
 The HTTP server is waitress (pure Python, well kept): one event loop owns every connection, a
 fixed pool of threads runs the handlers, and it has a connection limit, an idle timeout and a
-body buffer that spills to disk. What waitress 3.0 lacks, :class:`GatewayServer` adds on top
-(each attacked over a raw socket in ``tests/unit/test_gateway.py``):
+body buffer that spills to disk. The framing rules it lacks live, pure and tested on their own,
+in ``service.local.framing`` (versions, ``Host``, the length fields, chunk bounds, methods, HEAD
+routed as GET, a 413 before any ``100 Continue``); this module is the adapter that asks them
+and turns a refusal into the JSON error body of docs/api.md with the connection closed. What
+:class:`GatewayServer` adds to waitress's connection handling (each attacked over a raw socket
+in ``tests/unit/test_gateway.py``):
 
-- framing it accepts and RFC 9112 does not: ``Content-Length`` beside ``Transfer-Encoding``
-  (section 6.3: answer, then close), a ``Transfer-Encoding`` whose last coding is not
-  ``chunked`` (section 6.1: 400 and close; waitress says 501), ``Transfer-Encoding`` in an
-  HTTP/1.0 request (6.1: faulty framing);
-- bounds on a chunk's size line and the trailer (waitress appends both until the body cap,
-  re-copying the buffer at every read), and a declared chunk past the body cap refused at once;
 - a deadline for the whole request from its first byte (or from the accept): waitress's
   timeout counts from the last byte read, so a client that trickles a byte at a time holds its
   connection, and gets its request run, as late as it likes;
-- a request line without an HTTP version (HTTP/0.9) refused when the line ends, not left
-  waiting for a header block that never comes;
-- every refusal as the JSON error body of docs/api.md, with the connection closed;
+- at the connection limit, with a client waiting to be taken on, the connection that has gone
+  longest without a request to serve is closed to make room (idle keep-alives first), so a
+  thousand silent connections cannot make a real request wait for their deadline;
 - a burst of clients accepted in one turn of the loop (up to the connection limit), not one
   per turn.
 """
@@ -32,9 +30,11 @@ body buffer that spills to disk. What waitress 3.0 lacks, :class:`GatewayServer`
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib.util
 import json
 import logging
+import select
 import threading
 import time
 import uuid
@@ -49,13 +49,13 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.parser import HTTPRequestParser, ParsingError, get_header_lines
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.receiver import ChunkedReceiver
-from waitress.rfc7230 import HEADER_FIELD_RE
 from waitress.server import TcpWSGIServer
 from waitress.task import hop_by_hop
 from waitress.utilities import Error, RequestEntityTooLarge, RequestHeaderFieldsTooLarge
 
+from toolcall300.service.local import framing
 from toolcall300.service.local.cfn import HttpRoute, http_routes
 
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
@@ -65,13 +65,6 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 #: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
 #: answer, or None when the target is not one of them.
 LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
-#: The methods API Gateway's HTTP API routes; anything else (TRACE, CONNECT) is refused.
-_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
-_KNOWN_METHODS = _METHODS | {"TRACE", "CONNECT"}
-#: A chunk's size line (hex size and extensions) and the trailer section: far above what any
-#: client sends, far below the body cap waitress would otherwise let them grow to.
-MAX_CHUNK_LINE = 1024
-MAX_TRAILER = 8 * 1024
 
 
 @dataclass
@@ -286,16 +279,14 @@ class LambdaAdapter:
         method = str(environ["REQUEST_METHOD"])
         target = str(environ.get("REQUEST_URI") or environ.get("PATH_INFO") or "/")
         body = environ["wsgi.input"].read()  # whole and capped: waitress buffered it
-        if method not in _METHODS:
-            status, headers, data = (
-                _error(405, "method_not_allowed", f"{method} is not served")
-                if method in _KNOWN_METHODS
-                else _error(501, "http_error", f"{method} is not a method this server knows")
-            )
+        refused = framing.method_refusal(method)
+        if refused is not None:
+            status, headers, data = _error(refused.status, refused.code, refused.message)
         else:
-            answer = self.local_routes(method, target, body) if self.local_routes else None
+            routed = framing.routed_method(method)  # HEAD: the GET's answer, without its body
+            answer = self.local_routes(routed, target, body) if self.local_routes else None
             status, headers, data = answer or invoke(
-                self.routes, method=method, target=target, headers=request_headers(environ),
+                self.routes, method=routed, target=target, headers=request_headers(environ),
                 body=body, source_ip=str(environ.get("REMOTE_ADDR") or ""), domain=self.domain,
             )  # fmt: skip
         out = [(k, v) for k, v in headers.items() if k not in hop_by_hop and k != "content-length"]
@@ -329,6 +320,10 @@ class JsonError(Error):  # type: ignore[misc]
         return f"{self.code} {self.reason}", [(k, v) for k, v in headers.items()], body
 
 
+def _refusal(refused: framing.Refusal) -> JsonError:
+    return JsonError(refused.status, refused.code, refused.message)
+
+
 def _as_json(error: Any) -> JsonError:
     """waitress's own refusals (bad header, bad chunk, too large) as JSON errors."""
     if isinstance(error, JsonError):
@@ -346,39 +341,6 @@ def _as_json(error: Any) -> JsonError:
     return JsonError(status, "bad_request" if status == 400 else "http_error", message)
 
 
-def framing_problem(header_plus: bytes) -> JsonError | None:
-    """What RFC 9112 says a server must refuse in the request's framing fields, which waitress
-    3.0 accepts: both length fields (section 6.3, item 3), a transfer coding list that does not
-    end in exactly one ``chunked`` (6.1), a transfer coding in an HTTP/1.0 request (6.1)."""
-    first_line, _, header = header_plus.partition(b"\r\n")
-    codings: list[str] = []
-    lengths: list[bytes] = []
-    for line in get_header_lines(header) if header else []:
-        m = HEADER_FIELD_RE.match(line)
-        if not m:
-            continue  # waitress refuses it with a 400 of its own
-        name, value = m.group("name").lower(), m.group("value").strip(b" \t")
-        if name == b"transfer-encoding":
-            codings += [c.strip(" \t").lower() for c in value.decode("latin-1").split(",") if c]
-        elif name == b"content-length":
-            lengths.append(value)
-    if not codings:
-        if len(lengths) > 1:
-            return JsonError(400, "invalid_content_length", "Content-Length must be given once")
-        return None
-    if lengths:
-        return JsonError(
-            400, "invalid_framing", "Content-Length and Transfer-Encoding must not both be sent"
-        )
-    if first_line.rstrip().endswith(b"HTTP/1.0"):
-        return JsonError(400, "invalid_framing", "HTTP/1.0 has no Transfer-Encoding")
-    if codings[-1] != "chunked" or codings.count("chunked") != 1:
-        return JsonError(
-            400, "invalid_transfer_encoding", "the last transfer coding must be one 'chunked'"
-        )
-    return None
-
-
 class _BoundedChunks(ChunkedReceiver):  # type: ignore[misc]
     """waitress's chunked body reader with bounds on the size line and the trailer, and a
     declared chunk that would take the body past the cap refused before it is read."""
@@ -393,13 +355,15 @@ class _BoundedChunks(ChunkedReceiver):  # type: ignore[misc]
     def received(self, s: bytes) -> int:
         consumed: int = super().received(s)
         if self.error is None and not self.completed:
-            if len(self.control_line) > MAX_CHUNK_LINE or len(self.trailer) > MAX_TRAILER:
-                self.error = JsonError(
-                    400, "invalid_chunked_body", "malformed chunked request body"
-                )
-            elif len(self.buf) + self.chunk_remainder > self.max_body:
-                self.error = JsonError(413, "payload_too_large", "request body too large")
-            if self.error is not None:
+            refused = framing.chunk_refusal(
+                size_line=len(self.control_line),
+                trailer=len(self.trailer),
+                buffered=len(self.buf),
+                declared=self.chunk_remainder,
+                max_body=self.max_body,
+            )
+            if refused is not None:
+                self.error = _refusal(refused)
                 self.all_chunks_received = True
         return consumed
 
@@ -413,22 +377,21 @@ class _Parser(HTTPRequestParser):  # type: ignore[misc]
 
     def received(self, data: bytes) -> int:
         if self.body_rcv is None and not self.completed and not self.headers_finished:
-            versionless = _versionless_request_line(self.header_plus + data)
-            if versionless:
+            refused = framing.request_line_refusal(self.header_plus + data)
+            if refused is not None:
                 self.parse_header(b"GET / HTTP/1.0\r\n")  # what the error answer needs
-                self.error = JsonError(
-                    400, "bad_request", "the request line needs an HTTP version (no HTTP/0.9)"
-                )
+                self.error = _refusal(refused)
                 self.completed = True
                 return len(data)
         consumed: int = super().received(data)
         if self.error is not None:
             self.error = _as_json(self.error)
+            self.expect_continue = False  # refused: no 100 Continue, the refusal instead
         return consumed
 
     def parse_header(self, header_plus: bytes) -> None:
-        problem = framing_problem(header_plus)
-        if problem is None:
+        refused = framing.head_refusal(header_plus, max_body=self.adj.max_request_body_size - 1)
+        if refused is None:
             super().parse_header(header_plus)
             if self.chunked:
                 self.body_rcv = _BoundedChunks(
@@ -440,17 +403,7 @@ class _Parser(HTTPRequestParser):  # type: ignore[misc]
             super().parse_header(first_line + b"\r\n")
         except ParsingError:
             super().parse_header(b"GET / HTTP/1.0\r\n")
-        self.error = problem
-
-
-def _versionless_request_line(received: bytes) -> bool:
-    """Whether the request line has ended without an HTTP version (HTTP/0.9, or garbage)."""
-    start = received.lstrip(b"\r\n")  # blank lines before a request are allowed (RFC 9112 2.2)
-    end = start.find(b"\n")
-    if end < 0:
-        return False
-    words = start[:end].rstrip(b"\r").split(b" ")
-    return len(words) != 3 or not words[2].startswith(b"HTTP/")
+        self.error = _refusal(refused)
 
 
 class _Channel(HTTPChannel):  # type: ignore[misc]
@@ -472,6 +425,13 @@ class _Channel(HTTPChannel):  # type: ignore[misc]
         if self.request is None:  # every byte so far is a whole request: none is on its way
             self.waiting_since = None
         return handled
+
+
+def _since(channel: Any) -> float:
+    """Since when a connection has had nothing to serve (its request's start, or its last
+    activity when idle between requests)."""
+    since = channel.waiting_since
+    return float(channel.last_activity if since is None else since)
 
 
 @dataclass(frozen=True)
@@ -553,8 +513,31 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
         if now >= self._next_deadline_check:
             self._next_deadline_check = now + min(1.0, self.limits.request_timeout_s / 4)
             self.close_overdue(now)
+        self.make_room()
         readable: bool = super().readable()  # waitress's idle timeout and connection limit
         return readable
+
+    def make_room(self) -> None:
+        """At the connection limit with a client waiting in the listen backlog, close the
+        connection that has gone longest without a request to serve: an idle keep-alive, or
+        one whose request has not arrived (the oldest first), never one whose request is being
+        run or answered. One at a time: none while a connection is already closing.
+
+        Without this, a thousand connections that send nothing held every place until their
+        request deadline, and a real request waited in the backlog that long (27 s measured)."""
+        if len(self._map) < self.adj.connection_limit or not self.accepting:
+            return
+        channels = list(self.active_channels.values())
+        if any(ch.will_close for ch in channels):
+            return  # a place is being freed already (this one's, or a deadline's)
+        waiting = select.poll()
+        waiting.register(self.socket.fileno(), select.POLLIN)
+        if not waiting.poll(0):
+            return  # nobody is waiting for a place
+        idle = [ch for ch in channels if not ch.requests and not ch.total_outbufs_len]
+        if idle:
+            stalest = min(idle, key=lambda ch: (ch.waiting_since is not None, _since(ch)))
+            stalest.will_close = True
 
     def handle_accept(self) -> None:
         """Take every connection waiting, up to the connection limit, not one per turn of the
@@ -595,7 +578,10 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
             return
         self._stopping.set()
         if self._serving:
-            self.pull_trigger()
+            # the loop may have seen the flag and closed its trigger already (it was woken by
+            # a connection closing): then there is nothing left to wake
+            with contextlib.suppress(OSError):
+                self.pull_trigger()
             self._stopped.wait(timeout=10)
 
     def server_close(self) -> None:
