@@ -29,6 +29,7 @@ DEFAULT_TRACK = "single"
 REGISTRY = {
     "single": "toolcall300.scoring.tracks.single",
     "parallel": "toolcall300.scoring.tracks.parallel",
+    "deltas": "toolcall300.scoring.tracks.deltas",
 }
 
 

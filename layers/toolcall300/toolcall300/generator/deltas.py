@@ -1,0 +1,634 @@
+"""The deltas track's corpus: one tool call per stream, as providers stream it, built from the
+main corpus's labelled calls and refusals (docs/deltas.md).
+
+Each source case of the main corpus (its label already proven by ``generate --check-only``)
+becomes one or more streams: the call it carries, rendered as the events of one wire shape
+(OpenAI Chat Completions chunks, OpenAI Responses events, Anthropic Messages events, Gemini
+``functionCall`` chunks), with the deterministic partitions of its arguments text the scorer
+replays, plus the provider-layer forms users report and the broken serving-layer streams
+(labelled a refusal: deltas decisions DS2 and DS3). Pure: ``(source cases, seed)`` in, files
+out; the integrity checks re-derive every label from the events alone with their own reader
+and refuse a flattering corpus. It grades nothing and repairs nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from toolcall300.canonical import (
+    canonical,
+    jsonl_bytes,
+    loads_strict,
+    pretty_bytes,
+    raw_decode_strict,
+    sha256_hex,
+)
+from toolcall300.catalog import tool_name, tool_schema
+from toolcall300.controls import integrator, passes
+from toolcall300.generator.oracles import calls_of, completed_prefix, required_defaults, tool_of
+
+DELTAS_VERSION = "1.0"
+GENERATOR = "toolcall300-deltas/1"
+SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini")
+#: shapes whose stream carries no final copy of the arguments (a lost fragment is lost)
+TEXT_ONLY_SHAPES = ("openai_chat", "anthropic")
+FORMS = (
+    "standard",  # id and name in the first event, the arguments in fragments after it
+    "name_with_arguments",  # the name and the first arguments fragment in one delta
+    "whole_call",  # the whole call and its finish in one delta
+    "cut",  # stopped by the token limit mid-call, with the provider's own signal (rule 11)
+    "first_fragment_dropped",  # broken serving layer (DS2)
+    "last_fragment_dropped",  # broken serving layer (DS2)
+    "fragment_repeated",  # broken serving layer (DS2)
+    "arguments_emptied",  # broken serving layer (DS3)
+)
+BROKEN_FORMS = FORMS[4:]
+RANDOM_PARTITIONS = 4
+SEED = 31
+
+
+# --------------------------------------------------------------------------- the four wire shapes
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None, n: int) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{n:04d}",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _chat_args(piece: str) -> dict[str, Any]:
+    return {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+
+
+CHAT_PATH = ["choices", 0, "delta", "tool_calls", 0, "function", "arguments"]
+
+
+def render(
+    shape: str, form: str, name: str, text: str, n: int, *, cut: bool
+) -> tuple[list[dict[str, Any]], int | None, list[Any], dict[str, Any] | None]:
+    """``(events, fragment_event, fragment_path, continuation)`` of one stream carrying
+    ``name`` and the arguments ``text`` whole in the event ``fragment_event`` at
+    ``fragment_path``; ``continuation`` is the event every further fragment rides in (its
+    fragment field empty). ``cut``: the provider stopped it at its token limit."""
+    call_id = f"call_{n:04d}"
+    if shape == "openai_chat":
+        first: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": ""},
+                }
+            ],
+        }
+        finish = "length" if cut else "tool_calls"
+        if form == "whole_call":
+            first["tool_calls"][0]["function"]["arguments"] = text
+            return (
+                [_chat_chunk(first, finish, n)],
+                0,
+                CHAT_PATH,
+                _chat_chunk(_chat_args(""), None, n),
+            )
+        if form == "name_with_arguments":
+            first["tool_calls"][0]["function"]["arguments"] = text
+            events = [_chat_chunk(first, None, n), _chat_chunk({}, finish, n)]
+            return events, 0, CHAT_PATH, _chat_chunk(_chat_args(""), None, n)
+        events = [
+            _chat_chunk(first, None, n),
+            _chat_chunk(_chat_args(text), None, n),
+            _chat_chunk({}, finish, n),
+        ]
+        return events, 1, CHAT_PATH, _chat_chunk(_chat_args(""), None, n)
+    if shape == "openai_responses":
+        item = {
+            "type": "function_call",
+            "id": f"fc_{n:04d}",
+            "call_id": call_id,
+            "name": name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        response = {"id": f"resp_{n:04d}", "object": "response", "status": "in_progress"}
+        delta = {
+            "type": "response.function_call_arguments.delta",
+            "item_id": item["id"],
+            "output_index": 0,
+            "delta": text,
+        }
+        done_item = {**item, "arguments": text, "status": "incomplete" if cut else "completed"}
+        events = [
+            {"type": "response.created", "response": response},
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+            delta,
+        ]
+        if not cut:
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "arguments": text,
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": done_item})
+        if cut:
+            final = {
+                **response,
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+            }
+            events.append({"type": "response.incomplete", "response": final})
+        else:
+            events.append(
+                {"type": "response.completed", "response": {**response, "status": "completed"}}
+            )
+        for number, event in enumerate(events):
+            event["sequence_number"] = number
+        return events, 2, ["delta"], {**delta, "delta": ""}
+    if shape == "anthropic":
+        delta_event: dict[str, Any] = {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": text},
+        }
+        events = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{n:04d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "model",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": f"toolu_{n:04d}",
+                    "name": name,
+                    "input": {},
+                },
+            },
+            delta_event,
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": "max_tokens" if cut else "tool_use",
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": 0},
+            },
+            {"type": "message_stop"},
+        ]
+        delta_path: list[Any] = ["delta", "partial_json"]
+        return (
+            events,
+            2,
+            delta_path,
+            {**delta_event, "delta": {**delta_event["delta"], "partial_json": ""}},
+        )
+    if shape == "gemini":  # the Gemini API streams a call whole: args is an object, no fragments
+        event = {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"functionCall": {"name": name, "args": loads_strict(text)}}],
+                    },
+                    "finishReason": "MAX_TOKENS" if cut else "STOP",
+                    "index": 0,
+                }
+            ]
+        }
+        return [event], None, [], None
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+def _set(value: Any, path: list[Any], piece: str) -> None:
+    for step in path[:-1]:
+        value = value[step]
+    value[path[-1]] = piece
+
+
+def replay(case: dict[str, Any], offsets: list[int]) -> list[dict[str, Any]]:
+    """The events of ``case`` under one partition: its arguments fragment cut at ``offsets``
+    (docs/deltas.md, "Partitions"); the scorer's ``tracks.deltas.replay`` is the same rule."""
+    events = case["events"]
+    k = case["fragment_event"]
+    if k is None or not offsets:
+        return copy.deepcopy(events)
+    path, text = case["fragment_path"], _get(events[k], case["fragment_path"])
+    bounds = [0, *offsets, len(text)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    head = copy.deepcopy(events[k])
+    _set(head, path, pieces[0])
+    more = []
+    for piece in pieces[1:]:
+        event = copy.deepcopy(case["continuation"])
+        _set(event, path, piece)
+        more.append(event)
+    out = (
+        [copy.deepcopy(e) for e in events[:k]]
+        + [head, *more]
+        + [copy.deepcopy(e) for e in events[k + 1 :]]
+    )
+    if all("sequence_number" in e for e in out):
+        for number, event in enumerate(out):
+            event["sequence_number"] = number
+    return out
+
+
+def _get(value: Any, path: list[Any]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def _special_cuts(text: str) -> list[int]:
+    """Cuts users' reports name: inside an escape (``\\"``, ``\\u00e9``), between the halves of
+    an escaped surrogate pair, next to a multi-byte character, inside a number."""
+    cuts: set[int] = set()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            cuts.add(i + 1)
+            if text[i + 1] == "u":
+                cuts.update(range(i + 2, min(i + 6, len(text))))
+                if text[i + 6 : i + 8] == "\\u":
+                    cuts.add(i + 6)  # between the halves of a surrogate pair
+            i += 2
+            continue
+        if ord(ch) > 0x7F:
+            cuts.update((i, i + 1))
+        if ch.isdigit() and i + 1 < len(text) and (text[i + 1].isdigit() or text[i + 1] == "."):
+            cuts.add(i + 1)
+        i += 1
+    return sorted(c for c in cuts if 0 < c < len(text))
+
+
+def partitions(text: str, rng: random.Random) -> list[list[int]]:
+    """The whole stream, every two-way split, seeded random partitions, and a partition
+    cutting at every special place at once; each as the sorted offsets of its cuts."""
+    out: list[list[int]] = [[]]
+    out += [[i] for i in range(1, len(text))]
+    if len(text) > 2:
+        for _ in range(RANDOM_PARTITIONS):
+            count = rng.randint(2, min(len(text) - 1, 12))
+            out.append(sorted(rng.sample(range(1, len(text)), count)))
+        out.append(list(range(1, len(text))))  # one character per fragment
+    special = _special_cuts(text)
+    if special:
+        out.append(special)
+    seen: set[str] = set()
+    unique = []
+    for offsets in out:
+        key = json.dumps(offsets)
+        if key not in seen:
+            seen.add(key)
+            unique.append(offsets)
+    return unique
+
+
+# --------------------------------------------------------------------------- from the main corpus
+
+
+@dataclass(frozen=True)
+class Source:
+    """One main-corpus case as a stream carries it: the name and the arguments text."""
+
+    case: dict[str, Any]
+    name: str
+    text: str
+    cut: bool
+
+
+_ARGS_KEYS = ('"arguments"', '"parameters"', '"input"')
+
+
+def source_of(case: dict[str, Any]) -> Source | None:
+    """The one call a main-corpus case carries, as a stream would carry it, or None (several
+    calls belong to the parallel track; a cut inside string-encoded arguments has no
+    arguments text of its own)."""
+    if case["category"] == "multiple_calls":
+        return None
+    calls = calls_of(case)
+    if calls is not None:
+        if len(calls) != 1:
+            return None
+        call = calls[0]
+        args = call["arguments"]
+        if args is None:
+            return Source(case, call["name"], "", False)
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        return Source(case, call["name"], text, False)
+    # rule 11: a cut text; its arguments text is what follows the arguments key
+    prefix = completed_prefix(case["text"])
+    if prefix is None:
+        return None
+    name = re.search(r'"name"\s*:\s*("(?:[^"\\]|\\.)*")', case["text"])
+    opened = re.search(r'"(?:arguments|parameters|input)"\s*:\s*\{', case["text"])
+    if not name or not opened or len(re.findall(r'"name"\s*:', case["text"])) != 1:
+        return None
+    text = case["text"][opened.end() - 1 :]
+    try:
+        raw_decode_strict(text, 0)
+        return None  # the arguments closed: a cut elsewhere (an array of calls, D10.4)
+    except ValueError:
+        return Source(case, loads_strict(name.group(1)), text, True)
+
+
+def _respelled(text: str, index: int) -> str:
+    """Every other stream writes non-ASCII as ``\\u`` escapes (surrogate pairs included), so
+    partitions cut inside escapes as providers send them; the value is the same."""
+    if index % 2 or not text:
+        return text
+    try:
+        value = loads_strict(text)
+    except ValueError:
+        return text
+    return json.dumps(value, ensure_ascii=True) if isinstance(value, dict) else text
+
+
+def _broken_text(form: str, text: str, rng: random.Random) -> str | None:
+    """The arguments text a broken serving layer sends for ``form``, or None when it would
+    be strict JSON again (then no stream could tell it from a real call: not a case)."""
+    if len(text) < 4:
+        return None
+    k = rng.randint(1, max(1, min(8, len(text) // 3)))
+    if form == "first_fragment_dropped":
+        broken = text[k:]
+    elif form == "last_fragment_dropped":
+        broken = text[:-k]
+    elif form == "fragment_repeated":
+        i = rng.randint(0, len(text) - k)
+        broken = text[: i + k] + text[i : i + k] + text[i + k :]
+    else:
+        return ""
+    try:
+        loads_strict(broken)
+    except ValueError:
+        return broken
+    return None
+
+
+def _emptied_refuses(case: dict[str, Any], name: str) -> bool:
+    """DS3: an emptied arguments text is ``{}``; it is a case only where rule 6 then refuses
+    (a required property without a default), never where ``{}`` would be a call."""
+    tool = tool_of(case, name)
+    if tool is None:
+        return False
+    _, lost = required_defaults(tool_schema(tool), {})
+    return bool(lost)
+
+
+def build(
+    sources: list[dict[str, Any]], seed: int = SEED
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(cases, rationale)`` of the deltas corpus from the main corpus's cases. Pure."""
+    rng = random.Random(seed)
+    cases: list[dict[str, Any]] = []
+    rationale: list[dict[str, Any]] = []
+
+    def add(src: Source, shape: str, form: str, text: str, expected: Any, why: str) -> None:
+        n = len(cases) + 1
+        events, k, path, continuation = render(shape, form, src.name, text, n, cut=form == "cut")
+        case = {
+            "id": f"tcd-{n:04d}",
+            "track": "deltas",
+            "category": src.case["category"],
+            "source": src.case["id"],
+            "shape": shape,
+            "form": form,
+            "tools": src.case["tools"],
+            "events": events,
+            "fragment_event": k,
+            "fragment_path": path,
+            "continuation": continuation,
+            "partitions": partitions(text, rng) if k is not None and form != "whole_call" else [[]],
+            "expected_kind": "value" if expected is not None else "unrecoverable",
+            "expected": expected,
+        }
+        cases.append(case)
+        rationale.append({"id": case["id"], "source": src.case["id"], "rationale": why})
+
+    usable = [s for s in map(source_of, sources) if s is not None]
+    for index, src in enumerate(usable):
+        label = src.case["expected"]
+        base = f"{src.case['id']} ({src.case['category']}) as one {{shape}} stream, {{form}}"
+        if src.cut:
+            shape = ("openai_chat", "anthropic", "openai_responses")[index % 3]
+            why = base.format(shape=shape, form="cut by the token limit") + (
+                "; rule 11 reads the provider's own signal, so the label is the source's"
+            )
+            add(src, shape, "cut", src.text, label, why)
+            continue
+        text = _respelled(src.text, index)
+        is_object = text.startswith("{")
+        shapes = [s for s in SHAPES if s != "gemini" or is_object]
+        shape = shapes[index % len(shapes)]
+        add(
+            src,
+            shape,
+            "standard",
+            text,
+            label,
+            base.format(shape=shape, form="as written") + ": DS1, the source's label",
+        )
+        if index % 5 == 0:
+            for form in ("name_with_arguments", "whole_call"):
+                add(
+                    src,
+                    "openai_chat",
+                    form,
+                    text,
+                    label,
+                    base.format(shape="openai_chat", form=form) + ": DS1, the source's label",
+                )
+        if index % 3 == 0 and is_object:
+            shape = TEXT_ONLY_SHAPES[index // 3 % 2]
+            for form in BROKEN_FORMS:
+                broken = _broken_text(form, text, rng)
+                if broken is None:
+                    continue
+                if form == "arguments_emptied" and not _emptied_refuses(src.case, src.name):
+                    continue
+                rule = "DS3 and rule 6" if form == "arguments_emptied" else "DS2"
+                add(
+                    src,
+                    shape,
+                    form,
+                    broken,
+                    None,
+                    base.format(shape=shape, form=form)
+                    + f": {rule}, a refusal, never an invented call",
+                )
+    return cases, rationale
+
+
+# --------------------------------------------------------------------------- integrity checks
+
+
+def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str | None, str, str]:
+    """An independent reader: ``(name, arguments text, end)`` where end is ``"complete"`` or
+    ``"cut"``, by each shape's documented fields alone."""
+    name: str | None = None
+    parts: list[str] = []
+    end = "complete"
+    shape = case["shape"]
+    for event in events:
+        if shape == "openai_chat":
+            choice = event["choices"][0]
+            for call in choice["delta"].get("tool_calls", []):
+                fn = call.get("function", {})
+                name = name or fn.get("name")
+                parts.append(fn.get("arguments", ""))
+            if choice["finish_reason"] == "length":
+                end = "cut"
+        elif shape == "openai_responses":
+            if event["type"] == "response.output_item.added":
+                name = event["item"]["name"]
+            elif event["type"] == "response.function_call_arguments.delta":
+                parts.append(event["delta"])
+            elif event["type"] == "response.incomplete":
+                end = "cut"
+        elif shape == "anthropic":
+            if event["type"] == "content_block_start":
+                name = event["content_block"]["name"]
+            elif event["type"] == "content_block_delta":
+                parts.append(event["delta"]["partial_json"])
+            elif event["type"] == "message_delta" and event["delta"]["stop_reason"] == "max_tokens":
+                end = "cut"
+        else:
+            cand = event["candidates"][0]
+            call = cand["content"]["parts"][0]["functionCall"]
+            name = call["name"]
+            parts.append(json.dumps(call["args"], ensure_ascii=False))
+            end = "cut" if cand["finishReason"] == "MAX_TOKENS" else end
+    return name, "".join(parts), end
+
+
+def check(
+    cases: list[dict[str, Any]], rationale: list[dict[str, Any]], sources: list[dict[str, Any]]
+) -> Iterator[str]:
+    """Every problem with a built deltas corpus (nothing: it is sound)."""
+    by_id = {c["id"]: c for c in sources}
+    ids = [c["id"] for c in cases]
+    if ids != [f"tcd-{i:04d}" for i in range(1, len(cases) + 1)]:
+        yield "ids are not tcd-0001.. in order"
+    if [r["id"] for r in rationale] != ids:
+        yield "rationale rows do not match the cases one for one"
+    forms = {c["form"] for c in cases}
+    shapes = {c["shape"] for c in cases}
+    if forms != set(FORMS) or shapes != set(SHAPES):
+        yield f"forms or shapes missing: {sorted(set(FORMS) - forms)} {sorted(set(SHAPES) - shapes)}"
+    integrator_passed = 0
+    for case in cases:
+        where = case["id"]
+        src = by_id.get(case["source"])
+        if src is None:
+            yield f"{where}: source {case['source']} is not in the main corpus"
+            continue
+        name, text, end = reassemble(case, case["events"])
+        for offsets in case["partitions"]:
+            if offsets != sorted(set(offsets)) or any(
+                not 0 < o < max(len(text), 1) for o in offsets
+            ):
+                yield f"{where}: partition {offsets} is not increasing cuts inside the text"
+                break
+            again = reassemble(case, replay(case, offsets))
+            if again != (name, text, end):
+                yield f"{where}: partition {offsets} reads another call"
+                break
+        splits = [p for p in case["partitions"] if len(p) == 1]
+        fragmented = case["fragment_event"] is not None and case["form"] != "whole_call"
+        if fragmented and len(text) > 1 and splits != [[i] for i in range(1, len(text))]:
+            yield f"{where}: not every two-way split is replayed"
+        if end != ("cut" if case["form"] == "cut" else "complete"):
+            yield f"{where}: the stream's own signal disagrees with its form"
+        if case["form"] in BROKEN_FORMS:
+            strict = True
+            try:
+                loads_strict(text)
+            except ValueError:
+                strict = False
+            emptied = case["form"] == "arguments_emptied" and text == ""
+            if case["expected"] is not None or (strict and not emptied):
+                yield f"{where}: a broken stream must read as no call (DS2, DS3) and expect a refusal"
+            if emptied and not _emptied_refuses(src, name or ""):
+                yield f"{where}: an emptied call that rule 6 would complete is no case"
+            continue
+        if canonical(case["expected"]) != canonical(src["expected"]):
+            yield f"{where}: label differs from its source's"
+        sent = source_of(src)
+        if sent is None or name != sent.name:
+            yield f"{where}: the stream's name is not its source's"
+            continue
+        if end == "cut":
+            if completed_prefix('"arguments":' + text) != completed_prefix(src["text"]):
+                yield f"{where}: the cut stream's completed values are not its source's (rule 11)"
+        else:
+            streamed = loads_strict(text) if text else None
+            written = loads_strict(sent.text) if sent.text else None
+            if canonical(streamed) != canonical(written):
+                yield f"{where}: the streamed arguments are not its source's"
+        whole = {"name": name, "arguments": text}
+        answer = integrator(json.dumps(whole), case["tools"])
+        if case["expected_kind"] == "value" and passes(case, answer):
+            integrator_passed += 1
+            yield f"{where}: flattering: accumulate-parse-validate passes it under every partition"
+    del integrator_passed
+
+
+def corpus_files(
+    sources: list[dict[str, Any]], main_sha256: str, seed: int = SEED
+) -> dict[str, bytes]:
+    """The deltas corpus's files, byte for byte (deterministic)."""
+    cases, rationale = build(sources, seed)
+    problems = list(check(cases, rationale, sources))
+    if problems:
+        raise ValueError("deltas corpus fails its integrity checks:\n" + "\n".join(problems[:20]))
+    data = jsonl_bytes(cases)
+    notes = jsonl_bytes(rationale)
+    manifest = {
+        "generator_version": GENERATOR,
+        "version": DELTAS_VERSION,
+        "track": "deltas",
+        "seed": seed,
+        "source": {"name": "toolcall300.jsonl", "sha256": main_sha256},
+        "cases": len(cases),
+        "streams": sum(len(c["partitions"]) for c in cases),
+        "files": {
+            "deltas.jsonl": {"sha256": sha256_hex(data)},
+            "rationale.jsonl": {"sha256": sha256_hex(notes)},
+        },
+    }
+    return {"deltas.jsonl": data, "rationale.jsonl": notes, "manifest.json": pretty_bytes(manifest)}
+
+
+__all__ = ["build", "check", "corpus_files", "partitions", "render", "replay", "tool_name"]

@@ -1,0 +1,259 @@
+"""toolshim for streamed calls: one stream's provider events in, the call (or a refusal) out.
+
+Reads the four wire shapes of docs/deltas.md (OpenAI Chat Completions chunks, OpenAI Responses
+events, Anthropic Messages events, Gemini ``functionCall`` chunks) into the name, the
+arguments text and the provider's own end signal, then hands the call to the single-call
+pipeline under the deltas decisions (DS1-DS4, ``score --spec`` of the deltas track in
+docs/deltas.md). The incremental form, :class:`DeltaSession`, commits the call's values as
+soon as nothing later in a well-formed stream can change them (DS4). It does not split
+several calls (the parallel track) and it never guesses at a lost fragment.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any
+
+from toolcall300.canonical import loads_strict, raw_decode_strict
+from toolcall300.toolshim.pipeline import normalise
+
+Commit = dict[str, Any]
+
+
+class _Reading:
+    """What the events so far say: the name, the arguments text, whether the call closed,
+    and the end signal (``None`` until the provider says, then ``"complete"`` or ``"cut"``)."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.parts: list[str] = []
+        self.final_text: str | None = None  # a provider's own copy of the whole arguments
+        self.args_object: Any = None  # Gemini: arguments arrive as an object
+        self.closed = False
+        self.end: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.final_text if self.final_text is not None else "".join(self.parts)
+
+    def feed(self, event: Any) -> None:
+        if not isinstance(event, dict):
+            return
+        if isinstance(event.get("choices"), list):  # OpenAI Chat Completions chunk
+            for choice in event["choices"]:
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                    continue
+                delta = _obj(choice.get("delta"))
+                for call in delta.get("tool_calls") or []:
+                    fn = call.get("function") if isinstance(call, dict) else None
+                    if not isinstance(fn, dict) or self.closed:
+                        continue
+                    if isinstance(fn.get("name"), str) and self.name is None:
+                        self.name = fn["name"]
+                    if isinstance(fn.get("arguments"), str):
+                        self.parts.append(fn["arguments"])
+                reason = choice.get("finish_reason")
+                if reason is not None:
+                    self.closed = True
+                    self.end = "cut" if reason == "length" else "complete"
+            return
+        kind = event.get("type")
+        if isinstance(kind, str) and kind.startswith("response."):  # OpenAI Responses
+            item = _obj(event.get("item"))
+            if kind == "response.output_item.added" and item.get("type") == "function_call":
+                self.name = item.get("name") if isinstance(item.get("name"), str) else None
+            elif kind == "response.function_call_arguments.delta" and not self.closed:
+                if isinstance(event.get("delta"), str):
+                    self.parts.append(event["delta"])
+            elif kind == "response.function_call_arguments.done" and not self.closed:
+                if isinstance(event.get("arguments"), str):
+                    self.final_text = event["arguments"]  # DS1: the provider's own copy
+                self.closed = True
+            elif kind == "response.output_item.done" and item.get("type") == "function_call":
+                self.closed = True
+                if item.get("status") == "incomplete":
+                    self.end = "cut"
+                elif item.get("status") == "completed":
+                    self.end = "complete"
+            elif kind == "response.incomplete":
+                self.closed, self.end = True, "cut"
+            elif kind == "response.completed":
+                self.closed, self.end = True, self.end or "complete"
+            return
+        if kind in ("content_block_start", "content_block_delta", "content_block_stop"):
+            if event.get("index", 0) != 0:
+                return
+            if kind == "content_block_start":
+                block = event.get("content_block")
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    self.name = block.get("name") if isinstance(block.get("name"), str) else None
+            elif kind == "content_block_delta" and not self.closed:
+                piece = _obj(event.get("delta")).get("partial_json")
+                if isinstance(piece, str):
+                    self.parts.append(piece)
+            else:
+                self.closed = True
+            return
+        if kind == "message_delta":
+            delta = _obj(event.get("delta"))
+            reason = delta.get("stop_reason")
+            if reason is not None:
+                self.closed = True
+                self.end = "cut" if reason == "max_tokens" else "complete"
+            return
+        if isinstance(event.get("candidates"), list):  # Gemini
+            for cand in event["candidates"]:
+                if not isinstance(cand, dict):
+                    continue
+                content = _obj(cand.get("content"))
+                for part in content.get("parts") or []:
+                    call = part.get("functionCall") if isinstance(part, dict) else None
+                    if isinstance(call, dict) and not self.closed:
+                        self.name = call.get("name") if isinstance(call.get("name"), str) else None
+                        self.args_object = call.get("args", {})
+                reason = cand.get("finishReason")
+                if reason is not None:
+                    self.closed = True
+                    self.end = "cut" if reason == "MAX_TOKENS" else "complete"
+
+    def settled(self) -> bool:
+        """DS4: whether nothing later in a well-formed stream can change the answer: the call
+        closed and either the end signal came or its arguments are whole JSON (read the same
+        way whether the stream then says complete or cut)."""
+        if not self.closed:
+            return False
+        return self.end is not None or _documents(self.text) == 1 or self.args_object is not None
+
+    def answer(self, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The call these events carry under DS1-DS3 (and rule 11 on a cut), or None."""
+        if not isinstance(self.name, str):
+            return None
+        name = json.dumps(self.name)
+        if self.args_object is not None:
+            return normalise(json.dumps({"name": self.name, "arguments": self.args_object}), tools)
+        text = self.text
+        if not text.strip():
+            return normalise('{"name": ' + name + "}", tools)  # DS3: no arguments is {} (D1.3)
+        if self.end == "cut":
+            return normalise('{"name": ' + name + ', "arguments": ' + text, tools)  # rule 11
+        count = _documents(text)
+        if count == 1:
+            return normalise('{"name": ' + name + ', "arguments": ' + text + "}", tools)
+        if count > 1:  # TRACKS_CONTRACT: documents read apart; equal copies are one call
+            answers = [
+                normalise('{"name": ' + name + ', "arguments": ' + doc + "}", tools)
+                for doc in _split_documents(text)
+            ]
+            first = answers[0]
+            same = all(
+                a is not None and json.dumps(a, sort_keys=True) == json.dumps(first, sort_keys=True)
+                for a in answers
+            )
+            return first if same else None
+        return None  # DS2: the provider said complete, but its arguments text is not JSON
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else an empty one (a field a stream left out)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _split_documents(text: str) -> list[str]:
+    docs: list[str] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            return docs
+        try:
+            _, end = raw_decode_strict(text, pos)
+        except ValueError:
+            return []
+        docs.append(text[pos:end])
+        pos = end
+
+
+def _documents(text: str) -> int:
+    """How many whole JSON documents ``text`` is (0: it is not whole documents)."""
+    try:
+        loads_strict(text)
+        return 1
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return len(_split_documents(text))
+    except RecursionError:
+        return 0
+
+
+class DeltaSession:
+    """The incremental form: feed events one by one; :meth:`feed` returns the values it
+    commits (``{"path": [key], "value": v}``), each final under DS4; :meth:`end` returns the
+    call. A committed value is never changed: the answer is fixed when it settles."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+        self.reading = _Reading()
+        self.fixed: tuple[dict[str, Any] | None] | None = None
+
+    def feed(self, event: Any) -> list[Commit]:
+        if self.fixed is not None:
+            return []  # DS1: nothing after the call settled belongs to it
+        self.reading.feed(event)
+        if not self.reading.settled():
+            return []
+        answer = self.reading.answer(self.tools)
+        self.fixed = (answer,)
+        if answer is None:
+            return []
+        return [{"path": [key], "value": value} for key, value in answer["arguments"].items()]
+
+    def end(self) -> dict[str, Any] | None:
+        if self.fixed is not None:
+            return self.fixed[0]
+        return (
+            self.reading.answer(self.tools)
+            if self.reading.end or self.reading.closed
+            else _unclosed(self.reading, self.tools)
+        )
+
+
+def _unclosed(reading: _Reading, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """DS2: a stream that ended without its provider closing the call said nothing about its
+    end: read it like a complete one (whole JSON, or refused)."""
+    return reading.answer(tools)
+
+
+def normalise_events(events: Iterable[Any], tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call one stream's provider events carry (any of the four shapes), or None.
+
+    >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {
+    ...     "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    >>> events = [{"type": "content_block_start", "index": 0,
+    ...            "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}},
+    ...           {"type": "content_block_delta", "index": 0,
+    ...            "delta": {"type": "input_json_delta", "partial_json": '{"n": "4'}},
+    ...           {"type": "content_block_delta", "index": 0,
+    ...            "delta": {"type": "input_json_delta", "partial_json": '2"}'}},
+    ...           {"type": "content_block_stop", "index": 0},
+    ...           {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}]
+    >>> normalise_events(events, tools)
+    {'name': 'f', 'arguments': {'n': 42}}
+    """
+    session = DeltaSession(tools)
+    for event in events:
+        session.feed(event)
+    return session.end()
+
+
+def stream_adapter(
+    events: Iterator[Any], tools: list[dict[str, Any]]
+) -> Generator[Commit, None, dict[str, Any] | None]:
+    """The deltas adapter entry (``--adapter toolshim`` on a deltas corpus): pulls events
+    one by one, yields each commit as soon as it is made, returns the call."""
+    session = DeltaSession(tools)
+    for event in events:
+        yield from session.feed(event)
+    return session.end()

@@ -1,0 +1,214 @@
+"""The deltas track (docs/deltas.md): its corpus builds byte-identically and re-derives every
+label, a flattering corpus is refused, the scorer grades it with its own metrics and gate, and
+toolshim's stream reader is exact, invariant and commits nothing unsafe.
+
+IN-SAMPLE WARNING: toolshim.deltas and this corpus were written from the same decisions
+(DS1-DS4); its 612 / 612 measures agreement with them, nothing more.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcall300.canonical import sha256_hex
+from toolcall300.cli import dispatch
+from toolcall300.controls import passes
+from toolcall300.generator import deltas as gen
+from toolcall300.scoring.corpus import published_versions
+from toolcall300.scoring.tracks import deltas as track
+from toolcall300.toolshim.deltas import DeltaSession, normalise_events, stream_adapter
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN = ROOT / "corpus_private" / "toolcall300.jsonl"
+OUT = ROOT / "corpus_private" / "deltas"
+_BUILT = gen.build([json.loads(line) for line in MAIN.read_text(encoding="utf-8").splitlines()])
+
+
+@pytest.fixture(scope="module")
+def sources() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in MAIN.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    return _BUILT
+
+
+def test_the_corpus_rebuilds_byte_for_byte_and_is_pinned(sources: list[dict[str, Any]]) -> None:
+    files = gen.corpus_files(sources, sha256_hex(MAIN.read_bytes()))
+    for name, body in files.items():
+        assert (OUT / name).read_bytes() == body, f"{name} is stale: rebuild the deltas corpus"
+    assert gen.corpus_files(sources, sha256_hex(MAIN.read_bytes())) == files
+    pin = sha256_hex(files["deltas.jsonl"])
+    assert published_versions()[pin] == gen.DELTAS_VERSION
+
+
+def test_every_form_shape_and_partition_kind_is_there(built: Any) -> None:
+    cases, _ = built
+    assert {c["form"] for c in cases} == set(gen.FORMS)
+    assert {c["shape"] for c in cases} == set(gen.SHAPES)
+    fragmented = [c for c in cases if c["fragment_event"] is not None and c["form"] != "whole_call"]
+    for case in fragmented:
+        text = gen.reassemble(case, case["events"])[1]
+        assert case["partitions"][0] == []
+        assert [[i] for i in range(1, len(text))] == [p for p in case["partitions"] if len(p) == 1]
+    inside_escape = 0
+    for case in fragmented:
+        text = gen.reassemble(case, case["events"])[1]
+        for offsets in case["partitions"]:
+            inside_escape += any(text[o - 1 : o + 1] in ('\\"', "\\u") for o in offsets)
+    assert inside_escape
+    # the main corpus holds no character past U+FFFF, so no stream has a surrogate pair; the
+    # special cuts would split one between its halves
+    text = '{"q": "\\ud83d\\ude00", "n": 12.5}'
+    cuts = gen._special_cuts(text)
+    assert text.index("\\ude00") in cuts and text.index("2.5") in cuts
+
+
+def test_the_checks_pass_and_refuse_a_wrong_label_or_a_flattering_stream(
+    built: Any, sources: list[dict[str, Any]]
+) -> None:
+    cases, rationale = built
+    assert list(gen.check(cases, rationale, sources)) == []
+    wrong = copy.deepcopy(cases)
+    first_value = next(
+        c for c in wrong if c["expected_kind"] == "value" and c["form"] == "standard"
+    )
+    first_value["expected"]["arguments"]["invented"] = 1
+    assert any("label differs" in p for p in gen.check(wrong, rationale, sources))
+    # a clean call streamed as-is: accumulate-parse-validate passes it, so the corpus flatters
+    flattering = copy.deepcopy(cases)
+    case = next(c for c in flattering if c["form"] == "standard" and c["shape"] == "anthropic")
+    clean = {**case["expected"]}
+    source = next(s for s in sources if s["id"] == case["source"])
+    source = {**source, "text": json.dumps(clean), "id": "clean"}
+    case["source"] = "clean"
+    case["events"], *_ = gen.render(
+        "anthropic", "standard", clean["name"], json.dumps(clean["arguments"]), 1, cut=False
+    )
+    case["partitions"] = [[]]
+    problems = list(gen.check(flattering, rationale, [*sources, source]))
+    assert any("flattering" in p for p in problems)
+
+
+def test_a_broken_stream_is_labelled_a_refusal_never_a_call(built: Any) -> None:
+    cases, _ = built
+    broken = [c for c in cases if c["form"] in gen.BROKEN_FORMS]
+    assert broken and all(c["expected"] is None for c in broken)
+    signals = {c["form"]: gen.reassemble(c, c["events"])[2] for c in cases}
+    assert signals["cut"] == "cut" and signals["first_fragment_dropped"] == "complete"
+
+
+def test_toolshim_is_exact_invariant_and_commits_safely_on_every_stream(built: Any) -> None:
+    cases, _ = built
+    run = track.DeltasAdapter(stream_adapter, "toolshim").run(
+        track.TRACK.adapter_items(cases), timeout=10
+    )
+    report = track.score(cases, run, adapter="toolshim")
+    assert report["exact"] == report["cases"] == len(cases)
+    assert report["streams_exact"] == report["streams"] > 50000
+    assert report["invariant"] == len(cases)
+    assert report["unsafe_commits"] == 0 and report["invented_values"] == 0
+    assert report["commits"] > 0 and report["commit_lead"] > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_random_partitions_never_change_the_answer_or_a_commit(data: st.DataObject) -> None:
+    cases = _BUILT[0]
+    case = data.draw(st.sampled_from(cases))
+    text = gen.reassemble(case, case["events"])[1]
+    if case["fragment_event"] is None or len(text) < 2 or case["form"] == "whole_call":
+        offsets: list[int] = []
+    else:
+        offsets = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=len(text) - 1)))
+    events = track.replay(case, offsets)
+    assert passes(case, normalise_events(events, case["tools"]))
+    session = DeltaSession(case["tools"])
+    committed = [c for e in events for c in session.feed(e)]
+    final = session.end()
+    for commit in committed:
+        assert final is not None and final["arguments"][commit["path"][0]] == commit["value"]
+
+
+def _score(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return dispatch(["score", *argv], out, err), out.getvalue(), err.getvalue()
+
+
+def _small_corpus(tmp_path: Path, built: Any) -> Path:
+    cases, _ = built
+    rng = random.Random(7)
+    picked = rng.sample(cases, 40)
+    for case in picked:
+        case = case
+        case["partitions"] = case["partitions"][:6]
+    path = tmp_path / "deltas.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in picked))
+    return path
+
+
+def test_score_grades_the_track_with_its_gate_junit_and_summary(tmp_path: Path, built: Any) -> None:
+    corpus = _small_corpus(tmp_path, copy.deepcopy(built))
+    code, out, _ = _score(
+        "--corpus", str(corpus), "--adapter", "toolshim", "--json", str(tmp_path / "base.json")
+    )
+    assert code == 0 and "exact (every partition, invariant, no unsafe commit)" in out
+    report = json.loads((tmp_path / "base.json").read_text())
+    assert report["track"] == "deltas" and report["exact"] == 40 and report["unsafe_commits"] == 0
+    code, out, _ = _score(
+        "--corpus",
+        str(corpus),
+        "--adapter",
+        "integrator",
+        "--baseline",
+        str(tmp_path / "base.json"),
+        "--junit",
+        str(tmp_path / "j.xml"),
+        "--summary",
+        str(tmp_path / "s.md"),
+    )
+    assert code == 2 and "exact fell 40 ->" in out
+    assert "baseline gate" in (tmp_path / "j.xml").read_text()
+    assert "Verdict: REGRESSION" in (tmp_path / "s.md").read_text()
+    single = ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl"
+    _score("--corpus", str(single), "--adapter", "naive", "--json", str(tmp_path / "single.json"))
+    code, _, err = _score(
+        "--corpus",
+        str(corpus),
+        "--adapter",
+        "toolshim",
+        "--baseline",
+        str(tmp_path / "single.json"),
+    )
+    assert code == 1 and "is a report of track 'single', this corpus is track 'deltas'" in err
+
+
+def test_unsafe_commits_and_invented_values_are_counted() -> None:
+    case = {
+        "expected_kind": "value",
+        "tools": [],
+        "expected": {"name": "f", "arguments": {"a": 1, "b": 2}},
+    }
+    answer = {"name": "f", "arguments": {"a": 1, "b": 2}}
+
+    def result(*commits: tuple[list[Any], Any, int], answer: Any = answer) -> track.StreamResult:
+        rows = [{"commit": {"path": p, "value": v}, "after": k} for p, v, k in commits]
+        return track.StreamResult(answer, rows, 4)
+
+    good = track.judge_stream(case, result((["a"], 1, 1)))
+    assert good["unsafe"] == 0 and good["leads"] == [0.75]
+    assert track.judge_stream(case, result((["a"], 1, 1), (["a"], 3, 2)))["unsafe"] == 1  # changed
+    assert track.judge_stream(case, result((["a"], 1, 1), answer=None))["unsafe"] == 1  # withdrawn
+    assert track.judge_stream(case, result((["c"], 1, 1)))["unsafe"] == 1  # absent from the call
+    invented = {"name": "f", "arguments": {"a": 1, "b": 2, "c": 3}}
+    assert track.judge_stream(case, result((["c"], 3, 1), answer=invented))["invented"] == 1
