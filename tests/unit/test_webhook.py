@@ -110,6 +110,15 @@ def test_stale_signature_is_refused(call: Call, aws: Any) -> None:
     assert licences_in(aws) == []
 
 
+def test_a_signature_dated_ahead_is_refused(call: Call, aws: Any) -> None:
+    """Before: an hour ahead was accepted (the stripe library bounds only the past), so a
+    captured delivery stayed replayable for the hour (issue 34)."""
+    status, data = post(call, checkout(), timestamp=int(time.time()) + 3600)
+    assert status == 400 and data["error"]["code"] == "signature_invalid"
+    assert licences_in(aws) == []
+    assert post(call, checkout(), timestamp=int(time.time()) + 5)[0] == 200  # clock skew
+
+
 def test_wrong_secret_is_refused_but_the_previous_secret_works_during_rotation(
     call: Call, aws: Any
 ) -> None:

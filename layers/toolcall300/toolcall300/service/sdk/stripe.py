@@ -7,6 +7,7 @@ configured secret (current and previous during a rotation) and Stripe's toleranc
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,8 +21,8 @@ def verify_event(
 ) -> dict[str, Any]:
     """The event dict if ``signature_header`` signs ``payload`` with one of ``secrets``.
 
-    Raises ``BadRequest`` for an absent, forged, tampered or stale signature, and for a
-    correctly signed body that is not a JSON event.
+    Raises ``BadRequest`` for an absent, forged, tampered or stale signature, one dated more
+    than ``tolerance`` ahead, and for a correctly signed body that is not a JSON event.
     """
     import stripe
 
@@ -36,6 +37,10 @@ def verify_event(
             stripe.WebhookSignature.verify_header(text, signature_header, secret, tolerance)
         except stripe.SignatureVerificationError:
             continue
+        if _signed_at(signature_header) > time.time() + tolerance:
+            # the library bounds only the past: a header dated ahead would stay replayable
+            # for as long as it is ahead (ENVIRONMENT.md, stripe 16)
+            raise BadRequest("the signature is dated in the future", code="signature_invalid")
         try:  # strictly: a duplicate "id" would dedupe on one id and apply the other
             event = loads_strict(text)
         except (ValueError, RecursionError):  # not JSON, not strict JSON, or nested past the stack
@@ -48,6 +53,15 @@ def verify_event(
             raise BadRequest("signed body is not a Stripe event", code="invalid_event")
         return event
     raise BadRequest("signature verification failed", code="signature_invalid")
+
+
+def _signed_at(signature_header: str) -> int:
+    """The header's ``t=`` (it verified, so it has exactly the one the library used)."""
+    for item in signature_header.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "t" and value.isdigit():
+            return int(value)
+    return 0
 
 
 def charge_payment_intent(charge_id: str, *, api_key: str) -> str | None:
