@@ -176,3 +176,28 @@ def test_programs_answer_lists(tmp_path: Path, stream: bool) -> None:
     code, out, err = score(*argv)
     assert code == 0, err
     assert "exact turns               12 / 12" in out
+
+
+def test_the_toolshim_program_answers_lists() -> None:
+    from toolcall300.toolshim.cli import parse_args as shim_args
+    from toolcall300.toolshim.cli import run as shim_run
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    text = '[{"name": "f", "arguments": {}}, {"name": "nope"}]'
+    out = io.StringIO()
+    request = json.dumps({"text": text, "tools": tools})
+    assert shim_run(shim_args(["--all"]), out, io.StringIO(), io.StringIO(request)) == 0
+    assert json.loads(out.getvalue()) == [{"name": "f", "arguments": {}}, None]
+    out = io.StringIO()
+    lines = (
+        json.dumps({"id": "a", "text": "[]", "tools": tools})
+        + "\n"
+        + json.dumps({"id": "b", "text": text, "tools": tools})
+        + "\n"
+    )
+    assert shim_run(shim_args(["--all", "--stream"]), out, io.StringIO(), io.StringIO(lines)) == 0
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers == [
+        {"id": "a", "call": []},
+        {"id": "b", "call": [{"name": "f", "arguments": {}}, None]},
+    ]

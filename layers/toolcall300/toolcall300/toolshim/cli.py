@@ -1,8 +1,9 @@
 """``toolcall300 toolshim``: the reference normaliser as an ``--adapter-cmd`` program.
 
 One process per case by default (one ``{"text", "tools"}`` document on stdin, the call or
-nothing on stdout), or ``--stream``'s JSON Lines; both protocols are in docs/. The only part
-of toolshim that does I/O.
+nothing on stdout), or ``--stream``'s JSON Lines; both protocols are in docs/. ``--all`` answers
+the parallel track's list (``toolshim.parallel.normalise_all``) in either. The only part of
+toolshim that does I/O.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, TextIO
 
 from toolcall300.canonical import loads_strict
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser
+from toolcall300.toolshim.parallel import normalise_all
 from toolcall300.toolshim.pipeline import normalise_explained
 
 
@@ -32,6 +34,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         ),
     )
     p.add_argument("--stream", action="store_true", help="long-lived JSON Lines protocol")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="the parallel track: answer the list of every call the text attempted (a call or "
+        "null each, [] for none; normalise_all), never nothing; --explain writes no log then",
+    )
     p.add_argument(
         "--explain",
         action="store_true",
@@ -84,12 +92,15 @@ def run(
         else io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     )
     if args.stream:
-        return _run_stream(source, stdout, stderr, args.explain)
+        return _run_stream(source, stdout, stderr, args.explain, every=args.all)
     try:
         _, text, tools = _request(source.read(MAX_REQUEST_CHARS + 1))
     except ValueError as exc:
         stderr.write(f"toolcall300 toolshim: bad input: {exc}\n")
         return EXIT_ERROR
+    if args.all:
+        stdout.write(_dumps(normalise_all(text, tools)) + "\n")
+        return EXIT_OK
     explained = normalise_explained(text, tools)
     if args.explain:
         stderr.write(_dumps(explained.as_dict()) + "\n")
@@ -98,7 +109,9 @@ def run(
     return EXIT_OK
 
 
-def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -> int:
+def _run_stream(
+    source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool, *, every: bool = False
+) -> int:
     """One answer line per request line, in order, flushed at once."""
     while line := source.readline(MAX_REQUEST_CHARS + 1):
         if len(line) > MAX_REQUEST_CHARS and not line.endswith("\n"):
@@ -122,6 +135,10 @@ def _run_stream(source: TextIO, stdout: TextIO, stderr: TextIO, explain: bool) -
                 stderr.flush()
                 continue
             text, tools = "", []
+        if every:  # the parallel track: the list, whatever --explain says
+            stdout.write(_dumps({"id": case_id, "call": normalise_all(text, tools)}) + "\n")
+            stdout.flush()
+            continue
         explained = normalise_explained(text, tools)
         if explain:
             stderr.write(_dumps({"id": case_id, **explained.as_dict()}) + "\n")
