@@ -31,6 +31,14 @@ from toolcall300.scoring.corpus import (
 )
 from toolcall300.scoring.render import render_markdown_error
 from toolcall300.scoring.report import read_input, version_mismatch
+from toolcall300.scoring.selection import (
+    Selection,
+    SelectionError,
+    is_partial,
+    partial_note,
+    select,
+    selection_field,
+)
 from toolcall300.spec import render_spec
 
 
@@ -106,6 +114,27 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument(
         "--summary", metavar="FILE", help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)"
     )
+    p.add_argument(
+        "--category",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="score only this category's cases (repeatable); the run is partial",
+    )
+    p.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="score only the cases whose id matches this glob, e.g. 'tc300-00*' (repeatable)",
+    )
+    p.add_argument(
+        "-k",
+        dest="expression",
+        metavar="EXPR",
+        help="score only the cases this expression keeps: words (substrings of the id or "
+        "category) with and, or, not and parentheses, as pytest -k",
+    )
     p.add_argument("--show-failures", action="store_true", help="print every failed case")
     p.add_argument("--spec", action="store_true", help="print the grading contract and exit")
     p.add_argument("--selftest", action="store_true", help="check the grading logic on inline data")
@@ -161,6 +190,34 @@ def all_errored_line(report: Mapping[str, Any]) -> str | None:
     )
 
 
+def _select(
+    args: argparse.Namespace, cases: list[dict[str, Any]], baseline: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The cases ``--category``/``--case``/``-k`` keep and the report's ``selection`` field
+    (None without a selection). The gate never compares a partial run: a partial run with
+    ``--baseline``, or a partial report given as the baseline, is a usage error (exit 1)."""
+    if baseline is not None and is_partial(baseline):
+        raise UsageError(
+            f"toolcall300 score: baseline {args.baseline} is a partial run "
+            f"({baseline['selection'].get('flags')}): a baseline must score the whole corpus"
+        )
+    chosen = Selection(tuple(args.category), tuple(args.case), args.expression)
+    if not chosen.active:
+        return cases, None
+    try:
+        kept = select(cases, chosen)
+    except SelectionError as exc:
+        raise UsageError(f"toolcall300 score: {exc}") from None
+    field = selection_field(chosen, len(kept), len(cases))
+    if field["partial"] and baseline is not None:
+        raise UsageError(
+            f"toolcall300 score: {chosen.describe()} scores {len(kept)} of {len(cases)} cases: "
+            "a partial run is never gated against a baseline (drop --baseline, or the "
+            "selection, to gate the whole corpus)"
+        )
+    return kept, field
+
+
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Score, print, save, gate. Exit 0, 1 (usage or input error, or an adapter that failed on
     every case) or 2 (regression only)."""
@@ -189,6 +246,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             f"{baseline['corpus_sha256'][:12]}, not on {args.corpus} ({corpus_sha[:12]}); "
             "reports over different corpora cannot be compared"
         )
+    cases, selected = _select(args, cases, baseline)
     chosen = [track.build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
     items = track.adapter_items(cases)
     rationale = rationale_beside(args.corpus, corpus_sha)  # the case view's "why", if at hand
@@ -213,6 +271,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 rationale=rationale,
             )
         )
+    if selected is not None:
+        for one in reports:
+            one["selection"] = selected
     broken = [line for line in map(all_errored_line, reports) if line]
     if broken:
         stderr.write(terminal_safe("\n".join(broken) + "\n"))  # an adapter's error line
@@ -221,6 +282,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             _write(args.summary, error.encode("utf-8"), append=True)
         return EXIT_ERROR
     comparison = track.compare(baseline, reports[0]) if baseline is not None else None
+    partial = partial_note(reports[0])
+    if partial:
+        stdout.write(terminal_safe(partial) + "\n")  # first, so no reader takes it for a full run
     if len(reports) == 1:
         stdout.write(terminal_safe(track.render_text(reports[0], in_sample=in_sample)))
     else:

@@ -16,6 +16,7 @@ from toolcall300.scoring import adapters
 from toolcall300.scoring.caseview import view_lines
 from toolcall300.scoring.grading import INVENTED_CALL, REFUSED_CORRECTLY
 from toolcall300.scoring.report import short_value
+from toolcall300.scoring.selection import partial_note
 
 _ARROWS = {
     "invented_calls": "<- calls returned where there was none to make",
@@ -262,6 +263,15 @@ def verdict_line(verdict: str, detail: str) -> str:
     return f"**Verdict: {verdict.upper() if verdict != 'pass' else 'pass'}**: {_cell(detail)}"
 
 
+def unbaselined_verdict(reports: Sequence[Mapping[str, Any]]) -> str:
+    """The verdict of a summary scored without a baseline; a partial run says it is partial
+    (``selection.partial_note``), so a summary of part of a corpus never reads as a full pass."""
+    note = next((n for n in map(partial_note, reports) if n), None)
+    if note is not None:
+        return verdict_line("pass", f"{note}; scored only, nothing was gated")
+    return verdict_line("pass", "scored; no baseline given, so nothing can regress")
+
+
 def render_markdown_error(detail: str) -> str:
     """A CI job summary for a run that produced no scores (the verdict ``error``)."""
     return f"## TOOLCALL-300\n\n{verdict_line('error', detail)}\n"
@@ -278,7 +288,7 @@ def render_markdown(
     first (``pass`` or ``regression`` against ``baseline_name``; ``pass`` with no baseline,
     saying nothing could regress), then the table."""
     if comparison is None:
-        top = verdict_line("pass", "scored; no baseline given, so nothing can regress")
+        top = unbaselined_verdict(reports)
     elif comparison["regressed"]:
         reasons = "; ".join(comparison["reasons"]) or "regressed"
         top = verdict_line("regression", f"against {baseline_name}: {reasons}")
@@ -442,8 +452,13 @@ def _junit_suite(
             "failure); only a case that passed there and fails now is a failure."
         )
     )
+    partial = partial_note(report)
+    if partial is not None:
+        note = f"{partial}. {note}"
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="toolcall300.failures", value=_xml_safe(note))
+    if partial is not None:
+        ET.SubElement(props, "property", name="toolcall300.selection", value=_xml_safe(partial))
     counts = {"tests": 0, "failures": 0, "skipped": 0}
     for row in report["per_case"]:
         counts["tests"] += 1

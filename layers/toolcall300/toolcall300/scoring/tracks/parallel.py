@@ -517,7 +517,7 @@ def render_markdown(
     baseline_name: str,
 ) -> str:
     if comparison is None:
-        top = render.verdict_line("pass", "scored; no baseline given, so nothing can regress")
+        top = render.unbaselined_verdict(reports)
     elif comparison["regressed"]:
         top = render.verdict_line(
             "regression", f"against {baseline_name}: {'; '.join(comparison['reasons'])}"
