@@ -57,6 +57,7 @@ test: venv sam-venv lint types
 
 corpus-check: venv
 	$(BIN)/toolcall300 generate --check-only --out corpus_private
+	$(BIN)/toolcall300 generate --track parallel --check-only --out corpus_private/parallel
 
 check: test corpus-check
 
