@@ -220,7 +220,7 @@ def test_ci_without_a_baseline_says_what_failures_mean_and_passes(tmp_path: Path
     suite = suite_of(str(tmp_path / "j.xml"))
     assert suite.failures == 2 and suite.skipped == 0
     assert "No baseline" in {p.name: p.value for p in suite.properties()}["toolcall300.failures"]
-    assert summary_top(str(tmp_path / "s.md")).startswith("**Verdict: pass**")
+    assert summary_top(str(tmp_path / "s.md")).startswith("**Verdict: baseline_set**: no earlier")
 
 
 def test_ci_summary_of_a_failed_run_is_an_error(tmp_path: Path) -> None:
@@ -301,3 +301,30 @@ def test_ci_junit_of_a_failed_run_parses_whatever_its_detail_holds(tmp_path: Pat
     suite = suite_of(str(tmp_path / "j.xml"))
     assert suite.failures == 1
     assert messages(suite, Failure) == {"hosted run": "exec? <failed>"}
+
+
+def test_the_summary_of_a_run_that_set_the_baseline_says_so_as_ci_does(tmp_path: Path) -> None:
+    out = io.StringIO()
+    final = hosted(verdict="baseline_set", comparison=None)
+    args = ci_client.parse_args(
+        ["--api", "https://api.example.com", "--image", "r/a@sha256:" + "a" * 64,
+         "--commit", "abc1234", "--ref", "main", "--wait", "--poll", "0",
+         "--summary", str(tmp_path / "s.md")]
+    )  # fmt: skip
+    code = ci_client.run(
+        args, out, io.StringIO(), request=Api(final), env={"TOOLCALL300_LICENCE": "k"}
+    )
+    assert code == 0
+    said = "no earlier baseline 'main': this run is now the baseline"
+    assert said in out.getvalue()  # the CLI's words
+    assert summary_top(str(tmp_path / "s.md")) == f"**Verdict: baseline_set**: {said}"
+    assert "no baseline given" not in (tmp_path / "s.md").read_text()
+
+
+def test_the_summary_of_a_pass_that_moved_the_baseline_says_so(tmp_path: Path) -> None:
+    final = hosted(verdict="pass", baseline_updated=True)
+    final["comparison"] = {**final["comparison"], "regressed": False, "reasons": []}
+    assert ci(tmp_path, final) == 0
+    text = (tmp_path / "s.md").read_text()
+    assert summary_top(str(tmp_path / "s.md")).startswith("**Verdict: pass**: no regression")
+    assert "Baseline 'main' moved to this run." in text

@@ -386,9 +386,13 @@ def write_ci_files(
                 else {
                     "regressed": final.get("verdict") == "regression",
                     "reasons": comparison.get("reasons") or [],
+                    "flipped": comparison.get("flipped") or {},
                 },
                 baseline_name=f"baseline {final.get('baseline')!r}",
+                baseline_set=final.get("verdict") == "baseline_set",
             )
+            if final.get("verdict") == "pass" and final.get("baseline_updated"):
+                text += f"\nBaseline {final.get('baseline')!r} moved to this run.\n"
         else:
             text = render_markdown_error(run_error(final))
         with open(args.summary, "a", encoding="utf-8") as fh:

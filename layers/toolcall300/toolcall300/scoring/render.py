@@ -259,8 +259,10 @@ def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool
 
 
 def verdict_line(verdict: str, detail: str) -> str:
-    """The first line under a summary's heading: ``pass``, ``regression`` or ``error``, and why."""
-    return f"**Verdict: {verdict.upper() if verdict != 'pass' else 'pass'}**: {_cell(detail)}"
+    """The first line under a summary's heading: ``pass``, ``baseline_set`` (a hosted run that
+    became its baseline), ``regression`` or ``error`` (the last two shouted), and why."""
+    shown = verdict.upper() if verdict in ("regression", "error") else verdict
+    return f"**Verdict: {shown}**: {_cell(detail)}"
 
 
 def unbaselined_verdict(reports: Sequence[Mapping[str, Any]]) -> str:
@@ -283,11 +285,17 @@ def render_markdown(
     in_sample: bool = False,
     comparison: Mapping[str, Any] | None = None,
     baseline_name: str = "the baseline",
+    baseline_set: bool = False,
 ) -> str:
     """A CI job summary (GitHub's ``$GITHUB_STEP_SUMMARY``, any Markdown viewer): the verdict
-    first (``pass`` or ``regression`` against ``baseline_name``; ``pass`` with no baseline,
-    saying nothing could regress), then the table."""
-    if comparison is None:
+    first (``pass`` or ``regression`` against ``baseline_name``; ``baseline_set`` when this run
+    became ``baseline_name`` with none before it, as ``toolcall300 ci`` says; ``pass`` with no
+    baseline, saying nothing could regress), then the table."""
+    if baseline_set:
+        top = verdict_line(
+            "baseline_set", f"no earlier {baseline_name}: this run is now the baseline"
+        )
+    elif comparison is None:
         top = unbaselined_verdict(reports)
     elif comparison["regressed"]:
         reasons = "; ".join(comparison["reasons"]) or "regressed"
