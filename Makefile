@@ -61,8 +61,14 @@ corpus-check: venv
 
 check: test corpus-check
 
-bench: venv
-	$(BIN)/python bench/run_all.py
+# The benchmarks in their own environment (the suite with its dev extras, plus the pinned peers
+# of bench/requirements.txt, which are not the suite's dependencies). Not part of `make test`.
+bench: bench/.venv/.installed
+	bench/.venv/bin/python bench/run_all.py
+bench/.venv/.installed: pyproject.toml constraints.txt bench/requirements.txt
+	$(PY) -m venv bench/.venv
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt bench/.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev]' -r bench/requirements.txt $(PIP_OUT)
+	touch $@
 
 # The peer adapters (peers/) in their own environment, never in .venv: their libraries are
 # what is measured, not what the suite depends on. Not part of `make test`.

@@ -10,7 +10,8 @@ Measured per repeat, on the private catalog and pools at the recorded seed:
   any pass over the corpus.
 
 Then how a build grows (``--scaling``, on by default): CPU seconds of ``build`` on a
-one-tool catalog whose enum has 1,000 / 4,000 / 10,000 members, and on catalogs of 500 / 1,000
+one-tool catalog whose enum has 1,000 / 2,000 / 4,000 members (the largest the declaration size
+limit lets a build take; a larger one is refused), and on catalogs of 500 / 1,000
 / 2,000 tools, each as the median of ``--scale-repeats`` runs, with the ratio per doubling
 (time ratio ** (1 / log2(size ratio))): 2.0 is linear, 4.0 quadratic. Schema-derived values
 (no pools), so this is what ``generate --tools`` does with a user's catalog.
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolcall300.canonical import canonical
+from toolcall300.catalog import MAX_BUILT_DECLARATION_CHARS as LIMIT
 from toolcall300.catalog import load_catalog
 from toolcall300.generator.build import (
     FILES,
@@ -71,6 +73,10 @@ def enum_catalog(members: int) -> list[dict[str, object]]:
     params = {"type": "object", "properties": props, "required": ["colour", "count"]}
     params["additionalProperties"] = False
     return [{"type": "function", "function": {"name": "pick_colour", "parameters": params}}]
+
+
+def _declaration_chars(members: int) -> int:
+    return len(json.dumps(enum_catalog(members)[0]))
 
 
 def wide_catalog(tools: int) -> list[dict[str, object]]:
@@ -147,7 +153,10 @@ def main() -> None:
     if args.no_scaling:
         return
     print()
-    scaling("enum members", (1000, 4000, 10000), enum_catalog, args.scale_repeats)
+    # The sizes stay inside the declaration size limit: a larger enum is refused, not built.
+    enums = tuple(n for n in (1000, 2000, 4000, 8000) if _declaration_chars(n) <= LIMIT)
+    print(f"(an enum declaration is built up to {LIMIT:,} characters: {enums[-1]:,} members)")
+    scaling("enum members", enums, enum_catalog, args.scale_repeats)
     scaling("tools in the catalog", (500, 1000, 2000), wide_catalog, args.scale_repeats)
     print("target: x per doubling near 2.0 (linear); 4.0 would be quadratic")
 

@@ -167,3 +167,100 @@ def test_admission_is_the_request_checks_rule() -> None:
     ):
         assert checker.admit(unknown) == UNKNOWN, unknown
         _assert_same({"schema": schema, "arguments": unknown})
+
+
+def _bodies(request: dict[str, Any]) -> list[bytes]:
+    """The request's body as clients write it (the schema first, spaced or compact), and
+    hostile variants around a schema text the checker knows."""
+    first = {"schema": request["schema"], **request}
+    spaced = json.dumps(first).encode()
+    compact = json.dumps(first, separators=(",", ":")).encode()
+    schema_text = json.dumps(request["schema"]).encode()
+    rest = json.dumps({k: v for k, v in request.items() if k != "schema"}).encode()
+    return [
+        spaced,
+        compact,
+        b' \n{ "schema" :' + schema_text + b" ," + rest[1:],
+        spaced[:-1] + b', "schema": {}}',  # a duplicate member: refused as the whole is
+        spaced[:-1] + b"garbage",
+        b'{"schema": ' + schema_text + b"1, " + spaced[1:],  # the text is not the whole value
+        b'{"schema": ' + schema_text + b"}",
+        b'{"schema": ' + schema_text + b",}",  # a trailing comma
+        b'{"schema": ' + schema_text + b', "schema": ' + schema_text + b"}",
+    ]
+
+
+def _body_answers(body: bytes) -> tuple[str, str]:
+    argcheck._SCHEMA_FACTS.clear()
+    argcheck._CHECKERS.clear()
+    argcheck._SCHEMA_TEXTS.clear()
+    first = _text(argcheck.check_body(body))
+    for _ in range(3):
+        later = _text(argcheck.check_body(body))
+    return first, later
+
+
+@SETTINGS
+@given(requests())
+def test_a_schema_found_from_its_text_answers_as_the_body_read_whole(
+    case: tuple[dict[str, Any], Any, Any],
+) -> None:
+    for body in _bodies(case[0]):
+        first, later = _body_answers(body)
+        assert later == first, body
+
+
+def test_a_known_schema_text_is_found_before_the_body_is_parsed() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"count": {"type": "integer", "maximum": 9}, "label": {"type": "string"}},
+    }
+    body = json.dumps({"schema": schema, "arguments": {"count": "3"}}).encode()
+    _body_answers(body)
+    found = argcheck._known_schema(body)
+    assert found is not None and body[found[0] : found[1]] == json.dumps(schema).encode()
+    other = json.dumps({"schema": schema, "arguments_text": '{"count": 4}'}).encode()
+    assert argcheck._known_schema(other) is not None
+    assert argcheck.check_body(other)["verdict"] == "VALID"
+    # Not found: another member first, another spelling of the same content, a longer value.
+    for unknown in (
+        json.dumps({"arguments": {}, "schema": schema}).encode(),
+        json.dumps({"schema": schema}, indent=1).encode(),
+        body.replace(b'"integer"', b'"int\\u0065ger"'),
+    ):
+        assert argcheck._known_schema(unknown) is None
+
+
+@SETTINGS
+@given(requests())
+def test_a_kept_schema_check_answers_as_check(case: tuple[dict[str, Any], Any, Any]) -> None:
+    request = case[0]
+    fields = {k: v for k, v in request.items() if k != "schema"}
+    kept = argcheck.SchemaCheck(request["schema"])
+    for _ in range(2):
+        assert _text(kept.check(fields)) == _text(argcheck.check(request))
+    assert _text(kept.check({**fields, "other": 1})) == _text(
+        argcheck.check({**request, "other": 1})
+    )
+
+
+def test_a_kept_schema_check_keeps_the_schema_as_it_was() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    kept = argcheck.SchemaCheck(schema)
+    schema["properties"]["n"]["maximum"] = 0
+    assert kept.check({"arguments": {"n": 1}})["verdict"] == "VALID"
+    assert argcheck.check({"schema": schema, "arguments": {"n": 1}})["verdict"] == "UNREPAIRABLE"
+    refused = argcheck.SchemaCheck({"type": "object", "$ref": "#"})
+    assert refused.check({"arguments": {}})["refusal"]["code"] == "schema_not_covered"
+    assert refused.check({})["refusal"]["code"] == "schema_not_covered"
+    assert argcheck.SchemaCheck(schema).check([])["refusal"]["code"] == "invalid_request_body"
+
+
+def test_a_schema_sent_again_is_found_however_its_objects_are_referenced() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"enum": ["a"]}}}
+    argcheck._SCHEMA_FACTS.clear()
+    held = []
+    for _ in range(4):
+        argcheck.check({"schema": schema, "arguments": {"n": 1}})
+        held.append(schema["properties"]["s"])  # another reference to a part of it
+    assert len(argcheck._SCHEMA_FACTS) == 1 and len(argcheck._CHECKERS) >= 1

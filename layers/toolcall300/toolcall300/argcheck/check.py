@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.compiled import INVALID, UNKNOWN, VALID, Checker, compile_checker
 from toolcall300.argcheck.repairs import Repairer, SchemaNode, Withdrawn
-from toolcall300.canonical import canonical_bytes, int_fits_double, loads_strict
+from toolcall300.canonical import canonical_bytes, int_fits_double, loads_strict, raw_decode_strict
 from toolcall300.schema import (
     KEYWORDS,
     NOT_COVERED,
@@ -162,10 +162,14 @@ class _SchemaFacts:
     uses: int = 0
     checker: Checker | None = None
 
+    #: The private copy the compiled pass was built from.
+    schema: dict[str, Any] | None = None
+
     def compiled(self) -> Checker | None:
         """The schema's compiled pass from its second use (None before, or when not kept)."""
         if self.checker is None and self.uses >= 2 and self.key is not None:
-            self.checker = _checker_for(marshal.loads(self.key))
+            self.schema = marshal.loads(self.key)
+            self.checker = _checker_for(self.schema)
         return self.checker
 
 
@@ -191,12 +195,12 @@ def _checker_for(schema: dict[str, Any]) -> Checker:
 #: every node has an exact built-in type, tagged by type and in key order, and reads its text
 #: back into that value: equal text is equal content in the same key order (so the same
 #: problem is named first), and a key found here is a value already proven a JSON value.
-#: (Format 4 also marks objects shared within the value, so equal content built with other
-#: sharing can give another text: a miss, judged afresh, never a wrong hit; it is the fastest.)
+#: Format 2: no sharing references (format 3 and later mark an object by its reference count,
+#: so the same value's text changes from one call to the next and every check would miss).
 #: Tools send the same schema again and again. Other values are judged afresh.
 _SCHEMA_FACTS: dict[bytes, _SchemaFacts] = {}
 _SCHEMA_FACTS_MAX = 512
-_MARSHAL_FORMAT = 4
+_MARSHAL_FORMAT = 2
 
 
 def _cache_key(schema: Any) -> bytes | None:
@@ -424,17 +428,87 @@ def check(request: Any) -> dict[str, Any]:
     return _check(request, shallow_json=False)
 
 
+class SchemaCheck:
+    """One schema's check, kept by a caller that checks many blobs against the same schema
+    (as a caller keeps a ``jsonschema`` validator): ``SchemaCheck(schema).check(request)`` is
+    ``check({"schema": schema, **request})`` for a request of ``arguments`` or
+    ``arguments_text``, with the schema as it was when kept (a private copy: later edits of
+    the caller's object are not seen), judged and compiled once instead of found by content.
+
+    >>> kept = SchemaCheck({"type": "object", "properties": {"n": {"type": "integer"}}})
+    >>> kept.check({"arguments": {"n": "3"}})["verdict"], kept.check({"arguments": {"n": 3}})["verdict"]
+    ('REPAIRED', 'VALID')
+    """
+
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+        self._facts: _SchemaFacts | None = None
+        self._checker: Checker | None = None
+        key = _cache_key(schema)
+        if key is None:
+            return  # not exact built-in types: every check judges it afresh, as check() does
+        self._schema = marshal.loads(key)
+        try:
+            _, self._facts = _checked_schema({"schema": self._schema}, shallow_json=False)
+        except Refusal:
+            return  # refused: check() gives the refusal (after the request's own checks)
+        self._facts.uses = max(self._facts.uses, 2)
+        self._checker = self._facts.compiled()
+
+    def check(self, request: Any) -> dict[str, Any]:
+        """The response :func:`check` gives for the schema plus ``request``'s fields."""
+        checker, facts = self._checker, self._facts
+        if (
+            checker is not None
+            and facts is not None
+            and type(request) is dict
+            and len(request) == 1
+        ):
+            arguments = request.get("arguments", _NOTHING)
+            admitted = UNKNOWN if arguments is _NOTHING else checker.admit(arguments)
+            if admitted == VALID:
+                return _valid(arguments)
+            if admitted == INVALID:  # every request check passed (see _check_with)
+                try:
+                    return _verdict(_Submission(arguments, [], invalid=True), self._schema, facts)
+                except Refusal as exc:
+                    return refusal(exc.code, exc.message)
+        if not isinstance(request, dict) or "schema" in request:
+            return check(request)  # not a request of arguments: check() answers it as sent
+        full = {"schema": self._schema, **request}
+        if self._facts is None or self._facts.refusal is not None:
+            return check(full)
+        return _check_with(full, shallow_json=False, known=self._facts)[0]
+
+
+_NOTHING = object()
+
+
 def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
     """:func:`check`; ``shallow_json`` when ``request`` was read by the strict reader from a
     body that cannot hold a nesting past the limits or a lone surrogate (:func:`_shallow`),
     so the walk that proves it a JSON value is skipped."""
+    return _check_with(request, shallow_json=shallow_json)[0]
+
+
+def _check_with(
+    request: Any, *, shallow_json: bool, known: _SchemaFacts | None = None
+) -> tuple[dict[str, Any], _SchemaFacts | None]:
+    """:func:`_check`, and the facts of the request's schema (None when it was refused before
+    they were known). ``known``: the facts of a schema found from its raw text before parsing
+    (:func:`check_body`), whose ``schema`` member was read as a placeholder (not read here)."""
+    facts = known
     try:
         if not isinstance(request, dict):
             raise Refusal("invalid_request_body", "the request must be a JSON object")
         if not _REQUEST_FIELDS.issuperset(request):
             unknown = set(request) - _REQUEST_FIELDS
             raise Refusal("invalid_request_body", f"{len(unknown)} unknown request field(s)")
-        schema, facts = _checked_schema(request, shallow_json)
+        if known is None or known.schema is None:
+            schema, facts = _checked_schema(request, shallow_json)
+        else:
+            known.uses += 1
+            schema, facts = known.schema, known  # the same content: its text was byte-identical
         checker = facts.compiled()
         admitted = UNKNOWN
         if checker is not None and "arguments_text" not in request and "arguments" in request:
@@ -442,14 +516,14 @@ def _check(request: Any, *, shallow_json: bool) -> dict[str, Any]:
             # arguments; one that conforms has no node to repair (D18).
             admitted = checker.admit(request["arguments"])
             if admitted == VALID:
-                return _valid(request["arguments"])
+                return _valid(request["arguments"]), facts
         if admitted == INVALID:
             submission = _Submission(request["arguments"], [], exact=True, invalid=True)
         else:
             submission = _checked_arguments(request, shallow_json)
-        return _verdict(submission, schema, facts)
+        return _verdict(submission, schema, facts), facts
     except Refusal as exc:
-        return refusal(exc.code, exc.message)
+        return refusal(exc.code, exc.message), facts
 
 
 #: A ``\u`` escape of a surrogate (a valid pair matches too, and then the walk runs).
@@ -490,13 +564,79 @@ def parse_body(body: bytes) -> Any:
 
 
 def check_body(body: bytes, *, precheck: bool = False) -> dict[str, Any]:
-    """Check (or pre-check) a raw HTTP request body: the cap and strict JSON first."""
+    """Check (or pre-check) a raw HTTP request body: the cap and strict JSON first.
+
+    A schema whose exact text this process has checked before is found from the body's bytes
+    before anything is parsed (:func:`_known_schema`), so only the rest of the body is read.
+    """
+    found = _known_schema(body) if len(body) <= MAX_BODY_BYTES else None
     try:
-        request = parse_body(body)
+        if found is None:
+            request, shallow = parse_body(body), _shallow(body)
+        else:
+            # The schema's text, a complete JSON object, is read as the number 0 in its place:
+            # the body is strict JSON exactly when that is (a second "schema" included, D14).
+            rest = body[found[1] :]
+            request = parse_body(b'{"schema":0' + rest)
+            shallow = _shallow(rest)  # the schema's text was proven within the limits
     except Refusal as exc:
         return refusal(exc.code, exc.message)
-    response = _check(request, shallow_json=_shallow(body))
+    response, facts = _check_with(
+        request, shallow_json=shallow, known=None if found is None else found[2]
+    )
+    if found is None and facts is not None:
+        _remember_text(body, facts)
     return _assessable(response) if precheck else response
+
+
+#: Raw schema texts this process has checked from request bodies, by their first bytes, with
+#: their facts: a body whose ``schema`` (its first member) is byte-identical to one of them is
+#: that content, already proven strict JSON, so it is not parsed again.
+_SCHEMA_TEXTS: dict[bytes, list[tuple[bytes, _SchemaFacts]]] = {}
+_TEXT_HEAD = 64
+_SCHEMA_FIRST = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_VALUE_ENDS = re.compile(rb"[ \t\n\r]*[,}]")
+
+
+def _known_schema(body: bytes) -> tuple[int, int, _SchemaFacts] | None:
+    """Where a known schema's text sits in ``body`` (its first member) and its facts, or None.
+
+    The text is a complete JSON object, so a body holding it at the member's value position
+    followed by ``,`` or ``}`` holds exactly that value there; a duplicate ``schema`` member
+    later is refused by the strict reading of the rest, as it would be of the whole.
+    """
+    head = _SCHEMA_FIRST.match(body)
+    if head is None:
+        return None
+    start = head.end()
+    for text, facts in _SCHEMA_TEXTS.get(body[start : start + _TEXT_HEAD], ()):
+        if body.startswith(text, start) and _VALUE_ENDS.match(body, start + len(text)):
+            return start, start + len(text), facts
+    return None
+
+
+def _remember_text(body: bytes, facts: _SchemaFacts) -> None:
+    """Keep the schema text of a body whose schema is compiled (seen before, not refused)."""
+    if facts.refusal is not None or facts.schema is None or not body.isascii():
+        return  # an ASCII body's character offsets are its byte offsets
+    head = _SCHEMA_FIRST.match(body)
+    if head is None:
+        return
+    start = head.end()
+    try:
+        _, end = raw_decode_strict(body.decode("ascii"), start)
+    except ValueError:
+        return
+    text = body[start:end]
+    if len(text) < _TEXT_HEAD:
+        return  # short schemas read fast enough
+    same_head = _SCHEMA_TEXTS.setdefault(text[:_TEXT_HEAD], [])
+    if any(known == text for known, _ in same_head):
+        return
+    if sum(len(texts) for texts in _SCHEMA_TEXTS.values()) >= _SCHEMA_FACTS_MAX:
+        _SCHEMA_TEXTS.clear()  # bounded memory, no per-hit bookkeeping
+        same_head = _SCHEMA_TEXTS.setdefault(text[:_TEXT_HEAD], [])
+    same_head.append((text, facts))
 
 
 def status_summary(response: dict[str, Any]) -> dict[str, Any]:
