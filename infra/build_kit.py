@@ -43,6 +43,7 @@ Nothing to install: Python 3.11 or newer, standard library only.
     python3 score.py --corpus sample30.jsonl --adapter toolshim:normalise  # the reference (in-sample)
     python3 score.py --corpus sample30.jsonl --adapter naive --adapter yourmodule:normalise  # side by side
     python3 score.py --corpus parallel-sample24.jsonl --adapter toolshim  # several calls a turn (parallel track)
+    python3 score.py --corpus deltas-sample.jsonl --adapter toolshim  # one call streamed in pieces (deltas track)
     python3 score.py --spec                                       # the grading contract
     python3 score.py --selftest                                   # the grader's own checks
     python3 generate.py --out my-corpus --tools demo_tools.json  # a corpus for your own tools
@@ -56,7 +57,8 @@ the same team from the same rulebook: its score on these cases is in-sample and 
 Everything in this folder is CC0 1.0 Universal: `LICENSE` is its legal code. The other 270
 cases, their per-case rationale and the inputs they were generated from are licensed per
 purchase (`LICENSE-COMMERCIAL.txt`, delivered with them by `toolcall300 download`), as are the
-parallel track's other 276 turns and their rationale.
+parallel track's other 276 turns and their rationale, and the deltas track's other 595 streamed calls
+and their rationale.
 """
 
 
@@ -81,6 +83,7 @@ def build(out: Path) -> Path:
     for public in (
         "sample30.jsonl",
         "parallel-sample24.jsonl",
+        "deltas-sample.jsonl",
         "demo_tools.json",
         "demo_pools.json",
     ):

@@ -46,6 +46,25 @@ PARALLEL_PEERS = (
 )
 
 
+#: The deltas track's free sample and its peers (peers/deltas_peers.py), each a deltas adapter.
+DELTAS_CORPORA = (ROOT / "layers/toolcall300/toolcall300/data/deltas-sample.jsonl",)
+DELTAS_PEERS = (
+    "sdk_accumulate",
+    "langchain_chunks",
+    "langchain_progressive",
+    "partial_json_gate",
+    "json_repair_gate",
+)
+
+
+def deltas_flags() -> list[str]:
+    """The controls (C1, C2 on the accumulated call), then every deltas peer."""
+    flags = ["--adapter", "naive", "--adapter", "integrator"]
+    for name in DELTAS_PEERS:
+        flags += ["--adapter", f"peers/deltas_peers.py:{name}"]
+    return flags
+
+
 def parallel_flags() -> list[str]:
     """The controls (C1, C3), then every parallel peer."""
     flags = ["--adapter", "naive", "--adapter", "integrator"]
@@ -92,9 +111,11 @@ def main() -> int:
     (HERE / "versions.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print("peers: " + ", ".join(f"{k} {v}" for k, v in record.items()))
     worst = 0
-    runs = [(c, adapter_flags()) for c in CORPORA] + [
-        (c, parallel_flags()) for c in PARALLEL_CORPORA
-    ]
+    runs = (
+        [(c, adapter_flags()) for c in CORPORA]
+        + [(c, parallel_flags()) for c in PARALLEL_CORPORA]
+        + [(c, deltas_flags()) for c in DELTAS_CORPORA]
+    )
     for corpus, flags in runs:
         if not corpus.is_file():
             print(f"\n(skipped {corpus.relative_to(ROOT)}: not here)")

@@ -45,8 +45,11 @@ def built() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def test_the_corpus_rebuilds_byte_for_byte_and_is_pinned(sources: list[dict[str, Any]]) -> None:
     files = gen.corpus_files(sources, sha256_hex(MAIN.read_bytes()))
+    packaged = ROOT / "layers/toolcall300/toolcall300/data"
     for name, body in files.items():
-        assert (OUT / name).read_bytes() == body, f"{name} is stale: rebuild the deltas corpus"
+        where = packaged if name == gen.SAMPLE_FILE else OUT
+        assert (where / name).read_bytes() == body, f"{name} is stale: rebuild the deltas corpus"
+    assert published_versions()[sha256_hex(files[gen.SAMPLE_FILE])] == gen.DELTAS_VERSION
     assert gen.corpus_files(sources, sha256_hex(MAIN.read_bytes())) == files
     pin = sha256_hex(files["deltas.jsonl"])
     assert published_versions()[pin] == gen.DELTAS_VERSION

@@ -7,6 +7,7 @@ user site, no current folder on ``sys.path``), so nothing of the development ins
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,18 @@ def test_the_kit_scores_the_parallel_sample(kit: Path) -> None:
     assert "exact turns               24 / 24" in result.stdout and "in-sample" in result.stdout
     result = run(kit, "score.py", "--corpus", "parallel-sample24.jsonl", "--adapter", "integrator")
     assert result.returncode == 0 and "exact turns               0 / 24" in result.stdout
+
+
+def test_the_kit_scores_the_deltas_sample(kit: Path) -> None:
+    assert (kit / "deltas-sample.jsonl").read_bytes() == (
+        ROOT / "layers/toolcall300/toolcall300/data/deltas-sample.jsonl"
+    ).read_bytes()
+    result = run(kit, "score.py", "--corpus", "deltas-sample.jsonl", "--adapter", "toolshim")
+    assert result.returncode == 0, result.stderr
+    assert "17/17 (100.0%)" in result.stdout and "in-sample" in result.stdout
+    assert re.search(r"unsafe commits \(goal 0\) +0\n", result.stdout)
+    result = run(kit, "score.py", "--corpus", "deltas-sample.jsonl", "--adapter", "integrator")
+    assert result.returncode == 0 and "exact (every partition" in result.stdout
 
 
 def test_selftest_runs_in_isolated_mode(kit: Path) -> None:

@@ -52,6 +52,8 @@ FORMS = (
 BROKEN_FORMS = FORMS[4:]
 RANDOM_PARTITIONS = 4
 SEED = 31
+#: The free sample (CC0, in the kit): the first case of every form and shape there is.
+SAMPLE_FILE = "deltas-sample.jsonl"
 
 
 # --------------------------------------------------------------------------- the four wire shapes
@@ -605,6 +607,19 @@ def check(
     del integrator_passed
 
 
+def sample(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The free sample: the first case (in id order) of each (form, shape) the corpus has,
+    byte-identical rows of the corpus."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for case in cases:
+        key = (case["form"], case["shape"])
+        if key not in seen:
+            seen.add(key)
+            out.append(case)
+    return out
+
+
 def corpus_files(
     sources: list[dict[str, Any]], main_sha256: str, seed: int = SEED
 ) -> dict[str, bytes]:
@@ -615,6 +630,7 @@ def corpus_files(
         raise ValueError("deltas corpus fails its integrity checks:\n" + "\n".join(problems[:20]))
     data = jsonl_bytes(cases)
     notes = jsonl_bytes(rationale)
+    free = jsonl_bytes(sample(cases))
     manifest = {
         "generator_version": GENERATOR,
         "version": DELTAS_VERSION,
@@ -626,9 +642,15 @@ def corpus_files(
         "files": {
             "deltas.jsonl": {"sha256": sha256_hex(data)},
             "rationale.jsonl": {"sha256": sha256_hex(notes)},
+            SAMPLE_FILE: {"sha256": sha256_hex(free)},
         },
     }
-    return {"deltas.jsonl": data, "rationale.jsonl": notes, "manifest.json": pretty_bytes(manifest)}
+    return {
+        "deltas.jsonl": data,
+        "rationale.jsonl": notes,
+        "manifest.json": pretty_bytes(manifest),
+        SAMPLE_FILE: free,
+    }
 
 
 __all__ = ["build", "check", "corpus_files", "partitions", "render", "replay", "tool_name"]

@@ -1,7 +1,8 @@
 """``python -m toolcall300.generator.deltas_cli``: build or check the deltas corpus (docs/deltas.md).
 
 The shell around ``generator.deltas``: it reads the main corpus, writes ``deltas.jsonl``,
-``rationale.jsonl`` and ``manifest.json`` into ``--out`` (``corpus_private/deltas``), or with
+``rationale.jsonl`` and ``manifest.json`` into ``--out`` (``corpus_private/deltas``) and the
+free sample ``deltas-sample.jsonl`` into the package's ``data/``, or with
 ``--check-only`` rebuilds them in memory and says whether the files on disk are byte-identical
 (a stale pin after the main corpus changed shows here). It makes no labelling decision.
 """
@@ -17,7 +18,10 @@ from typing import TextIO
 from toolcall300.canonical import sha256_hex
 from toolcall300.cliutil import EXIT_ERROR, EXIT_OK, ArgParser, UsageError, read_limited
 from toolcall300.generator.build import read_jsonl
-from toolcall300.generator.deltas import corpus_files
+from toolcall300.generator.deltas import SAMPLE_FILE, corpus_files
+
+#: The free sample goes into the package's data, so the kit and ``score`` carry it.
+PACKAGED = Path(__file__).resolve().parents[1] / "data"
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -41,11 +45,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(f"{exc}\n")
         return EXIT_ERROR
     out = Path(args.out)
+    places = {name: (PACKAGED if name == SAMPLE_FILE else out) / name for name in files}
     if args.check_only:
         stale = [
             name
             for name, body in files.items()
-            if not (out / name).is_file() or (out / name).read_bytes() != body
+            if not places[name].is_file() or places[name].read_bytes() != body
         ]
         if stale:
             stderr.write(
@@ -56,8 +61,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_OK
     out.mkdir(parents=True, exist_ok=True)
     for name, body in files.items():
-        (out / name).write_bytes(body)
-    stdout.write(f"wrote {', '.join(sorted(files))} to {out}\n")
+        places[name].write_bytes(body)
+    stdout.write("wrote " + ", ".join(str(places[name]) for name in sorted(files)) + "\n")
     return EXIT_OK
 
 
