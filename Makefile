@@ -12,7 +12,7 @@ SHELL   := /bin/bash
 PIP     := set -o pipefail; PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 PIP_OUT := 2>&1 | { grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory" || true; }
 
-.PHONY: pins help venv sam-venv demo test lint types check corpus-check bench kit serve build deploy clean peers harness-image
+.PHONY: pins help venv sam-venv demo test lint types check corpus-check bench kit serve build aws-region deploy clean peers harness-image
 
 help:
 	@echo "make demo    set up; check the corpus; score naive and toolshim; the local-stack journey"
@@ -100,8 +100,11 @@ build: sam-venv
 harness-image:
 	sh infra/harness/build-image.sh
 
-deploy: build venv
-	PATH=$(SAMVENV)/bin:$$PATH sam deploy --guided
+aws-region:  # before anything is built: every AWS call of the deploy and the upload needs it
+	@test -n "$$AWS_REGION" || { echo "make deploy needs AWS_REGION, the region to deploy to (AWS_REGION=eu-west-1 make deploy)" >&2; exit 1; }
+
+deploy: aws-region build venv
+	PATH=$(SAMVENV)/bin:$$PATH sam deploy --guided --region "$$AWS_REGION"
 	$(BIN)/python infra/upload_corpus.py
 
 clean:

@@ -956,6 +956,25 @@ def links_would_die(run: runs.Run, *, in_seconds: int) -> runs.Run:
     return changed
 
 
+def test_a_run_whose_link_renewals_are_spent_fails_and_its_queued_job_is_ended(
+    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the run failed but its job stayed queued, to start later, be billed and fail
+    to upload (issue 34)."""
+    run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
+
+    def spent(r: runs.Run) -> runs.Run:
+        return replace(r, job_renewals=submit.MAX_JOB_RENEWALS)
+
+    assert runs.update(wiring.run_store(), run.run_id, spent) is not None
+    batch_says(monkeypatch, {str(run.job_id): "RUNNABLE"})
+    ended: list[tuple[str, str]] = []
+    monkeypatch.setattr(BatchApi, "terminate", lambda _self, job, why: ended.append((job, why)))
+    changed = flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC))
+    assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
+    assert [job for job, _ in ended] == [run.job_id]
+
+
 def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_fresh_links(
     batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1016,6 +1035,18 @@ def test_a_renewed_job_keeps_its_place_ahead_of_later_jobs(
 
     assert first["schedulingPriorityOverride"] == second["schedulingPriorityOverride"] == 0
     assert successor["schedulingPriorityOverride"] > second["schedulingPriorityOverride"]
+
+
+def test_any_number_of_teams_fits_the_fair_share_queues_identifier_quota() -> None:
+    """A fair-share queue admits at most 500 active share identifiers; with one per team, the
+    501st team's every run was refused by SubmitJob as a bare 503 (issue 34). Teams are hashed
+    into a fixed number of shares (the quota checklist in infra/README.md)."""
+    teams = [f"team-{i:016x}" for i in range(5000)]
+    shares = {submit.share_identifier(t) for t in teams}
+    assert len(shares) <= submit.SHARES < 500
+    assert len(shares) > submit.SHARES * 0.9  # spread over them, not bunched
+    assert all(re.fullmatch(r"[A-Za-z0-9_]{1,255}", s) for s in shares)
+    assert submit.share_identifier(teams[0]) == submit.share_identifier(teams[0])
 
 
 @pytest.mark.parametrize("status", ["STARTING", "RUNNING"])

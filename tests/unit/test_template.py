@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import subprocess
@@ -296,7 +297,11 @@ def test_the_jobs_reach_only_the_endpoints_they_need(template: dict[str, Any]) -
     assert all(e["PrivateDnsEnabled"] for k, e in endpoints.items() if k != "s3")
     job_sg = res["AdapterJobSecurityGroup"]["Properties"]
     assert "SecurityGroupIngress" not in job_sg
-    egress = job_sg["SecurityGroupEgress"] + [res["AdapterJobToEndpoints"]["Properties"]]
+    egress = [
+        r["Properties"]
+        for r in _of_type(res, "AWS::EC2::SecurityGroupEgress").values()
+        if r["Properties"]["GroupId"] == {"Ref": "AdapterJobSecurityGroup"}
+    ]
     assert {
         (e.get("DestinationPrefixListId") or e.get("DestinationSecurityGroupId"))["Ref"]
         for e in egress
@@ -305,6 +310,17 @@ def test_the_jobs_reach_only_the_endpoints_they_need(template: dict[str, Any]) -
         "AdapterEndpointSecurityGroup",
     }
     assert all(e["FromPort"] == e["ToPort"] == 443 and "CidrIp" not in e for e in egress)
+
+
+def test_every_real_egress_rule_is_a_resource_of_its_own(template: dict[str, Any]) -> None:
+    """Inline egress rules beside standalone ones on one group are replaced wholesale by an
+    update (issue 34): a group's only inline egress rule is the one to nowhere that removes
+    EC2's default allow-all; every rule that lets traffic out is its own resource."""
+    nowhere = {"IpProtocol": "-1", "CidrIp": "127.0.0.1/32"}
+    for name, group in _of_type(template["Resources"], "AWS::EC2::SecurityGroup").items():
+        inline = group["Properties"].get("SecurityGroupEgress")
+        assert inline is not None, f"{name} keeps EC2's allow-all egress"
+        assert [{k: r[k] for k in nowhere} for r in inline] == [nowhere], name
 
 
 def test_the_s3_endpoint_lets_jobs_touch_only_this_stacks_objects(template: dict[str, Any]) -> None:
@@ -679,7 +695,8 @@ def test_batch_rights_name_this_stacks_queue_definitions_and_jobs(template: dict
                         assert st["Condition"] == {"Null": {"aws:ResourceTag/run_id": "false"}}
     queue = {"Ref": "AdapterJobQueue"}
     runs, sweeper = granted["RunsFunction"], granted["SweeperFunction"]
-    assert runs["batch:SubmitJob"] == sweeper["batch:SubmitJob"] == [queue, definitions]
+    # the Service Authorization Reference lists SubmitJob on job too (issue 34)
+    assert runs["batch:SubmitJob"] == sweeper["batch:SubmitJob"] == [queue, definitions, jobs]
     assert runs["batch:RegisterJobDefinition"] == [definitions]
     assert "batch:RegisterJobDefinition" not in sweeper  # it cannot choose an image or a role
     assert sweeper["batch:TerminateJob"] == [jobs]
@@ -745,3 +762,41 @@ def test_the_job_queue_shares_fairly_between_teams_so_a_renewed_job_keeps_its_pl
     policy = queue["SchedulingPolicyArn"]["Ref"]
     assert res[policy]["Type"] == "AWS::Batch::SchedulingPolicy"
     assert "FairsharePolicy" in res[policy]["Properties"]
+
+
+def test_the_http_api_stage_writes_an_access_log_without_headers_or_bodies(
+    template: dict[str, Any],
+) -> None:
+    """Before: the stage logged nothing of its requests (issue 34). One JSON line a request,
+    to a log group of this stack with the stack's retention; no header, query or body
+    variable, so no key or session id reaches it."""
+    res = template["Resources"]
+    settings = res["HttpApi"]["Properties"]["AccessLogSettings"]
+    assert settings["DestinationArn"] == {"Fn::GetAtt": ["HttpApiAccessLogs", "Arn"]}
+    group = res["HttpApiAccessLogs"]
+    assert group["Type"] == "AWS::Logs::LogGroup"
+    assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    fields = json.loads(settings["Format"])
+    assert {"requestId", "status", "routeKey"} <= set(fields)
+    assert not re.search(
+        r"\$(request|context\.authorizer)|header|querystring|body", settings["Format"], re.I
+    )
+
+
+def test_make_deploy_asks_for_aws_region_before_it_builds() -> None:
+    """``make deploy`` needed AWS_REGION and did not say so (issue 34)."""
+    makefile = (ROOT / "Makefile").read_text()
+    deploy = re.search(r"^deploy: *(.*)$", makefile, re.M)
+    assert deploy is not None and deploy.group(1).split()[0] == "aws-region"
+    env = {k: v for k, v in os.environ.items() if k != "AWS_REGION"}
+    proc = subprocess.run(
+        ["make", "-s", "aws-region"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode != 0 and "needs AWS_REGION" in proc.stderr
+
+
+def test_the_cost_page_counts_the_alarms_the_template_declares(template: dict[str, Any]) -> None:
+    """docs/cost.md said 16 alarms where the template has 18 (issue 34)."""
+    alarms = len(_of_type(template["Resources"], "AWS::CloudWatch::Alarm"))
+    said = {int(n) for n in re.findall(r"(\d+) alarms", (ROOT / "docs" / "cost.md").read_text())}
+    assert said == {alarms}

@@ -282,8 +282,21 @@ def sweep_now(deps: HostedDeps, *, now: datetime | None = None) -> list[Run]:
     )
     for run in changed:
         if run.status in runs.FINAL:
+            _end_job(deps, run)
             deps.notify(run)
     return replayed + changed
+
+
+def _end_job(deps: HostedDeps, run: Run) -> None:
+    """End the Batch job of a run the sweeper failed (its link renewals spent, or queued too
+    long): left queued it would start later, pay for Fargate and fail to upload. Ending a job
+    that has already ended or gone does nothing; a refusal is logged, not raised."""
+    if not run.job_id:
+        return
+    try:
+        deps.batch.terminate(run.job_id, "the run failed before its job started")
+    except Exception:
+        logger.exception("ending a failed run's job failed", extra={"run_id": run.run_id})
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ no other reachable endpoint.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -37,10 +37,24 @@ MAX_JOB_RENEWALS = 8
 NOT_STARTED = frozenset({"SUBMITTED", "PENDING", "RUNNABLE"})
 
 
+#: How many fair-share identifiers the teams are spread over. A fair-share queue admits at
+#: most 500 active share identifiers ("AWS Batch service quotas"); with one per team, team 501
+#: would be refused by SubmitJob (a 503 that names nothing). Teams hashed into this many
+#: shares keep every queue under that quota whatever the number of teams; two teams that
+#: land in one share split its turn, which is still fair to every other share.
+SHARES = 256
+
+
 def share_identifier(team: str) -> str:
     """The team's fair-share identifier on the job queue (template.yaml, AdapterSchedulingPolicy):
-    letters, digits and underscores only, as AWS Batch allows ("ShareAttributes")."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", team)[:255]
+    ``team_`` and one of :data:`SHARES` numbers, from a hash of the team (stable across runs
+    and deployments), so the number of active identifiers stays bounded.
+
+    >>> share_identifier("team-0123456789abcdef") == share_identifier("team-0123456789abcdef")
+    True
+    """
+    digest = hashlib.sha256(team.encode("utf-8")).digest()
+    return f"team_{int.from_bytes(digest[:8], 'big') % SHARES:03d}"
 
 
 def scheduling_priority(run: runs.Run) -> int:
