@@ -247,8 +247,8 @@ def test_racing_checks_never_spend_a_pack_twice(local_stack: Any) -> None:
 
 def test_a_stack_on_a_public_address_gives_no_free_licence(tmp_path: Any) -> None:
     """Before: the dev checkout page (which pays any session for nothing) was served whatever
-    ``--host`` said, so ``serve --host 0.0.0.0`` handed anyone a free team licence (issue 34,
-    finding e). Now it is served on loopback only unless the operator passes
+    ``--host`` said, so ``serve --host 0.0.0.0`` handed anyone a free team licence.
+    Now it is served on loopback only unless the operator passes
     ``--dev-checkout``. The stack listens on every address; the test talks to it through
     loopback only."""
     import re

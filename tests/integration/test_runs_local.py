@@ -555,7 +555,7 @@ def test_adapter_files_that_cannot_work_are_refused_at_submission(
 def test_a_refused_submission_keeps_none_of_its_adapter_files(stack: LocalStack, buy: Any) -> None:
     """Before: the archive was kept when the run was admitted, before the callback check and
     the daily cap, and nothing removed it, so any team key filled the disk with refused
-    submissions (issue 34, finding a). Now it is kept only for a run that is created."""
+    submissions. Now it is kept only for a run that is created."""
     import hashlib
 
     key = buy("team", "runs-refused-files")

@@ -603,7 +603,7 @@ def test_a_teams_member_keys_share_its_purchases_lane_and_daily_count(
 ) -> None:
     """Member keys are free and unlimited in number: before, each had its own lane and its
     own daily count, so 16 of them ran 16 backtracking children at once and made another
-    customer's paid check take 3.7 s instead of 0.01 s (issue 34, finding c). Now the payer
+    customer's paid check take 3.7 s instead of 0.01 s. Now the payer
     is the purchase, so the team holds one lane and one count whatever its keys."""
     from toolcall300.service.api import bounded_check
     from toolcall300.service.domain.licences import issue_member

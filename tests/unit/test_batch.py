@@ -960,7 +960,7 @@ def test_a_run_whose_link_renewals_are_spent_fails_and_its_queued_job_is_ended(
     batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before: the run failed but its job stayed queued, to start later, be billed and fail
-    to upload (issue 34)."""
+    to upload."""
     run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
 
     def spent(r: runs.Run) -> runs.Run:
@@ -1039,7 +1039,7 @@ def test_a_renewed_job_keeps_its_place_ahead_of_later_jobs(
 
 def test_any_number_of_teams_fits_the_fair_share_queues_identifier_quota() -> None:
     """A fair-share queue admits at most 500 active share identifiers; with one per team, the
-    501st team's every run was refused by SubmitJob as a bare 503 (issue 34). Teams are hashed
+    501st team's every run was refused by SubmitJob as a bare 503. Teams are hashed
     into a fixed number of shares (the quota checklist in infra/README.md)."""
     teams = [f"team-{i:016x}" for i in range(5000)]
     shares = {submit.share_identifier(t) for t in teams}

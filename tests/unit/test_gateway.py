@@ -341,7 +341,7 @@ def test_past_the_connection_limit_silent_connections_make_room_for_a_request(
 ) -> None:
     """No more connections are taken on than the limit allows; but silent ones no longer hold
     every place until their deadline (before: 1,000 idle connections made a request wait
-    27 s, issue 34): with a client waiting, the stalest silent connection is closed to make
+    27 s): with a client waiting, the stalest silent connection is closed to make
     room, so the request is served while the others still wait (deadline 30 s here)."""
     from toolcall300.service.local.gateway import ServerLimits
 
@@ -497,7 +497,7 @@ def test_a_thousand_idle_connections_do_not_make_a_request_wait_for_their_deadli
     serve: Callable[..., Served],
 ) -> None:
     """Before: 1,000 connections that send nothing filled the connection limit and a request
-    behind them waited in the backlog until their 30 s deadline (27 s measured, issue 34). Now
+    behind them waited in the backlog until their 30 s deadline (27 s measured). Now
     with a client waiting the stalest silent one is closed to make room: the request is
     answered within its client's 10 s timeout, with the limit and the deadline as served."""
     import resource

@@ -56,7 +56,7 @@ def test_repo_root_has_the_template() -> None:
 @pytest.mark.parametrize("port", ["99999", "-1", "65536"])
 def test_a_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
     """Before: ``--port 99999`` served on a port the socket layer made of it, ``-1`` was a
-    traceback (issue 34)."""
+    traceback."""
     with pytest.raises(UsageError):
         localstack.parse_args(["--port", port])
     assert localstack.parse_args(["--port", "65535"]).port == 65535

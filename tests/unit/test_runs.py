@@ -773,7 +773,7 @@ def test_links_live_no_longer_than_the_credentials_that_signed_them() -> None:
 
 def test_a_submission_over_the_daily_cap_keeps_nothing() -> None:
     """``keep`` (the launcher storing the adapter's files) runs only once the quota is taken:
-    a refused submission leaves no data behind (issue 34, finding a)."""
+    a refused submission leaves no data behind."""
     store, kept = MemoryRunStore(), []
     sub = runs.parse_submission(body(), local=True)
     with pytest.raises(TooManyRequests):

@@ -654,7 +654,7 @@ def test_a_callback_that_never_answers_holds_up_no_other_run() -> None:
 
 def test_one_teams_silent_callback_endpoint_never_delays_another_teams_callback() -> None:
     """Before: one delivery thread served every team, so four runs of one team pointing at a
-    silent endpoint delayed another team's callback by 103 s (issue 34, finding b). Now a
+    silent endpoint delayed another team's callback by 103 s. Now a
     team's callbacks go one at a time on any of the delivery threads: team a's four stuck
     ones hold one thread, team b's is delivered meanwhile, and a's still arrive in order."""
     from types import SimpleNamespace

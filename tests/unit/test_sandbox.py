@@ -125,8 +125,8 @@ def test_a_run_uid_is_held_by_one_run_at_a_time_and_its_file_removed(
 @pytest.mark.parametrize("plant", ["open to all", "a link", "another owner"])
 def test_a_run_uid_folder_another_user_made_first_is_refused(tmp_path: Path, plant: str) -> None:
     """Before: ``tc300-run-uids`` in the shared temporary folder was used whoever had made it,
-    so links planted there redirected a root write and planted locks made runs share a uid
-    (issue 34, finding f). Now only this user's own folder, closed to others, is used."""
+     so links planted there redirected a root write and planted locks made runs share a uid
+    . Now only this user's own folder, closed to others, is used."""
     import os
 
     where = tmp_path / "tc300-run-uids"

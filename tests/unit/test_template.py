@@ -314,7 +314,7 @@ def test_the_jobs_reach_only_the_endpoints_they_need(template: dict[str, Any]) -
 
 def test_every_real_egress_rule_is_a_resource_of_its_own(template: dict[str, Any]) -> None:
     """Inline egress rules beside standalone ones on one group are replaced wholesale by an
-    update (issue 34): a group's only inline egress rule is the one to nowhere that removes
+    update: a group's only inline egress rule is the one to nowhere that removes
     EC2's default allow-all; every rule that lets traffic out is its own resource."""
     nowhere = {"IpProtocol": "-1", "CidrIp": "127.0.0.1/32"}
     for name, group in _of_type(template["Resources"], "AWS::EC2::SecurityGroup").items():
@@ -695,7 +695,7 @@ def test_batch_rights_name_this_stacks_queue_definitions_and_jobs(template: dict
                         assert st["Condition"] == {"Null": {"aws:ResourceTag/run_id": "false"}}
     queue = {"Ref": "AdapterJobQueue"}
     runs, sweeper = granted["RunsFunction"], granted["SweeperFunction"]
-    # the Service Authorization Reference lists SubmitJob on job too (issue 34)
+    # the Service Authorization Reference lists SubmitJob on job too
     assert runs["batch:SubmitJob"] == sweeper["batch:SubmitJob"] == [queue, definitions, jobs]
     assert runs["batch:RegisterJobDefinition"] == [definitions]
     assert "batch:RegisterJobDefinition" not in sweeper  # it cannot choose an image or a role
@@ -767,7 +767,7 @@ def test_the_job_queue_shares_fairly_between_teams_so_a_renewed_job_keeps_its_pl
 def test_the_http_api_stage_writes_an_access_log_without_headers_or_bodies(
     template: dict[str, Any],
 ) -> None:
-    """Before: the stage logged nothing of its requests (issue 34). One JSON line a request,
+    """Before: the stage logged nothing of its requests. One JSON line a request,
     to a log group of this stack with the stack's retention; no header, query or body
     variable, so no key or session id reaches it."""
     res = template["Resources"]
@@ -784,7 +784,7 @@ def test_the_http_api_stage_writes_an_access_log_without_headers_or_bodies(
 
 
 def test_make_deploy_asks_for_aws_region_before_it_builds() -> None:
-    """``make deploy`` needed AWS_REGION and did not say so (issue 34)."""
+    """``make deploy`` needed AWS_REGION and did not say so."""
     makefile = (ROOT / "Makefile").read_text()
     deploy = re.search(r"^deploy: *(.*)$", makefile, re.M)
     assert deploy is not None and deploy.group(1).split()[0] == "aws-region"
@@ -796,7 +796,7 @@ def test_make_deploy_asks_for_aws_region_before_it_builds() -> None:
 
 
 def test_the_cost_page_counts_the_alarms_the_template_declares(template: dict[str, Any]) -> None:
-    """docs/cost.md said 16 alarms where the template has 18 (issue 34)."""
+    """docs/cost.md said 16 alarms where the template has 18."""
     alarms = len(_of_type(template["Resources"], "AWS::CloudWatch::Alarm"))
     said = {int(n) for n in re.findall(r"(\d+) alarms", (ROOT / "docs" / "cost.md").read_text())}
     assert said == {alarms}

@@ -112,7 +112,7 @@ def test_stale_signature_is_refused(call: Call, aws: Any) -> None:
 
 def test_a_signature_dated_ahead_is_refused(call: Call, aws: Any) -> None:
     """Before: an hour ahead was accepted (the stripe library bounds only the past), so a
-    captured delivery stayed replayable for the hour (issue 34)."""
+    captured delivery stayed replayable for the hour."""
     status, data = post(call, checkout(), timestamp=int(time.time()) + 3600)
     assert status == 400 and data["error"]["code"] == "signature_invalid"
     assert licences_in(aws) == []

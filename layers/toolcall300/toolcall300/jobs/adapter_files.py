@@ -36,7 +36,7 @@ MAX_UNPACKED_BYTES = 64 * 1024 * 1024
 MAX_TAR_BYTES = MAX_UNPACKED_BYTES + 8 * 1024 * 1024
 #: An extended header (pax records, a GNU long name or link): tarfile reads one whole into
 #: memory, so its size is checked from its header block, before a byte of it is decompressed.
-#: Real ones hold a few names and times; a small gzip can hide one of 70 MiB (issue 34, d).
+#: Real ones hold a few names and times; a small gzip can hide one of 70 MiB.
 MAX_EXTENDED_HEADER = 1024 * 1024
 _EXTENDED = frozenset(
     {

@@ -376,7 +376,7 @@ class RunIdentity:
         temporary folder by default), trusted only when it is a real folder (not a link)
         owned by this user and closed to everyone else: one another user made first could
         hold planted links (a root write redirected) or locks (runs sharing a uid), so it is
-        refused with the reason instead (issue 34, finding f)."""
+        refused with the reason instead."""
         where = Path(folder or tempfile.gettempdir()) / "tc300-run-uids"
         with suppress(FileExistsError):
             os.mkdir(where, 0o700)

@@ -256,7 +256,7 @@ class CallbackQueue:
     time, by any of ``threads`` delivery threads, and the next team is served in the order
     teams became ready: so one team's silent endpoint (4 attempts, 5 s each, with backoff:
     about 27 s a callback) holds at most one thread, and another team's callback waits for it
-    only when ``threads`` teams are slow at once (issue 34, finding b; docs/hosted-scoring.md,
+    only when ``threads`` teams are slow at once (docs/hosted-scoring.md,
     "Callbacks"). At most ``per_team`` callbacks of a team and ``size`` in all wait; past
     either, a callback is dropped with a warning (the run's outcome stays readable at
     ``GET /runs/{id}``). ``stop`` delivers what is queued for a bounded time.

@@ -39,7 +39,7 @@ def verify_event(
             continue
         if _signed_at(signature_header) > time.time() + tolerance:
             # the library bounds only the past: a header dated ahead would stay replayable
-            # for as long as it is ahead (ENVIRONMENT.md, stripe 16)
+            # for as long as it is ahead
             raise BadRequest("the signature is dated in the future", code="signature_invalid")
         try:  # strictly: a duplicate "id" would dedupe on one id and apply the other
             event = loads_strict(text)

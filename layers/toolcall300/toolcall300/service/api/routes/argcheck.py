@@ -11,7 +11,7 @@ the answer is the free refusal ``CAP-EXCEEDED:check_seconds`` (422). Criteria D2
 checks are bounded per verified payer (one at a time, a daily count of budget overruns); the
 payer of a licence is the purchase that paid (``Licence.account_id``), so a team's member keys,
 which are free and uncapped in number, share their purchase's one lane and one budget rather
-than each bringing another (issue 34, finding c).
+than each bringing another.
 """
 
 from __future__ import annotations
