@@ -46,3 +46,30 @@ def test_every_refusal_code_has_one_status_in_the_service_error_map() -> None:
     assert refusal_status(argcheck.CAP_BODY) == 413
     assert refusal_status(CAP_CHECK) == 422
     assert {refusal_status(c) for c in argcheck.REFUSAL_CODES if c != argcheck.CAP_BODY} == {400}
+
+
+def test_pattern_checks_run_in_children_of_the_warm_pool() -> None:
+    from toolcall300.service.api.bounded_check import POOL
+
+    body = _body("^[A-Z]{3}$", "abc")
+    assert POOL.check(body, precheck=False, seconds=2) == argcheck.check_body(body)
+    zygote = POOL._zygote
+    assert zygote is not None and zygote.poll() is None  # the warm process stays up
+    ours, theirs = __import__("socket").socketpair()
+    with ours, theirs:
+        first, second = POOL._hand_over(theirs), POOL._hand_over(theirs)
+    assert first != second and zygote.pid not in (first, second)  # one child per check
+
+
+def test_the_pool_outlives_a_child_past_its_budget_and_a_lost_zygote() -> None:
+    from toolcall300.service.api.bounded_check import POOL
+
+    ordinary = _body("^[A-Z]{3}$", "ABC")
+    over = POOL.check(_body("\\w*\\w*x", "a" * 20000), precheck=False, seconds=1)
+    assert over["refusal"]["code"] == CAP_CHECK
+    assert POOL.check(ordinary, precheck=False, seconds=2)["verdict"] == "VALID"
+    assert POOL._zygote is not None
+    POOL._zygote.kill()
+    POOL._zygote.wait()
+    assert check_body_bounded(ordinary)["verdict"] == "VALID"
+    assert POOL._zygote is not None and POOL._zygote.poll() is None  # started again
