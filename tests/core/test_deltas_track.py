@@ -12,6 +12,7 @@ import copy
 import io
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,49 @@ def test_unsafe_commits_and_invented_values_are_counted() -> None:
     assert track.judge_stream(case, result((["c"], 1, 1)))["unsafe"] == 1  # absent from the call
     invented = {"name": "f", "arguments": {"a": 1, "b": 2, "c": 3}}
     assert track.judge_stream(case, result((["c"], 3, 1), answer=invented))["invented"] == 1
+
+
+def _tiny(tmp_path: Path, count: int, partitions: int) -> Path:
+    picked = []
+    for case in copy.deepcopy(_BUILT[0][:count]):
+        case["partitions"] = case["partitions"][:partitions]
+        picked.append(case)
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in picked))
+    return path
+
+
+def test_a_program_speaking_the_process_protocol_scores_as_in_process(tmp_path: Path) -> None:
+    corpus = _tiny(tmp_path, 6, 3)
+    program = f"{sys.executable} -m toolcall300.toolshim.deltas"
+    code, _, _ = _score(
+        "--corpus", str(corpus), "--adapter", "toolshim", "--json", str(tmp_path / "a.json")
+    )
+    assert code == 0
+    code, _, _ = _score(
+        "--corpus", str(corpus), "--adapter-cmd", program, "--json", str(tmp_path / "b.json")
+    )
+    assert code == 0
+    a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+    for report in (a, b):
+        report.pop("adapter"), report.pop("timing")
+    assert a == b and a["exact"] == 6 and a["commits"] > 0
+
+
+def test_a_program_that_breaks_the_protocol_refuses_and_is_restarted(tmp_path: Path) -> None:
+    corpus = _tiny(tmp_path, 2, 2)
+    script = tmp_path / "flaky.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if 'event' in m:\n"
+        "        print(json.dumps({'id': 'someone-else', 'commits': []}), flush=True)\n"
+    )
+    hang = tmp_path / "hang.py"
+    hang.write_text("import sys, time\nfor line in sys.stdin:\n    time.sleep(60)\n")
+    argv = ["--corpus", str(corpus), "--json", str(tmp_path / "r.json"), "--timeout", "1"]
+    code, _, err = _score(*argv, "--adapter-cmd", f"{sys.executable} {script}")
+    assert code == 1 and "expected" in err and "someone-else" in err  # every stream refused
+    code, _, err = _score(*argv, "--adapter-cmd", f"{sys.executable} {hang}")
+    assert code == 1 and "no answer within the time limit" in err

@@ -12,8 +12,9 @@ several calls (the parallel track) and it never guesses at a lost fragment.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Generator, Iterable, Iterator
-from typing import Any
+from typing import Any, TextIO
 
 from toolcall300.canonical import loads_strict, raw_decode_strict
 from toolcall300.toolshim.pipeline import normalise
@@ -257,3 +258,37 @@ def stream_adapter(
     for event in events:
         yield from session.feed(event)
     return session.end()
+
+
+def serve(stdin: TextIO, stdout: TextIO) -> None:
+    """The deltas process protocol (docs/adapter-protocols.md, "The deltas track"), served
+    by :class:`DeltaSession`: ``python -m toolcall300.toolshim.deltas``."""
+    sessions: dict[Any, DeltaSession] = {}
+    for line in stdin:
+        try:
+            message = loads_strict(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(message, dict):
+            continue
+        key = message.get("id")
+        if "tools" in message:
+            tools = message["tools"]
+            sessions[key] = DeltaSession(tools if isinstance(tools, list) else [])
+            continue
+        session = sessions.get(key)
+        if session is None:
+            continue
+        if "event" in message:
+            reply: dict[str, Any] = {"id": key, "commits": session.feed(message["event"])}
+        elif message.get("end") is True:
+            reply = {"id": key, "call": session.end()}
+            del sessions[key]
+        else:
+            continue
+        stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin, sys.stdout)

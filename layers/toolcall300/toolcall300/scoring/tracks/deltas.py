@@ -14,6 +14,7 @@ import copy
 import inspect
 import itertools
 import json
+import shlex
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -280,14 +281,20 @@ class DeltasAdapter:
         return out
 
 
-def build_adapter(kind: str, value: str, *, stream: bool = False) -> DeltasAdapter:
+def build_adapter(kind: str, value: str, *, stream: bool = False) -> adapters.Adapter:
     """``--adapter`` on a deltas corpus: a built-in name or ``module:callable`` taking
-    ``(events, tools)``; programs speak no deltas protocol yet (a usage error)."""
-    if kind != "callable" or stream:
-        raise UsageError(
-            "toolcall300 score: the deltas track takes in-process adapters only "
-            "(--adapter module:callable, integrator, naive or toolshim)"
-        )
+    ``(events, tools)``; ``--adapter-cmd``/``--adapter-stream``: a program speaking the deltas
+    process protocol (``deltas_process``; one long-lived program either way)."""
+    if kind != "callable":
+        from toolcall300.scoring.tracks.deltas_process import DeltasProcessAdapter
+
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise UsageError(f"toolcall300 score: {exc}") from None
+        if not argv:
+            raise UsageError(f"toolcall300 score: --adapter-{kind} is empty")
+        return DeltasProcessAdapter(argv, adapters.command_description(argv, True))
     target = BUILT_IN.get(value, value)
     if callable(target):
         return DeltasAdapter(target, value)
