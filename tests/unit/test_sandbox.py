@@ -251,6 +251,33 @@ def test_the_bubblewrap_fallback_isolates_and_limits_too() -> None:
     assert info["cpu"] == 23
 
 
+@pytest.mark.skipif(sandbox.shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_under_bubblewrap_the_run_has_only_its_own_loopback_up() -> None:
+    """docs/local-sandbox.md said the loopback was down; under bubblewrap it is up (bwrap
+    brings it up) and the run's alone: the one interface, one the adapter can listen and
+    connect on, while the host's listeners stay out of reach (the test above)."""
+    probe = fakes.py(
+        "import json,os,socket,sys\n"
+        "rows=open('/proc/net/dev').read().splitlines()[2:]\n"
+        "names=sorted(r.split(':')[0].strip() for r in rows)\n"
+        "srv=socket.socket(); srv.bind(('127.0.0.1',0)); srv.listen(1)\n"
+        "c=socket.socket(); c.settimeout(2); own=c.connect_ex(srv.getsockname())==0\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'n','arguments':{'names':names,'own':own}}}),flush=True)\n"
+    )
+    iso = sandbox.Isolation(True, os.geteuid() == 0, (), "bwrap")
+    with sandbox.scratch_dir() as scratch:
+        prepared = sandbox.prepare(probe, scratch, isolation=iso)
+        out = harness.run_job(
+            prepared.argv,
+            harness.job_inputs(CASE),
+            limits=LIMITS,
+            popen_kwargs=prepared.popen_kwargs,
+        )
+    assert answer_of(out) == {"names": ["lo"], "own": True}
+
+
 # ----------------------------------------------------------------------------- the filesystem
 
 needs_bwrap = pytest.mark.skipif(
@@ -474,6 +501,32 @@ def test_the_seccomp_filter_refuses_new_namespaces_inside_the_sandbox() -> None:
     assert (seen["rc"], seen["errno"]) == (-1, errno.EPERM)
     assert seen["tool"] != 0 and "Operation not permitted" in seen["said"]
     assert sandbox.probe().record()["seccomp"] is True
+
+
+@needs_bwrap
+def test_the_seccomp_filter_refuses_io_uring_and_the_kernel_keyrings() -> None:
+    """Before: both were allowed inside the sandbox. io_uring's operations bypass a syscall
+    filter, and the keyrings are shared per uid across namespaces; a container runtime's
+    default profile refuses both."""
+    probe = fakes.py(
+        "import ctypes,json,sys\n"
+        "libc=ctypes.CDLL(None,use_errno=True)\n"
+        "def call(nr,*a):\n"
+        "    rc=libc.syscall(nr,*a); return [rc, ctypes.get_errno()]\n"
+        "import platform\n"
+        "arm=platform.machine()=='aarch64'\n"
+        "params=ctypes.create_string_buffer(120)\n"
+        "got={'io_uring_setup':call(425,8,params),\n"
+        "     'keyctl':call(219 if arm else 250,0,-3,0),\n"  # KEYCTL_GET_KEYRING_ID, user keyring
+        "     'add_key':call(217 if arm else 248,b'user',b'k',b'v',1,-3)}\n"
+        "for line in sys.stdin:\n"
+        "    item=json.loads(line)\n"
+        "    print(json.dumps({'id':item['id'],'call':{'name':'s','arguments':got}}),flush=True)\n"
+    )
+    seen = answer_of(run_adapter(probe))
+    assert seen["io_uring_setup"] == [-1, errno.ENOSYS]
+    assert seen["keyctl"] == [-1, errno.EPERM]
+    assert seen["add_key"] == [-1, errno.EPERM]
 
 
 @pytest.mark.parametrize("method", ["bwrap", "unshare"])

@@ -311,8 +311,8 @@ def probe() -> Isolation:
 # ----------------------------------------------------------------------------- seccomp
 
 #: The seccomp filter, written as BPF to ``argv[1]`` by Debian's ``python3`` with
-#: ``python3-seccomp``: every syscall allowed except making or entering namespaces and
-#: mounting. The same filter the container tier gives the harness (what Fargate allows), and
+#: ``python3-seccomp``: every syscall allowed except making or entering namespaces,
+#: mounting, the kernel keyrings and io_uring. The same filter the container tier gives the harness (what Fargate allows), and
 #: what the local sandbox hands bubblewrap (``--seccomp``): no nested user namespace.
 SECCOMP_SCRIPT = """
 import errno, sys, seccomp
@@ -324,6 +324,12 @@ for name in ("unshare", "setns", "mount", "umount2", "pivot_root"):
 for flag in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
     f.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
 f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # glibc falls back to clone
+# as a container runtime's default profile does: the kernel keyrings (shared per uid, not
+# namespaced) and io_uring (its operations bypass this filter; callers fall back to syscalls)
+for name in ("keyctl", "add_key", "request_key"):
+    f.add_rule(deny, name)
+for name in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
+    f.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
 f.export_bpf(open(sys.argv[1], "wb"))
 """
 
