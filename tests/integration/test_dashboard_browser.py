@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.dashboard import EMPTY_KEY, GOOD_KEY, PACK_KEY, SINGLE_KEY, ContractApi, shoot
+from support.dashboard import (
+    EMPTY_KEY,
+    GOOD_KEY,
+    PACK_KEY,
+    SINGLE_KEY,
+    ContractApi,
+    run_record,
+    shoot,
+    summary,
+)
 
 
 def open_dashboard(pg: Any, api: ContractApi, key: str | None = GOOD_KEY) -> None:
@@ -493,3 +502,86 @@ def test_a_case_that_passed_has_no_view_and_says_why(
     watched_page.goto(contract_api.base_url + f"/dashboard#/runs/run_{3:026d}/cases/tc300-0001")
     watched_page.get_by_role("heading", name="Case tc300-0001").wait_for()
     assert "only failed cases have a view" in watched_page.locator("#case-body").text_content()
+
+
+def add_feature_run(api: ContractApi, ref: str = "refs/heads/feature-x") -> str:
+    """A scored run of another branch measured against main (it used to zig-zag main's trend)."""
+    run = run_record(7, ref=ref, summary=summary(200))
+    api.runs.append(run)
+    return str(run["run_id"])
+
+
+def runs_shown(pg: Any) -> list[str]:
+    return [t.strip() for t in pg.locator("#runs-table tbody th a").all_text_contents()]
+
+
+def test_the_branch_filter_draws_each_branchs_own_trend(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    feature = add_feature_run(contract_api)
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    # main's baseline shows main's runs by default: the feature run is not on its trend
+    assert watched_page.get_by_label("Branch").input_value() == "main"
+    assert feature not in runs_shown(watched_page)
+    points = watched_page.locator("#count-charts svg").first
+    assert points.get_attribute("data-points") == "3"
+    watched_page.get_by_label("Branch").select_option("feature-x")
+    assert runs_shown(watched_page) == [feature]
+    assert watched_page.locator("#count-charts svg").first.get_attribute("data-points") == "1"
+    watched_page.get_by_label("Branch").select_option("")
+    assert feature in runs_shown(watched_page)
+    assert watched_page.locator("#count-charts svg").first.get_attribute("data-points") == "4"
+    options = watched_page.locator("#branch-select option").all_text_contents()
+    assert options == ["main", "feature-x", "release-1.2", "All branches"]
+    assert watched_page.console_errors == []
+
+
+def test_two_ticked_runs_compare_case_by_case(watched_page: Any, contract_api: ContractApi) -> None:
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    button = watched_page.get_by_role("button", name="Compare two runs")
+    assert button.is_disabled()
+    watched_page.get_by_label(f"Compare run_{2:026d}").check()
+    assert button.is_disabled()
+    watched_page.get_by_label(f"Compare run_{3:026d}").check()
+    button.click()
+    watched_page.get_by_role(
+        "heading", name=f"Run run_{2:026d} compared with run_{3:026d}"
+    ).wait_for()
+    assert watched_page.evaluate("location.hash") == f"#/compare/run_{2:026d}/run_{3:026d}"
+    broken = watched_page.locator("#compare-broken li a").all_text_contents()
+    assert broken == ["tc300-0254", "tc300-0266", "tc300-0288"]
+    assert watched_page.locator("#compare-fixed li").count() == 0
+    exact = watched_page.locator("#compare-counts tr", has_text="Exact matches")
+    assert "262" in exact.text_content() and "-12 (worse)" in exact.text_content()
+    shoot(watched_page, "contract-compare")
+    # each case links to its view in the run where it failed
+    watched_page.locator("#compare-broken").get_by_role("link", name="tc300-0266").click()
+    watched_page.get_by_role("heading", name="Case tc300-0266").wait_for()
+    assert watched_page.evaluate("location.hash") == f"#/runs/run_{3:026d}/cases/tc300-0266"
+    # the other way round, the same cases were fixed
+    watched_page.goto(contract_api.base_url + f"/dashboard#/compare/run_{3:026d}/run_{2:026d}")
+    watched_page.locator("#compare-fixed li").first.wait_for()
+    assert watched_page.locator("#compare-fixed li a").all_text_contents() == broken
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_no_runs_column_is_clipped_at_common_widths(
+    watched_page: Any, contract_api: ContractApi, width: int
+) -> None:
+    add_feature_run(contract_api, "refs/heads/feature/a-rather-long-branch-name-for-the-new-reader")
+    watched_page.set_viewport_size({"width": width, "height": 900})
+    open_dashboard(watched_page, contract_api)
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
+    watched_page.get_by_label("Branch").select_option("")
+    watched_page.get_by_label("Baseline", exact=True).select_option("")
+    assert len(runs_shown(watched_page)) == 7
+    for region in watched_page.locator("#runs-table, #baselines table").all():
+        overflow = region.evaluate("t => t.parentNode.scrollWidth - t.parentNode.clientWidth")
+        assert overflow <= 0, f"a column is clipped by {overflow} px at {width} px"
+    compare = watched_page.locator("#runs-table thead th").last
+    assert compare.text_content() == "Compare" and compare.is_visible()
+    box = compare.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= width
+    shoot(watched_page, f"contract-runs-{width}")

@@ -109,11 +109,18 @@ def test_the_seeded_runs_have_the_verdicts_the_journey_needs(team: Team) -> None
 
 def test_sign_in_charts_open_run_comparison_sign_out(signed_in: Any, team: Team) -> None:
     pg = signed_in
-    # the charts: five counts and twelve categories, one point per scored run on main
+    # the charts: five counts and twelve categories, one point per scored run of branch main
+    # on main's baseline (the feature-x run measured against main is not on main's trend)
     assert pg.locator("#count-charts figure.chart").count() == 5
     assert pg.locator("#category-charts figure.chart").count() == 12
-    assert pg.locator("#count-charts svg").first.get_attribute("data-points") == "3"
+    assert pg.get_by_label("Branch").input_value() == "main"
+    assert pg.locator("#count-charts svg").first.get_attribute("data-points") == "2"
     assert pg.locator("#count-charts [data-mark=regression]").count() == 5
+    exact = pg.locator("figure[data-chart='Exact matches'] figcaption").text_content()
+    assert f"latest {team.runs['regression']['summary']['exact']} of 300" in exact
+    # every branch: the feature-x run joins the trend
+    pg.get_by_label("Branch").select_option("")
+    assert pg.locator("#count-charts svg").first.get_attribute("data-points") == "3"
     exact = pg.locator("figure[data-chart='Exact matches'] figcaption").text_content()
     assert f"latest {team.runs['pass']['summary']['exact']} of 300" in exact
     shoot(pg, "e2e-1-history")
@@ -133,6 +140,32 @@ def test_sign_in_charts_open_run_comparison_sign_out(signed_in: Any, team: Team)
         1 for c in fell.values() if c["delta"] < 0
     )
     shoot(pg, "e2e-2-run-regression")
+
+    # a broken case id opens its case view: the stored report's input, expected and returned
+    # call, and the rationale the licence includes, from the real stack
+    if pg.locator("#flipped-broken details").count():  # a long list is folded
+        pg.locator("#flipped-broken summary").click()
+    pg.locator("#flipped-broken").get_by_role("link", name=broken[0], exact=True).click()
+    pg.get_by_role("heading", name=f"Case {broken[0]}").wait_for()
+    pg.locator("#case-rationale").wait_for()
+    direct = requests.get(
+        f"{team.url}/runs/{regression['run_id']}/report",
+        headers={"Authorization": f"Bearer {team.key}"},
+        timeout=30,
+    ).json()["score"]["failure_details"][broken[0]]
+    assert pg.locator("#case-input").text_content() == direct["input"]
+    assert pg.locator("#case-expected").text_content() == direct["expected"]
+    assert pg.locator("#case-returned").text_content() == "a refusal (null)"
+    assert pg.locator("#case-rule").text_content() == direct["rule"]
+    why = requests.get(
+        f"{team.url}/cases/{broken[0]}/rationale",
+        headers={"Authorization": f"Bearer {team.key}"},
+        timeout=30,
+    ).json()
+    assert why["rationale"] in pg.locator("#case-rationale").text_content()
+    shoot(pg, "e2e-2b-case-view")
+    pg.get_by_role("link", name="The run").click()
+    pg.get_by_role("heading", name=f"Run {regression['run_id']}").wait_for()
 
     # back to the history, then sign out
     pg.get_by_role("link", name="All runs").click()
@@ -158,6 +191,7 @@ def test_failed_run_shows_its_reason_and_log_tail(signed_in: Any, team: Team) ->
 
 def test_report_download_is_the_stored_report(signed_in: Any, team: Team, tmp_path: Path) -> None:
     scored = team.runs["pass"]
+    signed_in.get_by_label("Branch").select_option("feature-x")  # the run of branch feature-x
     signed_in.get_by_role("link", name=scored["run_id"]).first.click()
     with signed_in.expect_download() as info:
         signed_in.get_by_role("button", name="Download report (JSON)").click()

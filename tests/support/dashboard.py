@@ -174,14 +174,20 @@ RATIONALE = {
 }
 
 
+#: The cases every canned stored report holds (a run fails exactly its comparison's broken ones).
+CASE_IDS = ("tc300-0001", "tc300-0007", "tc300-0011", "tc300-0254", "tc300-0266", "tc300-0288")
+
+
 def stored_score(run: dict[str, Any]) -> dict[str, Any]:
     """The scorer's part of a stored report: the comparison's broken cases failed (with a
     case view, one of them with an input that tries to be markup), the rest passed."""
     broken = list(((run.get("comparison") or {}).get("flipped") or {}).get("broken") or [])
     per_case = [
         {"id": c, "category": "array_vs_scalar", "passed": False, "outcome": "schema_invalid"}
-        for c in broken
-    ] + [{"id": "tc300-0001", "category": "args_as_string", "passed": True, "outcome": "exact"}]
+        if c in broken
+        else {"id": c, "category": "args_as_string", "passed": True, "outcome": "exact"}
+        for c in CASE_IDS
+    ]
     details = {
         c: {
             "input": '{"name": "get_forecast", "arguments": {"days": [2]}}\n<img src=x onerror=alert(1)>'

@@ -62,6 +62,45 @@
     return typeof run.baseline === "string" && run.baseline ? run.baseline : "main";
   }
 
+  /** The branch a run was made from: its ref without refs/heads/ (another ref as it is). */
+  function branchOf(run) {
+    var ref = typeof run.ref === "string" ? run.ref : "";
+    return ref.indexOf("refs/heads/") === 0 ? ref.slice(11) : ref;
+  }
+
+  /** Branches to choose between: main first, then the rest sorted. */
+  function branchNames(runs) {
+    var seen = {};
+    (runs || []).forEach(function (run) { if (branchOf(run)) { seen[branchOf(run)] = true; } });
+    var names = Object.keys(seen).sort();
+    var main = names.indexOf("main");
+    if (main > 0) { names.splice(main, 1); names.unshift("main"); }
+    return names;
+  }
+
+  /** Two stored reports case by case: the ids whose result differs, and how. `broken`:
+      passed in A, fails in B; `fixed`: failed in A, passes in B; `changed`: fails in both with
+      another outcome; `missing`: in one report only. Each entry {id, category, a, b}. */
+  function compareCases(reportA, reportB) {
+    function rows(report) {
+      var out = {};
+      (((report || {}).score || {}).per_case || []).forEach(function (row) { out[row.id] = row; });
+      return out;
+    }
+    var a = rows(reportA), b = rows(reportB);
+    var result = { broken: [], fixed: [], changed: [], missing: [] };
+    var ids = Object.keys(a).concat(Object.keys(b).filter(function (id) { return !(id in a); }));
+    ids.forEach(function (id) {
+      var x = a[id], y = b[id];
+      var entry = { id: id, category: (x || y).category, a: x ? x.outcome : "absent", b: y ? y.outcome : "absent" };
+      if (!x || !y) { result.missing.push(entry); }
+      else if (x.passed && !y.passed) { result.broken.push(entry); }
+      else if (!x.passed && y.passed) { result.fixed.push(entry); }
+      else if (!x.passed && !y.passed && x.outcome !== y.outcome) { result.changed.push(entry); }
+    });
+    return result;
+  }
+
   /** Baseline names to choose between: main first, then the rest sorted. */
   function baselineNames(baselinesDoc, runs) {
     var seen = {};
@@ -365,7 +404,7 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, generation: 0 };
+  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, compare: {}, generation: 0 };
 
   function readKey() {
     try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
@@ -380,7 +419,7 @@
   }
 
   function show(sectionId) {
-    ["signin", "problem", "history", "run", "case"].forEach(function (id) {
+    ["signin", "problem", "history", "run", "case", "compare"].forEach(function (id) {
       $(id).hidden = id !== sectionId;
     });
   }
@@ -465,7 +504,7 @@
   function signOut(message) {
     forgetKey();
     clear($("member-new"));  // a key shown once is not left on the page
-    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, compare: {}, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -532,8 +571,21 @@
     select.appendChild(el("option", { value: "", text: "All baselines", selected: state.baseline === "" }));
     $("baseline-control").hidden = names.length === 0;  // nothing to choose between yet
 
+    var branches = branchNames(state.runs);
+    if (state.branch === null || (state.branch && branches.indexOf(state.branch) < 0)) {
+      // the baseline's own branch when it has runs (main's trend is main's), else every branch
+      state.branch = branches.indexOf(state.baseline) >= 0 ? state.baseline : "";
+    }
+    var branchSelect = clear($("branch-select"));
+    branches.forEach(function (name) {
+      branchSelect.appendChild(el("option", { value: name, text: name, selected: name === state.branch }));
+    });
+    branchSelect.appendChild(el("option", { value: "", text: "All branches", selected: state.branch === "" }));
+    $("branch-control").hidden = branches.length === 0;
+
     var runs = (state.runs || []).filter(function (run) {
-      return !state.baseline || runBaseline(run) === state.baseline;
+      return (!state.baseline || runBaseline(run) === state.baseline) &&
+        (!state.branch || branchOf(run) === state.branch);
     });
     var empty = runs.length === 0;
     $("empty").hidden = !empty;
@@ -545,7 +597,7 @@
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
         ? "Team " + state.teamName + " has no hosted runs yet."
-        : "No runs were measured against the baseline “" + state.baseline + "” yet.";
+        : "No runs " + (state.branch ? "of branch “" + state.branch + "” " : "") + "were measured against " + (state.baseline ? "the baseline “" + state.baseline + "”" : "any baseline") + " yet.";
       return;
     }
     renderLatest(runs[0]);
@@ -598,15 +650,40 @@
     runs.forEach(function (run) {
       var s = run.summary;
       body.appendChild(el("tr", {}, [
-        el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id })]),
+        el("th", { scope: "row", "class": "run-id" }, [el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id })]),
         el("td", { text: formatTime(run.created_at) }),
-        el("td", { text: run.ref || "" }),
+        el("td", { "class": "wrap", title: run.ref || "", text: branchOf(run) }),
         el("td", {}, [el("code", { text: shortCommit(run.commit) })]),
         el("td", {}, [badge(run.status)]),
         el("td", {}, [badge(run.verdict)]),
-        el("td", { "class": "num", text: s ? s.exact + " / " + s.cases : "" })
+        el("td", { "class": "num", text: s ? s.exact + " / " + s.cases : "" }),
+        el("td", { "class": "pick" }, run.status === "scored" ? [compareBox(run)] : [])
       ]));
     });
+    updateCompareButton();
+  }
+
+  function compareBox(run) {
+    var box = el("input", { type: "checkbox", "aria-label": "Compare " + run.run_id, "data-run": run.run_id });
+    box.checked = state.compare[run.run_id] === true;
+    box.addEventListener("change", function () {
+      if (box.checked) { state.compare[run.run_id] = true; } else { delete state.compare[run.run_id]; }
+      updateCompareButton();
+    });
+    return box;
+  }
+
+  /** The two runs ticked for comparison, older first (by the runs list, newest first). */
+  function pickedRuns() {
+    return (state.runs || []).filter(function (run) { return state.compare[run.run_id] === true; })
+      .map(function (run) { return run.run_id; }).reverse();
+  }
+
+  function updateCompareButton() {
+    var picked = pickedRuns();
+    $("compare-runs").disabled = picked.length !== 2;
+    $("compare-hint").textContent = picked.length === 2 ? "Compare " + picked[0] + " with " + picked[1] + "."
+      : "Tick two scored runs to compare them case by case (" + picked.length + " ticked).";
   }
 
   function renderMembers() {
@@ -753,6 +830,67 @@
     body.appendChild(renderComparison(run));
     if (run.report_url && run.status === "scored") { body.appendChild(renderFailedCases(run)); }
     if (moveFocus) { $("run-title").focus(); }
+  }
+
+  /* ------------------------------------------------------------------ two runs */
+
+  function openCompare(idA, idB) {
+    var generation = state.generation;
+    stopPolling();
+    setLoading("Comparing " + idA + " with " + idB + "…");
+    function load(id) {
+      return api("runs/" + encodeURIComponent(id), state.key).then(function (run) {
+        if (!run.report_url) { throw new ApiError(404, "no_report", "Run " + id + " has no report: only scored runs can be compared."); }
+        return runReport(run).then(function (report) { return { run: run, report: report }; });
+      });
+    }
+    return Promise.all([load(idA), load(idB)]).then(function (both) {
+      if (generation !== state.generation || currentCompare() === null) { return; }
+      setLoading("");
+      renderCompare(both[0], both[1]);
+    });
+  }
+
+  function renderCompare(a, b) {
+    show("compare");
+    $("compare-title").textContent = "Run " + a.run.run_id + " compared with " + b.run.run_id;
+    var body = clear($("compare-body"));
+    var sa = a.run.summary || {}, sb = b.run.summary || {};
+    function who(x) {
+      return el("span", {}, [el("a", { href: "#/runs/" + encodeURIComponent(x.run.run_id), text: x.run.run_id }),
+        " (" + branchOf(x.run) + " @ " + shortCommit(x.run.commit) + ", " + formatTime(x.run.created_at) + ")"]);
+    }
+    body.appendChild(el("dl", { "class": "facts panel" }, [].concat(fact("A", who(a)), fact("B", who(b)))));
+    var rows = METRICS.map(function (m) {
+      var delta = (sb[m.key] || 0) - (sa[m.key] || 0);
+      var verdict = assess(m.key, delta);
+      return el("tr", {}, [
+        el("th", { scope: "row", text: m.label }),
+        el("td", { "class": "num", text: String(sa[m.key]) }),
+        el("td", { "class": "num", text: String(sb[m.key]) }),
+        el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: signed(delta) + (verdict === "same" ? "" : " (" + verdict + ")") })])
+      ]);
+    });
+    body.appendChild(scrollTable({
+      label: "Counts of A and B", caption: "Counts", id: "compare-counts", rows: rows,
+      head: [{ text: "Count" }, { text: "A", num: true }, { text: "B", num: true }, { text: "B − A", num: true }]
+    }));
+    var moved = compareCases(a.report, b.report);
+    function list(id, title, entries, failedIn) {
+      return el("div", { id: id, "class": "panel" }, [
+        el("h3", { text: title + " (" + entries.length + ")" }),
+        entries.length ? el("ul", { "class": "case-moves" }, entries.map(function (e) {
+          var run = failedIn === "b" ? b.run : a.run;
+          return el("li", {}, [el("a", { href: caseHref(run.run_id, e.id), text: e.id }),
+            " " + label(e.category || "") + ": " + e.a.replace(/_/g, " ") + " → " + e.b.replace(/_/g, " ")]);
+        })) : el("p", { "class": "hint", text: "None." })
+      ]);
+    }
+    body.appendChild(list("compare-broken", "Broke in B (passed in A)", moved.broken, "b"));
+    body.appendChild(list("compare-fixed", "Fixed in B (failed in A)", moved.fixed, "a"));
+    body.appendChild(list("compare-changed", "Failed in both, another outcome", moved.changed, "b"));
+    if (moved.missing.length) { body.appendChild(list("compare-missing", "In one report only", moved.missing, "b")); }
+    $("compare-title").focus();
   }
 
   /* ------------------------------------------------------------------ failed cases */
@@ -1015,8 +1153,18 @@
     return m ? [decodeURIComponent(m[1]), decodeURIComponent(m[2])] : null;
   }
 
+  /** [run A, run B] of a comparison's route (#/compare/A/B), or null. */
+  function currentCompare() {
+    var m = /^#\/compare\/([^/?#]+)\/([^/?#]+)$/.exec(window.location.hash);
+    return m ? [decodeURIComponent(m[1]), decodeURIComponent(m[2])] : null;
+  }
+
   function route() {
     if (!state.key) { return; }
+    var pair = currentCompare();
+    if (pair) {
+      return openCompare(pair[0], pair[1]).catch(fail);
+    }
     var shown = currentCase();
     if (shown) {
       return openCase(shown[0], shown[1]).catch(fail);
@@ -1026,7 +1174,7 @@
       return openRun(runId).catch(fail);
     }
     stopPolling();
-    var fromRun = !$("run").hidden || !$("case").hidden;
+    var fromRun = !$("run").hidden || !$("case").hidden || !$("compare").hidden;
     renderHistory();
     if (fromRun) { $("history-title").focus(); }
   }
@@ -1060,7 +1208,18 @@
     $("retry").addEventListener("click", reload);
     $("baseline-select").addEventListener("change", function (event) {
       state.baseline = event.target.value;
+      state.branch = null;  // follow the baseline's own branch again
       renderHistory();
+    });
+    $("branch-select").addEventListener("change", function (event) {
+      state.branch = event.target.value;
+      renderHistory();
+    });
+    $("compare-runs").addEventListener("click", function () {
+      var picked = pickedRuns();
+      if (picked.length === 2) {
+        window.location.hash = "#/compare/" + encodeURIComponent(picked[0]) + "/" + encodeURIComponent(picked[1]);
+      }
     });
     window.addEventListener("hashchange", function () {
       if (state.key && state.runs === null) { reload(); return; }
@@ -1078,7 +1237,8 @@
     apiUrl: apiUrl, baselineNames: baselineNames, scoredHistory: scoredHistory,
     metricSeries: metricSeries, categorySeries: categorySeries, categoriesOf: categoriesOf,
     chartPoints: chartPoints, categoryMoves: categoryMoves, assess: assess, formatTime: formatTime,
-    failedCases: failedCases, caseHref: caseHref,
+    failedCases: failedCases, caseHref: caseHref, branchOf: branchOf, branchNames: branchNames,
+    compareCases: compareCases,
     CATEGORIES: CATEGORIES, METRICS: METRICS
   };
 
