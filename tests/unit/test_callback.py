@@ -350,3 +350,17 @@ def test_locally_the_stack_s_own_port_is_refused_on_any_loopback_name(url: str) 
     assert callback.checked_addresses(
         other, local=True, resolve=resolves_to("127.0.0.1"), own_ports=own
     ) == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1/hook", "https://localhost/hook", "http://127.0.0.1:22/", "http://[::1]:631/"],
+)
+def test_locally_a_port_below_1024_is_refused(url: str) -> None:
+    """Before: any loopback port but the stack's own was allowed, the machine's own services
+    (ssh, http, printing) included; no team's receiver listens there without root."""
+    with pytest.raises(callback.DestinationRefused, match="from 1024 up"):
+        callback.checked_addresses(url, local=True, resolve=resolves_to("127.0.0.1"))
+    assert callback.checked_addresses(
+        "http://127.0.0.1:1024/hook", local=True, resolve=resolves_to("127.0.0.1")
+    ) == ["127.0.0.1"]

@@ -189,6 +189,12 @@ def _target(url: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname, port
 
 
+#: On a local stack a callback goes to loopback, so to a service of the machine itself: the
+#: ports below this one are the system's (ssh 22, http 80, printing 631), which only root can
+#: open, so no team's own receiver is there (docs/hosted-scoring.md, "Callbacks").
+FIRST_UNPRIVILEGED_PORT = 1024
+
+
 def checked_addresses(
     url: str,
     *,
@@ -201,6 +207,11 @@ def checked_addresses(
     _, host, port = _target(url)
     if local and port in own_ports:
         raise DestinationRefused("callbacks never go to the service's own port")
+    if local and port < FIRST_UNPRIVILEGED_PORT:
+        raise DestinationRefused(
+            f"on a local stack callbacks go to a port from {FIRST_UNPRIVILEGED_PORT} up "
+            "(the machine's own services listen below it)"
+        )
     try:
         found = resolve(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
