@@ -354,7 +354,12 @@ def test_locally_the_stack_s_own_port_is_refused_on_any_loopback_name(url: str) 
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1/hook", "https://localhost/hook", "http://127.0.0.1:22/", "http://[::1]:631/"],
+    [
+        "http://127.0.0.1/hook",
+        "https://localhost/hook",
+        "http://127.0.0.1:22/",
+        "http://[::1]:631/",
+    ],
 )
 def test_locally_a_port_below_1024_is_refused(url: str) -> None:
     """Before: any loopback port but the stack's own was allowed, the machine's own services
