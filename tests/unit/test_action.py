@@ -47,9 +47,10 @@ def test_every_flag_the_action_passes_is_one_ci_accepts() -> None:
     assert {"--summary", "--junit"} <= set(flags)
     for other in ("--image", "--adapter-cmd"):  # one adapter or the other, never both
         chosen = [f for f in flags if f != other]
-        argv = [part for flag in chosen for part in ([flag] if flag == "--wait" else [flag, "1"])]
+        switches = ("--wait", "--pr-comment")  # flags without a value
+        argv = [part for flag in chosen for part in ([flag] if flag in switches else [flag, "1"])]
         args = ci_client.parse_args(argv)  # an unknown flag raises UsageError
-        assert args.wait is True and args.api == "1"
+        assert args.wait is True and args.pr_comment is True and args.api == "1"
 
 
 def test_a_local_stacks_command_and_folder_reach_ci_as_flags(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from toolcall300.client import prcomment
 from toolcall300.client.http import ApiError, check_key, check_transport, request_json
 from toolcall300.cliutil import (
     EXIT_ERROR,
@@ -136,6 +137,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--summary",
         metavar="FILE",
         help="with --wait: append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--pr-comment",
+        action="store_true",
+        help="with --wait, on a GitHub pull_request run: post, or update, one comment with the "
+        "verdict and the changed cases (GITHUB_TOKEN; a failure to comment is a warning)",
     )
     return parser.parse_args(list(argv))
 
@@ -485,7 +492,23 @@ def run(
         except (ApiError, OSError, ValueError) as exc:
             stderr.write(f"toolcall300 ci: cannot write the CI report files: {exc}\n")
             return EXIT_ERROR
+    if args.pr_comment:
+        _comment(final, environ, stderr)
     return exit_code(final)
+
+
+def _comment(final: Mapping[str, Any], environ: Mapping[str, str], stderr: TextIO) -> None:
+    """``--pr-comment``: one comment per pull request (``prcomment``); never changes the exit."""
+    number = prcomment.pull_request_number(environ)
+    if number is None:
+        stderr.write("toolcall300 ci: not a pull request run: no comment posted\n")
+        return
+    try:
+        done = prcomment.post_or_update(prcomment.comment_body(final), env=environ, number=number)
+    except prcomment.CommentError as exc:
+        stderr.write(f"toolcall300 ci: warning: no pull-request comment: {exc}\n")
+        return
+    stderr.write(f"toolcall300 ci: pull request #{number}: comment {done}\n")
 
 
 def _error(args: argparse.Namespace, stderr: TextIO, line: str) -> int:
