@@ -178,3 +178,50 @@ def test_a_folder_of_the_moto_recording_era_is_refused_with_the_way_forward(tmp_
     with pytest.raises(state.StateInUse):
         state.open_state(tmp_path / "fresh")
     state.close_state(held)
+
+
+def _backup(tmp_path: Path) -> Path:
+    """A backup of a fresh state folder, made with ``admin backup``'s own function."""
+    from toolcall300.service.sdk import state_folder
+
+    folder = tmp_path / "state"
+    edition = LocalEdition(StateFolder(folder), public_url=lambda: "")
+    edition.close()
+    (folder / "objects" / "reports").mkdir(parents=True)
+    (folder / "objects" / "reports" / "r.json").write_text("{}")
+    state_folder.backup(folder, tmp_path / "backup")
+    return tmp_path / "backup"
+
+
+@pytest.mark.parametrize(
+    "where", ["objects/reports/r.json", "objects/reports/new.json", "state.db"]
+)
+def test_a_backup_holding_a_link_is_refused_not_followed(tmp_path: Path, where: str) -> None:
+    """Before: ``admin restore`` followed links in a backup, so a restored stack served a
+    root-only file as a report."""
+    from toolcall300.service.sdk import state_folder
+
+    backup = _backup(tmp_path)
+    secret = tmp_path / "root-only"
+    secret.write_text("secret")
+    secret.chmod(0o600)
+    if (backup / where).exists():
+        (backup / where).unlink()
+    (backup / where).symlink_to(secret)
+    with pytest.raises(ValueError, match=r"symbolic link|not a file"):
+        state_folder.restore(backup, tmp_path / "restored")
+    assert not (tmp_path / "restored" / "state.db").exists()
+
+
+def test_restore_from_a_backup_whose_database_is_not_sqlite_is_one_line(tmp_path: Path) -> None:
+    """Before: a traceback (sqlite3.DatabaseError escaped the CLI)."""
+    import io
+
+    from toolcall300.service import admin
+
+    backup = _backup(tmp_path)
+    (backup / "state.db").write_bytes(b"not a database" * 100)
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--state", str(tmp_path / "restored"), "restore", "--from", str(backup)]
+    assert admin.run(admin.parse_args(argv), out, err) == 1
+    assert "is not a SQLite database" in err.getvalue() and "Traceback" not in err.getvalue()

@@ -65,3 +65,29 @@ def test_a_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
 def test_only_a_loopback_host_is_loopback() -> None:
     assert all(map(localstack.is_loopback, ["127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost"]))
     assert not any(map(localstack.is_loopback, ["0.0.0.0", "192.0.2.1", "::", "example.com"]))
+
+
+def test_serve_refusing_a_folder_the_sandbox_shows_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Before: ``serve --state`` under /usr exited 1 with no message (the worker's refusal,
+    a SystemExit with its reason, was swallowed by the CLI)."""
+    import io
+
+    from toolcall300.cli import dispatch
+    from toolcall300.jobs import sandbox
+    from toolcall300.service.local import worker
+
+    monkeypatch.setattr(sandbox, "shows", lambda folder: True)  # as for a folder under /usr
+    with pytest.raises(SystemExit) as refused:
+        worker.refuse_exposed((tmp_path,))
+    reason = str(refused.value.code)
+    assert "lies in what every adapter's sandbox shows" in reason
+
+    def start(*_a: Any, **_kw: Any) -> Any:
+        raise SystemExit(reason)
+
+    monkeypatch.setattr(localstack, "start_local_stack", start)
+    out, err = io.StringIO(), io.StringIO()
+    assert dispatch(["serve", "--state", str(tmp_path), "--port", "0"], out, err) == 1
+    assert reason in err.getvalue()

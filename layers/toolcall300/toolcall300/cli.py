@@ -84,8 +84,11 @@ def dispatch(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     except UsageError as exc:
         stderr.write(f"{exc}\n")
         return EXIT_ERROR
-    except SystemExit as exc:  # --help from argparse
-        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_ERROR
+    except SystemExit as exc:  # --help from argparse, or a refusal that says why
+        if isinstance(exc.code, int) or exc.code is None:
+            return int(exc.code or 0)
+        stderr.write(f"{exc.code}\n")  # the reason, never swallowed (serve on a /usr folder)
+        return EXIT_ERROR
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

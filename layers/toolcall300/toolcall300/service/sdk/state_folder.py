@@ -29,6 +29,7 @@ import os
 import secrets
 import shutil
 import sqlite3
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -245,15 +246,36 @@ def _copy_database(source: Path, target: Path) -> None:
     (target / DATABASE).chmod(0o600)
 
 
+def _refuse_links(source: Path) -> None:
+    """A backup holds regular files and folders only. A symbolic link (or a device, a pipe)
+    would be followed by the copy, so a restored stack would serve whatever it pointed at (a
+    root-only file as a report); such a backup is refused, naming the entry."""
+    entries = [source / DATABASE] + [source / part for part in _COPIED]
+    for entry in entries:
+        if entry.is_symlink():
+            raise ValueError(f"{entry} is a symbolic link; a backup holds files only")
+    for part in _COPIED:
+        for folder, dirs, files in os.walk(source / part):
+            for name in (*dirs, *files):
+                path = Path(folder, name)
+                mode = path.lstat().st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise ValueError(f"{path} is not a file or a folder; a backup holds files only")
+
+
 def restore(source: Path, folder: Path) -> list[str]:
     """Make ``folder`` (new, or without a database) a copy of the backup ``source``. Holds
     the folder's lock while it copies (a running stack refuses it: ``FolderInUse``), checks
-    the backup's database first (``PRAGMA integrity_check``). Returns what was restored."""
+    the backup first (files and folders only, no link; its database whole: ``PRAGMA
+    integrity_check``). Returns what was restored."""
     if not (source / DATABASE).exists():
         raise FileNotFoundError(f"{source} holds no {DATABASE}: not a backup")
+    _refuse_links(source)
     check = sqlite3.connect(f"file:{source / DATABASE}?mode=ro", uri=True)
     try:
         verdict = check.execute("PRAGMA integrity_check").fetchone()[0]
+    except sqlite3.DatabaseError as exc:  # not a database at all ("file is not a database")
+        raise ValueError(f"{source / DATABASE} is not a SQLite database: {exc}") from None
     finally:
         check.close()
     if verdict != "ok":
