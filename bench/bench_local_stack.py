@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +98,106 @@ def load(url: str, key: str, clients: int, n: int) -> tuple[float, int, int]:
     return n / elapsed, sum(refused), sum(bad)
 
 
+#: The floor: a bare waitress app answering a small JSON document, what any Python HTTP
+#: service on this machine pays per request before its own work.
+FLOOR = """
+import sys, waitress
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
+    return [b"{}"]
+server = waitress.create_server(app, host="127.0.0.1", port=0, threads=8)
+print(f"floor at http://127.0.0.1:{server.effective_port}", flush=True)
+server.run()
+"""
+
+
+def start_floor() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FLOOR], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    assert proc.stdout is not None
+    m = re.search(r"floor at (http://\S+)", proc.stdout.readline())
+    if m is None:
+        raise SystemExit("the floor did not start")
+    return proc, m.group(1)
+
+
+def per_request(
+    pid: int, send: dict[str, Callable[[], object]], n: int, rounds: int
+) -> dict[str, tuple[float, float]]:
+    """(server CPU seconds, median wall seconds) per request of each sender, interleaved in
+    rounds of ``n`` sequential requests. The CPU is the server's total over every round divided
+    by the requests (``/proc`` counts in clock ticks: a round alone is too coarse); ``pid`` is the
+    server a sender loads, or the sender's own ``pid`` attribute."""
+    cpu: dict[str, float] = dict.fromkeys(send, 0.0)
+    wall: dict[str, list[float]] = {name: [] for name in send}
+    for fn in send.values():
+        fn()
+    for _ in range(rounds):
+        for name, fn in send.items():
+            owner = getattr(fn, "pid", pid)
+            before, t0 = cpu_seconds(owner), time.perf_counter()
+            for _ in range(n):
+                fn()
+            wall[name].append((time.perf_counter() - t0) / n)
+            cpu[name] += cpu_seconds(owner) - before
+    return {name: (cpu[name] / (n * rounds), statistics.median(wall[name])) for name in send}
+
+
+def against_floor(proc: subprocess.Popen[str], url: str, key: str, n: int, rounds: int) -> None:
+    """``GET /criteria`` (plain and revalidated with its ETag) against the floor's GET, server
+    CPU per request; a paid check with a pattern against one without, wall time per check."""
+    import requests
+
+    floor_proc, floor_url = start_floor()
+    try:
+        session, floor_session = requests.Session(), requests.Session()
+        etag = session.get(f"{url}/criteria").headers["ETag"]
+        headers = {"Authorization": f"Bearer {key}"}
+        pattern = {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer"},
+                    "id": {"type": "string", "pattern": "^[a-z]{3}$"},
+                },
+            },
+            "arguments": {"n": "42", "id": "abc"},
+        }
+
+        def floor() -> object:
+            return floor_session.get(floor_url)
+
+        floor.pid = floor_proc.pid  # type: ignore[attr-defined]
+        senders: dict[str, Callable[[], object]] = {
+            "floor GET (bare waitress)": floor,
+            "GET /criteria": lambda: session.get(f"{url}/criteria"),
+            "GET /criteria, If-None-Match (304)": lambda: session.get(
+                f"{url}/criteria", headers={"If-None-Match": etag}
+            ),
+            "paid POST /check, no pattern": lambda: session.post(
+                f"{url}/check", json=BODY, headers=headers
+            ),
+            "paid POST /check, with a pattern": lambda: session.post(
+                f"{url}/check", json=pattern, headers=headers
+            ),
+        }
+        got = per_request(proc.pid, senders, n, rounds)
+    finally:
+        floor_proc.kill()
+        floor_proc.wait()
+    floor_cpu = got["floor GET (bare waitress)"][0]
+    print(
+        f"per request, {rounds} interleaved rounds of {n} (CPU: all rounds; wall: median; load average {os.getloadavg()[0]:.1f}):"
+    )
+    for name, (cpu, wall) in got.items():
+        print(
+            f"  {name:<38} server CPU {cpu * 1e3:6.2f} ms ({cpu / floor_cpu:5.2f}x the floor)  wall {wall * 1e3:6.2f} ms"
+        )
+    no, yes = got["paid POST /check, no pattern"][1], got["paid POST /check, with a pattern"][1]
+    print(f"  a paid check with a pattern / without, wall: {yes / no:.2f}x")
+
+
 def idle_and_pickup(proc: subprocess.Popen[str], url: str, idle_s: float) -> None:
     from toolcall300.client import dev as devtools
 
@@ -142,6 +243,8 @@ def main() -> int:
 
     proc, url = start_stack()
     try:
+        key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
+        against_floor(proc, url, key, n=min(40, args.n), rounds=args.repeat + 2)
         idle_and_pickup(proc, url, args.idle_s)
         rates: dict[int, float] = {}
         for clients in LEVELS:

@@ -55,10 +55,10 @@ def test_pattern_checks_run_in_children_of_the_warm_pool() -> None:
     assert POOL.check(body, precheck=False, seconds=2) == argcheck.check_body(body)
     zygote = POOL._zygote
     assert zygote is not None and zygote.poll() is None  # the warm process stays up
-    ours, theirs = __import__("socket").socketpair()
-    with ours, theirs:
-        first, second = POOL._hand_over(theirs), POOL._hand_over(theirs)
-    assert first != second and zygote.pid not in (first, second)  # one child per check
+    (first, one), (second, other) = POOL.take(), POOL.take()
+    with one, other:
+        assert first != second and zygote.pid not in (first, second)  # one child per check
+    assert len(POOL._ready) + POOL._pending == POOL.size  # replacements asked for
 
 
 def test_the_pool_outlives_a_child_past_its_budget_and_a_lost_zygote() -> None:

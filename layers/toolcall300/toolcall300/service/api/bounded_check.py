@@ -10,11 +10,11 @@ process (no child, no cost). This module is the service's guard; it is not a san
 
 The child is not a new interpreter (importing the checker alone cost 49 ms, 50x a check):
 :class:`PatternPool` keeps one warm process (the zygote, which has imported the checker and
-never reads a request) holding a few children forked ahead of time. Each check takes one idle
-child, which reads that one body over its own socket, sets its CPU limit, answers and exits:
-one process per check as before, never reused, so nothing of one check reaches another; the
-zygote forks a replacement after handing the child over. If the pool cannot be used, the check
-runs in a fresh interpreter as before.
+never reads a request) that forks children ahead of time, and holds a few of them ready. Each
+check takes one ready child, which reads that one body over its own socket, sets its CPU
+limit, answers and exits: one process per check as before, never reused, so nothing of one
+check reaches another; the zygote forks a replacement meanwhile. If the pool cannot be used,
+the check runs in a fresh interpreter as before.
 
 Criteria D26: each payer (a verified licence, or a free-tier client) runs at most one bounded
 check at a time (:class:`PatternLanes`: a second one while the first is in the child is 429
@@ -54,17 +54,15 @@ _CHILD = (
 )
 
 
-#: The zygote: imports the checker, keeps ``size`` forked children idle, hands one to each
-#: check it is asked for (the check's socket, received over the control socket) and forks
-#: another. A child reads ``seconds``, ``precheck`` and the body's length (8 + 1 + 8 bytes),
-#: then the body; sets its CPU limit; writes the answer; exits.
+#: The zygote: imports the checker, then forks one child per byte it reads on the control
+#: socket and sends back the child's pid with the service's end of the child's own socket.
+#: A child reads ``seconds``, ``precheck`` and the body's length (8 + 1 + 8 bytes), then the
+#: body; sets its CPU limit; writes the answer; exits. It never reads a second body.
 _ZYGOTE = r"""
 import json, os, resource, signal, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 from toolcall300.argcheck import check as argcheck
 control = socket.socket(fileno=int(sys.argv[2]))
-size = int(sys.argv[3])
-idle = []
 
 def exact(conn, n):
     data = b""
@@ -75,111 +73,115 @@ def exact(conn, n):
         data += more
     return data
 
-def serve(channel):
-    _, fds, _, _ = socket.recv_fds(channel, 1, 1)
-    if not fds:
-        return
-    conn = socket.socket(fileno=fds[0])
+def serve(conn):
     seconds, precheck, length = struct.unpack("!QBQ", exact(conn, 17))
     body = exact(conn, length)
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
     answer = argcheck.check_body(body, precheck=bool(precheck))
     conn.sendall(json.dumps(answer, ensure_ascii=True).encode())
 
-def spawn():
+def fork():
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
         try:
             control.close()
             ours.close()
-            for _, channel in idle:
-                channel.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             serve(theirs)
         finally:
             os._exit(0)
     theirs.close()
-    idle.append((pid, ours))
+    socket.send_fds(control, [struct.pack("!q", pid)], [ours.fileno()])
+    ours.close()
 
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-while len(idle) < size:
-    spawn()
-while True:
-    _, fds, _, _ = socket.recv_fds(control, 1, 1)
-    if not fds:
-        break  # the service process is gone
-    pid, channel = idle.pop(0)
-    socket.send_fds(channel, [b"c"], fds)
-    channel.close()
-    os.close(fds[0])
-    control.sendall(struct.pack("!q", pid))
-    spawn()
+try:
+    while control.recv(1):  # empty: the service process is gone
+        fork()
+except OSError:
+    pass  # the service process is gone
 """
 
 
 class PatternPool:
-    """Warm, bounded children for checks with a pattern (see the module's docstring): at most
-    ``size`` idle children are kept; a check costs a hand-over and the check, not a start."""
+    """Warm, bounded children for checks with a pattern (see the module's docstring): this
+    process holds up to ``size`` children already forked, each with its own socket, and asks
+    the zygote for a replacement as it takes one, so a check costs the check and one hand-over
+    of its body, not a start or a fork."""
 
     def __init__(self, size: int = 2) -> None:
         self.size = size
         self._lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._ready: list[tuple[int, socket.socket]] = []
+        self._pending = 0  # children asked for and not yet received
 
     def _control_socket(self) -> socket.socket:
         if self._zygote is not None and self._zygote.poll() is None and self._control:
             return self._control
         if self._control is not None:
             self._control.close()
-        ours, theirs = socket.socketpair()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._zygote = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, _PACKAGE_PARENT, str(theirs.fileno()), str(self.size)],
+            [sys.executable, "-c", _ZYGOTE, _PACKAGE_PARENT, str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             env=_CHILD_ENV,
         )
         theirs.close()
-        self._control = ours
+        self._control, self._pending = ours, 0
         return ours
 
-    def _hand_over(self, conn: socket.socket) -> int:
-        """Give ``conn`` to an idle child; its pid."""
+    def _receive(self, control: socket.socket, *, wait: bool) -> bool:
+        """One child the zygote sent, into :attr:`_ready`; False when none is there yet."""
+        try:
+            control.settimeout(10 if wait else 0)
+            message, fds, _, _ = socket.recv_fds(control, 8, 1)
+        except BlockingIOError:
+            return False
+        if len(message) != 8 or len(fds) != 1:
+            raise OSError("the zygote sent no child")
+        self._pending -= 1
+        self._ready.append((int(struct.unpack("!q", message)[0]), socket.socket(fileno=fds[0])))
+        return True
+
+    def take(self) -> tuple[int, socket.socket]:
+        """An idle child (its pid and socket), asking the zygote for its replacement."""
         with self._lock:
-            control = self._control_socket()
             try:
-                control.settimeout(10)  # the zygote answers at once; a start takes longer
-                socket.send_fds(control, [b"c"], [conn.fileno()])
-                pid = b""
-                while len(pid) < 8:
-                    more = control.recv(8 - len(pid))
-                    if not more:
-                        raise OSError("the zygote closed its socket")
-                    pid += more
+                control = self._control_socket()
+                while self._pending and self._receive(control, wait=False):
+                    pass
+                if not self._ready:
+                    if not self._pending:
+                        control.send(b"n")
+                        self._pending += 1
+                    self._receive(control, wait=True)
+                child = self._ready.pop(0)
+                while len(self._ready) + self._pending < self.size:
+                    control.send(b"n")
+                    self._pending += 1
             except OSError:
                 if self._zygote is not None:
                     self._zygote.kill()
                 self._zygote = None
                 raise
-        return int(struct.unpack("!q", pid)[0])
+        return child
 
     def check(self, body: bytes, *, precheck: bool, seconds: int) -> dict[str, Any]:
         """:func:`argcheck.check_body` in a child of the pool; OSError if the pool failed."""
-        ours, theirs = socket.socketpair()
-        with ours:
-            try:
-                pid = self._hand_over(theirs)
-            finally:
-                theirs.close()
+        pid, conn = self.take()
+        with conn:
             deadline = time.monotonic() + seconds * 2 + 1
-            ours.settimeout(seconds * 2 + 1)
+            conn.settimeout(seconds * 2 + 1)
             answer = b""
             try:
-                ours.sendall(struct.pack("!QBQ", seconds, int(precheck), len(body)) + body)
-                while more := ours.recv(65536):
+                conn.sendall(struct.pack("!QBQ", seconds, int(precheck), len(body)) + body)
+                while more := conn.recv(65536):
                     answer += more
-                    ours.settimeout(max(0.001, deadline - time.monotonic()))
+                    conn.settimeout(max(0.001, deadline - time.monotonic()))
             except TimeoutError:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)  # past the wall-clock limit
