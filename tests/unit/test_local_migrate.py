@@ -95,7 +95,10 @@ def test_a_moto_recording_is_migrated_into_the_database(
     assert copied["licences"] == 1 and copied["runs"] == 1 and copied["ledger"] == 1
     assert copied["objects"] == 1
     assert not (recorded / state.LEGACY_RECORDING).exists()
-    assert (recorded / (state.LEGACY_RECORDING + ".migrated")).exists()
+    kept = recorded / (state.LEGACY_RECORDING + ".migrated")
+    # it holds every request the old stack served, the callback secret among them (base64,
+    # not sealed): owner-only, as moto wrote it 0644
+    assert kept.stat().st_mode & 0o777 == 0o600
     edition = LocalEdition(StateFolder(recorded), public_url=lambda: "")
     try:
         assert edition.licences.find_by_key_hash("h")["licence_id"] == "lic_old"

@@ -9,7 +9,9 @@ files. Licences (so every key keeps working), packs and the ledger, usage counte
 reports, the corpus and the Stripe webhook secret come across. The report-signing key does
 not: moto never kept its material, so reports signed by the old stack did not verify after
 its restarts either; the folder gets its own seed. The recording is then renamed
-``moto-recording.jsonl.migrated`` (kept, never read again). Not a general moto exporter.
+``moto-recording.jsonl.migrated`` (kept for the operator, never read again, made owner-only:
+it holds the old callback secrets in clear, which the database seals; delete it once the
+migrated stack is checked). Not a general moto exporter.
 """
 
 from __future__ import annotations
@@ -108,7 +110,11 @@ def _migrate(folder: Path, recording: Path, template: dict[str, Any]) -> dict[st
                 edition.folder.put_secret(name[secret], found.secrets[name[secret]])
     finally:
         edition.close()
-    os.replace(recording, recording.with_name(LEGACY_RECORDING + ".migrated"))
+    kept = recording.with_name(LEGACY_RECORDING + ".migrated")
+    os.replace(recording, kept)
+    # It holds every request the old stack served, callback secrets and the webhook secret in
+    # clear (moto wrote it 0644): owner-only, as the folder's own secret files are.
+    kept.chmod(0o600)
     return {
         "licences": len(licences), "runs": len(runs), "ledger": len(ledger),
         "counters": len(counters), "objects": objects,
