@@ -110,6 +110,12 @@ class DevStripe(stripe.HTTPClient):
             self._sessions[session_id] = session
         return session
 
+    def session(self, session_id: str) -> dict[str, Any] | None:
+        """A copy of one session as created (what the test-mode checkout page shows), or None."""
+        with self._lock:
+            found = self._sessions.get(session_id)
+            return dict(found) if found is not None else None
+
     def pay(self, session_id: str, *, secret: str) -> tuple[bytes, str, str] | None:
         """The buyer pays: (signed event body, its ``Stripe-Signature``, the success URL)."""
         with self._lock:
