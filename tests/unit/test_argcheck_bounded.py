@@ -73,3 +73,26 @@ def test_the_pool_outlives_a_child_past_its_budget_and_a_lost_zygote() -> None:
     POOL._zygote.wait()
     assert check_body_bounded(ordinary)["verdict"] == "VALID"
     assert POOL._zygote is not None and POOL._zygote.poll() is None  # started again
+
+
+def test_a_forked_process_starts_its_own_pool() -> None:
+    import os
+
+    from toolcall300.service.api.bounded_check import POOL
+
+    body = _body("^[A-Z]{3}$", "ABC")
+    assert POOL.check(body, precheck=False, seconds=2)["verdict"] == "VALID"
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child must not use the parent's zygote or its ready children
+        try:
+            ok = POOL.check(body, precheck=False, seconds=2)["verdict"] == "VALID"
+            ok = ok and POOL._zygote is not None and POOL._owner == os.getpid()
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
+    assert POOL.check(body, precheck=False, seconds=2)["verdict"] == "VALID"

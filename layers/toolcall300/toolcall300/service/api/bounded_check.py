@@ -117,8 +117,11 @@ class PatternPool:
         self._control: socket.socket | None = None
         self._ready: list[tuple[int, socket.socket]] = []
         self._pending = 0  # children asked for and not yet received
+        self._owner = os.getpid()
 
     def _control_socket(self) -> socket.socket:
+        if self._owner != os.getpid():  # a forked copy of a process that had a pool: its own
+            self._owner, self._zygote, self._control, self._ready = os.getpid(), None, None, []
         if self._zygote is not None and self._zygote.poll() is None and self._control:
             return self._control
         if self._control is not None:
