@@ -167,6 +167,22 @@ def function_environment(template: dict[str, Any], names: dict[str, str]) -> dic
     return {k: str(v) for k, v in resolved.items() if isinstance(v, str | int | float)}
 
 
+def stack_owned(template: dict[str, Any]) -> frozenset[str]:
+    """The ``Globals`` variables that name one of the template's own resources (a table, a
+    bucket, a secret, a key): the stack decides those. Every other variable (a parameter's
+    default, a literal such as the log level) is configuration an operator's environment
+    overrides (docs/local-stack.md, "Configuration")."""
+    variables = (
+        ((template.get("Globals") or {}).get("Function") or {}).get("Environment") or {}
+    ).get("Variables", {})
+    resources = template.get("Resources") or {}
+    return frozenset(
+        name
+        for name, value in variables.items()
+        if isinstance(value, dict) and value.get("Ref") in resources
+    )
+
+
 def provision(
     template: dict[str, Any], *, prefix: str, secret_values: dict[str, str]
 ) -> Provisioned:

@@ -109,6 +109,8 @@ class LocalStackContext:
     #: Folders that hold labels or state: the workers refuse to start if a sandbox shows one.
     protected: tuple[Path, ...] = ()
     restored: bool = False  # the state folder held a database already
+    #: The configuration in effect, name -> (value, where from): ``serve`` prints it.
+    settings: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def default_state_dir(root: Path) -> Path:
@@ -159,6 +161,56 @@ class LocalStack:
         while self._stops:
             with contextlib.suppress(Exception):  # one failed stop must not keep the rest running
                 self._stops.pop()()
+
+
+def layered_environment(
+    template_env: dict[str, str], owned: frozenset[str], operator: dict[str, str]
+) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """The functions' environment with the operator's variables over template.yaml's defaults,
+    and what was used (name -> (value, source)) for every variable the operator may set.
+
+    The names of the stack's own resources (``owned``: tables, buckets, secrets, keys) are
+    the stack's; everything else the template sets (``REPORT_KEY_GENERATIONS``,
+    ``DOWNLOADS_PER_DAY``, the log level) is a default the operator's variable overrides, as
+    a parameter override does on AWS (docs/local-stack.md, "Configuration").
+
+    >>> env, used = layered_environment({"T": "t", "N": "1"}, frozenset({"T"}), {"T": "x", "N": "2"})
+    >>> env, used
+    ({'T': 't', 'N': '2'}, {'N': ('2', 'yours')})
+    """
+    env = dict(template_env)
+    used: dict[str, tuple[str, str]] = {}
+    for name, value in sorted(template_env.items()):
+        if name in owned:
+            continue
+        if name in operator:
+            env[name] = operator[name]
+            used[name] = (operator[name], "yours")
+        else:
+            used[name] = (value, "template.yaml")
+    return env, used
+
+
+def _check_settings() -> None:
+    """Every function's settings build from the environment now, or a StackError naming the
+    variable: an operator's bad value is refused at start, not at the first request."""
+    from pydantic import ValidationError
+    from pydantic_settings import BaseSettings
+
+    from toolcall300.service import settings as conf
+
+    kinds: tuple[type[BaseSettings], ...] = (
+        conf.WebhookSettings, conf.CorpusSettings, conf.ArgcheckSettings, conf.RunsSettings,
+        conf.CheckLedgerSettings, conf.LocalWorkerSettings,
+    )  # fmt: skip
+    for kind in kinds:
+        try:
+            kind()
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            prefix = kind.model_config.get("env_prefix") or ""
+            name = (prefix + str(error["loc"][0] if error["loc"] else "")).upper()
+            raise StackError(f"{name}: {error['msg']}") from None
 
 
 def _restore_environment(saved: dict[str, str]) -> None:
@@ -226,7 +278,7 @@ def _start(
     from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import dev_checkout, gateway, state
     from toolcall300.service.local.cfn import load_template
-    from toolcall300.service.local.provision import local_secrets, restored
+    from toolcall300.service.local.provision import local_secrets, restored, stack_owned
     from toolcall300.service.sdk import stripe_dev
     from toolcall300.service.sdk.files import serve_link
     from toolcall300.service.sdk.s3 import upload_corpus
@@ -254,8 +306,10 @@ def _start(
     for name, value in local_secrets(template, made.names, DEV_STRIPE_API_KEY).items():
         folder.put_secret(name, value, replace=False)  # generated once, kept across restarts
     webhook = folder.secret(made.names["StripeWebhookSecret"])
-    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, **made.environment})
+    functions_env, used = layered_environment(made.environment, stack_owned(template), saved_env)
+    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, **functions_env})
     os.environ["TOOLCALL300_STATE_DIR"] = str(state_dir)
+    _check_settings()
     ports.clear_ports()
     edition = ports.local_edition()
     assert edition is not None
@@ -298,6 +352,7 @@ def _start(
     context = LocalStackContext(
         root, url, state_dir, made.names, made.environment, template,
         webhook_secret=str(webhook["current"]), protected=protected, restored=was_restored,
+        settings=used,
     )  # fmt: skip
     if background:
         _import_background_modules()
@@ -398,6 +453,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"{env('TOOLCALL300_TEAM_RUNS', '1')} run(s) per team at once, "
         f"{env('TOOLCALL300_RUN_TIMEOUT_S', '900')} s per run; adapters run in the sandbox "
         "(docs/local-sandbox.md)\n"
+        f"  settings (yours over template.yaml's defaults): {_settings_line(stack.context)}\n"
         f"Ctrl-C stops it ({kept}).\n"
     )
     stdout.flush()
@@ -416,6 +472,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             signal.signal(signal.SIGTERM, previous)
             signal.signal(signal.SIGINT, signal.default_int_handler)
     return EXIT_OK
+
+
+def _settings_line(context: LocalStackContext) -> str:
+    """``NAME=value (yours|template.yaml)``, comma-separated: what ``serve`` configured."""
+    return ", ".join(f"{k}={v} ({src})" for k, (v, src) in context.settings.items())
 
 
 def _interrupt(_signum: int, _frame: Any) -> None:
