@@ -157,10 +157,13 @@ def test_precheck_gives_no_verdict_and_is_free_with_a_licence(call: Call, aws: A
     assert status == 200 and data.get("assessable") is True and "verdict" not in data
 
 
-def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
+def test_metrics_hold_counts_by_verdict_and_code_only(call: Call, aws: Any) -> None:
     call("POST", "/check", body=body({"n": "abc"}), ip="203.0.113.9")
     call("POST", "/check", body=b"[", ip="203.0.113.10")
-    status, _, data = call("GET", "/metrics")
+    operator, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    status, _, data = call("GET", "/metrics", headers={"authorization": f"Bearer {operator}"})
     assert status == 200
     window = data.pop("window")
     assert data == {
@@ -170,6 +173,32 @@ def test_metrics_hold_counts_by_verdict_and_code_only(call: Call) -> None:
     }
     # free use counts attempts, the refusal included (D24)
     assert (window["free_checks"], window["paid_checks"], window["window_days"]) == (2, 0, 30)
+
+
+def test_metrics_without_an_operators_key_show_shares_and_tripwires_not_volumes(
+    call: Call, aws: Any
+) -> None:
+    """Before: anyone read the business's volumes (paid, free and refunded checks, counts by
+    verdict). The criteria list GET /metrics with no tier: without a key it shows what the
+    criteria promise in public, the shares and the tripwires; a customer's key sees the same
+    (the counts are for the operator's own licences, those issued by hand)."""
+    for i, ip in enumerate(["203.0.113.21", "203.0.113.22", "203.0.113.23", "203.0.113.24"]):
+        call("POST", "/check", body=body({"n": "abc" if i else 1}), ip=ip)
+    from toolcall300.service.domain.licences import issue_member
+
+    store, now = LicenceTable(aws.names["LicencesTable"]), datetime.now(UTC)
+    _, owner = issue_manual(store, tier="team", team_name="Customers", now=now)
+    member, _ = issue_member(store, owner, str(owner.team), now=now)  # a customer's own key
+    customer = {"authorization": f"Bearer {member}"}
+    for headers in ({}, customer):
+        status, _, data = call("GET", "/metrics", headers=headers)
+        assert status == 200
+        assert data["verdicts"] == {"UNREPAIRABLE": 0.75, "VALID": 0.25}
+        assert set(data["window"]) == {
+            "window_days", "from", "to", "refund_share", "free_to_paid", "tripwires",
+        }  # fmt: skip
+        assert "free_checks" not in json.dumps(data) and "paid_checks" not in json.dumps(data)
+    assert call("GET", "/metrics", headers={"authorization": "Bearer nope"})[0] == 401
 
 
 def test_submitted_values_are_never_logged_or_stored(

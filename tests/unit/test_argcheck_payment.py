@@ -28,6 +28,14 @@ def body(arguments: Any, schema: dict[str, Any] = SCHEMA) -> bytes:
     return json.dumps({"schema": schema, "arguments": arguments}).encode()
 
 
+def operator(aws: Any) -> dict[str, str]:
+    """An operator's own licence (issued by hand): ``GET /metrics`` shows it the counts."""
+    key, _ = issue_manual(
+        LicenceTable(aws.names["LicencesTable"]), tier="single", team=None, now=datetime.now(UTC)
+    )
+    return {"authorization": f"Bearer {key}"}
+
+
 def buyer(aws: Any, checks: int | None) -> tuple[dict[str, str], str, CheckLedgerTable]:
     """A licence key (as an Authorization header), its id and the ledger, with a pack of
     ``checks`` (None: no pack, a corpus licence only)."""
@@ -94,7 +102,7 @@ def test_a_refunded_pack_stops_and_counts_against_the_refund_tripwire(call: Call
     with pytest.raises(StoreConflict):  # a second revoke (a lost dispute after a refund)
         ledger.refund_pack(book, payer, datetime.now(UTC))
     assert call("POST", "/check", body=body({"n": 9}), headers=auth)[0] == 402
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     # house licences are excluded from paid use: an operator's own checks are not sales.
     assert window["paid_checks"] == 0 and window["refunded_checks"] == 4
 
@@ -133,7 +141,7 @@ def test_paid_and_free_checks_are_counted_in_the_window(call: Call, aws: Any) ->
     )
     call("POST", "/check", body=body({"n": 1}), headers=auth)
     call("POST", "/check", body=body({"n": 1}), ip="203.0.113.50")
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     assert (window["paid_checks"], window["free_checks"]) == (1, 1)
     record = next(
         i
@@ -176,7 +184,7 @@ def test_no_argument_value_or_key_reaches_any_stored_item_or_log_line(
         text = json.dumps({"schema": schema, "arguments_text": f'{{"{MARKER}": 1,'})
         call("POST", "/check", body=text.encode(), headers=auth)
         call("POST", "/check", body=f'{{"{MARKER}": '.encode(), headers=auth)  # refusal
-        call("GET", "/metrics")
+        call("GET", "/metrics", headers=operator(aws))
     assert MARKER.lower() not in caplog.text.lower()
     dynamodb = boto3.client("dynamodb")
     scanned = 0
@@ -233,7 +241,7 @@ def test_a_pack_bought_through_checkout_pays_for_checks_only_and_a_refund_ends_i
     )
     assert _post_event(call, refund) == 200
     assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 401
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     assert (window["paid_checks"], window["refunded_checks"]) == (1, 1)
     assert window["tripwires"]["refunds_over_5_percent"] is True
 
@@ -298,7 +306,7 @@ def test_partial_refunds_take_back_the_checks_they_paid_for_once_each(call: Call
     # 1 cent rounds up to a whole check.
     assert _post_event(call, _refund("pi_part", 501, "evt_refund_3")) == 200
     assert _remaining(book, payer) == 246
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     assert (window["paid_checks"], window["refunded_checks"]) == (3, 0)
     assert call("POST", "/check", body=body({"n": 9}), headers=auth)[0] == 200  # still open
 
@@ -307,7 +315,7 @@ def test_partial_refunds_take_back_the_checks_they_paid_for_once_each(call: Call
     assert _remaining(book, payer) == 0
     status, _, data = call("POST", "/check", body=body({"n": 1}), headers=auth)
     assert status == 402 and data["error"]["code"] == "no_paid_checks"
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     assert (window["paid_checks"], window["refunded_checks"]) == (4, 4)
     # The last cent (refunded: true) revokes; every used check is counted once, not twice.
     from support.stripe import refunded_charge, stripe_event
@@ -315,7 +323,7 @@ def test_partial_refunds_take_back_the_checks_they_paid_for_once_each(call: Call
     full = refunded_charge(payment_intent="pi_part", amount=ledger.PACK_AMOUNT)
     assert _post_event(call, stripe_event("charge.refunded", full, event_id="evt_refund_5")) == 200
     assert call("POST", "/check", body=body({"n": 1}), headers=auth)[0] == 401
-    window = call("GET", "/metrics")[2]["window"]
+    window = call("GET", "/metrics", headers=operator(aws))[2]["window"]
     assert (window["paid_checks"], window["refunded_checks"]) == (4, 4)
     pack = book.pack(payer) or {}
     assert (pack["withdrawn"], pack["refunded_spent"], pack["ended"]) == (496, 4, True)

@@ -245,6 +245,12 @@ def window_metrics(ledger: CheckLedger, now: datetime) -> dict[str, Any]:
     }
 
 
+def public_window(window: dict[str, Any]) -> dict[str, Any]:
+    """The window without its counts: its dates, the two ratios and the tripwires."""
+    kept = ("window_days", "from", "to", "refund_share", "free_to_paid", "tripwires")
+    return {k: window[k] for k in kept}
+
+
 #: The CloudWatch metrics the scheduled measure publishes (``service/tripwires.py``); the
 #: template's tripwire alarms read the ``Tripwire_*`` ones.
 WINDOW_FIGURES = ("paid_checks", "refunded_checks", "free_checks", "refund_share")

@@ -162,6 +162,20 @@ def record_metrics(store: UsageStore, summary: dict[str, Any]) -> None:
     store.add(METRICS_COUNTER, metric_names(summary))
 
 
+def shares(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    """Each group's counts as shares of its total (3 decimals): the distribution without the
+    volume, what ``GET /metrics`` shows without an operator's key.
+
+    >>> shares({"verdicts": {"VALID": 3, "REPAIRED": 1}, "defects": {}})
+    {'verdicts': {'REPAIRED': 0.25, 'VALID': 0.75}, 'defects': {}}
+    """
+    out: dict[str, dict[str, float]] = {}
+    for group, by_code in counts.items():
+        total = sum(by_code.values())
+        out[group] = {code: round(n / total, 3) for code, n in sorted(by_code.items()) if total}
+    return out
+
+
 def read_metrics(store: UsageStore) -> dict[str, dict[str, int]]:
     """``GET /metrics``: counts by verdict, by defect code and by refusal code."""
     item = store.get(METRICS_COUNTER) or {}

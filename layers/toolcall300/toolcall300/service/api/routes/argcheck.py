@@ -250,13 +250,20 @@ def jwks() -> Response[str]:
 
 @router.get(
     "/metrics",
-    summary="Counts by verdict, defect code and refusal code; the 30-day tripwires",
-    responses=ok_response(),
+    summary="Shares by verdict, defect code and refusal code and the 30-day tripwires; the "
+    "counts with an operator's key",
+    responses={**ok_response(), **error_responses(401)},
     tags=["argcheck"],
 )
 def metrics() -> Response[str]:
+    """Anyone sees what the criteria promise in public: how verdicts, defects and refusals
+    are shared out, and the 30-day tripwires with their ratios. The counts themselves (the
+    business's volumes) only an operator's own licence sees (``source`` manual, the house
+    licences the ledger already keeps out of paid use); docs/api.md."""
+    licence = optional_licence(router.current_event.headers, store=licence_store())
     # The same window the scheduled measure publishes for the alarms (service/tripwires.py).
     window = ledger.window_metrics(check_ledger(), datetime.now(UTC))
-    return json_response(
-        200, {**usage.read_metrics(usage_store(ArgcheckSettings)), "window": window}
-    )
+    counts = usage.read_metrics(usage_store(ArgcheckSettings))
+    if licence is not None and licence.source == "manual":
+        return json_response(200, {**counts, "window": window})
+    return json_response(200, {**usage.shares(counts), "window": ledger.public_window(window)})
