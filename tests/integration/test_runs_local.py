@@ -456,6 +456,26 @@ def files_of(files: dict[str, str]) -> str:
     return base64.b64encode(out.getvalue()).decode()
 
 
+def raw_files(*entries: tuple[str, str | None]) -> str:
+    """``adapter_files`` of entries in this order: (name, hard link target) for a hard link,
+    (name, None) for a file holding ``x``, or a folder when the name ends in ``/``."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, target in entries:
+            info = tarfile.TarInfo(name.rstrip("/"))
+            info.mode = 0o755
+            if target is not None:
+                info.type, info.linkname = tarfile.LNKTYPE, target
+                tar.addfile(info)
+            elif name.endswith("/"):
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = 1
+                tar.addfile(info, io.BytesIO(b"x"))
+    return base64.b64encode(out.getvalue()).decode()
+
+
 def test_a_hostile_adapter_given_copies_of_the_corpus_scores_only_what_refusing_scores(
     stack: LocalStack, buy: Any, cases: list[dict[str, Any]], tmp_path_factory: Any
 ) -> None:
@@ -533,8 +553,13 @@ def test_an_adapter_handed_over_as_a_folder_runs_from_its_copy_through_ci(
         ({"adapter_files": "%%%"}, "invalid_run", "base64 tar archive"),
         ({}, "adapter_cmd_unusable", "none were handed over"),
         ({"adapter_files": files_of({"other.py": "x"})}, "adapter_cmd_unusable", "not among"),
+        # these passed submission and failed in the worker as infra_error
+        ({"adapter_files": raw_files(("h", "a.py"), ("a.py", None))}, "adapter_files_unusable",
+         "cannot be unpacked"),
+        ({"adapter_files": raw_files(("run.py/", None), ("run.py", None))},
+         "adapter_files_unusable", "cannot be unpacked"),
     ],
-)
+)  # fmt: skip
 def test_adapter_files_that_cannot_work_are_refused_at_submission(
     stack: LocalStack, acme: str, extra: dict[str, Any], code: str, says: str
 ) -> None:

@@ -81,6 +81,7 @@ class LocalQueue:
                 )
             try:
                 names = adapter_files.listing(sub.files)
+                adapter_files.check_unpacks(sub.files)  # as the worker will: no late failure
             except adapter_files.FilesRefused as exc:
                 raise BadRequest(f"'adapter_files': {exc}", code="adapter_files_unusable") from exc
         problem = sandbox.command_problem(sub.adapter["command"], files=names)
