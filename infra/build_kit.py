@@ -57,7 +57,7 @@ the same team from the same rulebook: its score on these cases is in-sample and 
 Everything in this folder is CC0 1.0 Universal: `LICENSE` is its legal code. The other 270
 cases, their per-case rationale and the inputs they were generated from are licensed per
 purchase (`LICENSE-COMMERCIAL.txt`, delivered with them by `toolcall300 download`), as are the
-parallel track's other 276 turns and their rationale, and the deltas track's other 595 streamed calls
+parallel track's other 276 turns and their rationale, and the deltas track's other 589 streamed calls
 and their rationale.
 """
 

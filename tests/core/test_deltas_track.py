@@ -34,6 +34,15 @@ OUT = ROOT / "corpus_private" / "deltas"
 _BUILT = gen.build([json.loads(line) for line in MAIN.read_text(encoding="utf-8").splitlines()])
 
 
+def _fragment(case: dict[str, Any]) -> str:
+    """The arguments fragment partitions cut (the whole arguments text; on Vertex, a value)."""
+    k = case["fragment_event"]
+    value: Any = case["events"][k] if k is not None else ""
+    for step in case["fragment_path"] if k is not None else []:
+        value = value[step]
+    return str(value)
+
+
 @pytest.fixture(scope="module")
 def sources() -> list[dict[str, Any]]:
     return [json.loads(line) for line in MAIN.read_text(encoding="utf-8").splitlines()]
@@ -62,12 +71,12 @@ def test_every_form_shape_and_partition_kind_is_there(built: Any) -> None:
     assert {c["shape"] for c in cases} == set(gen.SHAPES)
     fragmented = [c for c in cases if c["fragment_event"] is not None and c["form"] != "whole_call"]
     for case in fragmented:
-        text = gen.reassemble(case, case["events"])[1]
+        text = _fragment(case)
         assert case["partitions"][0] == []
         assert [[i] for i in range(1, len(text))] == [p for p in case["partitions"] if len(p) == 1]
     inside_escape = 0
     for case in fragmented:
-        text = gen.reassemble(case, case["events"])[1]
+        text = _fragment(case)
         for offsets in case["partitions"]:
             inside_escape += any(text[o - 1 : o + 1] in ('\\"', "\\u") for o in offsets)
     assert inside_escape
@@ -119,7 +128,7 @@ def test_toolshim_is_exact_invariant_and_commits_safely_on_every_stream(built: A
     )
     report = track.score(cases, run, adapter="toolshim")
     assert report["exact"] == report["cases"] == len(cases)
-    assert report["streams_exact"] == report["streams"] > 50000
+    assert report["streams_exact"] == report["streams"] > 40000
     assert report["invariant"] == len(cases)
     assert report["unsafe_commits"] == 0 and report["invented_values"] == 0
     assert report["commits"] > 0 and report["commit_lead"] > 0
@@ -130,7 +139,7 @@ def test_toolshim_is_exact_invariant_and_commits_safely_on_every_stream(built: A
 def test_random_partitions_never_change_the_answer_or_a_commit(data: st.DataObject) -> None:
     cases = _BUILT[0]
     case = data.draw(st.sampled_from(cases))
-    text = gen.reassemble(case, case["events"])[1]
+    text = _fragment(case)
     if case["fragment_event"] is None or len(text) < 2 or case["form"] == "whole_call":
         offsets: list[int] = []
     else:
@@ -262,3 +271,51 @@ def test_a_program_that_breaks_the_protocol_refuses_and_is_restarted(tmp_path: P
     assert code == 1 and "expected" in err and "someone-else" in err  # every stream refused
     code, _, err = _score(*argv, "--adapter-cmd", f"{sys.executable} {hang}")
     assert code == 1 and "no answer within the time limit" in err
+
+
+def test_vertex_partial_args_are_read_by_json_path_and_rule_11_reads_a_cut() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "city": {"type": "string"},
+                        "days": {"type": "integer"},
+                        "spot": {"type": "object", "properties": {"tags": {"type": "array"}}},
+                    },
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+
+    def chunk(call: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"functionCall": call}]}}
+        return {"candidates": [{**cand, "finishReason": finish} if finish else cand]}
+
+    def arg(path: str, **value: Any) -> dict[str, Any]:
+        return chunk({"partialArgs": [{"jsonPath": path, **value}], "willContinue": True})
+
+    start = chunk({"name": "f", "willContinue": True})
+    stream = [
+        start,
+        arg("$.city", stringValue="Bos", willContinue=True),
+        arg("$.city", stringValue="ton"),
+        arg("$['spot'].tags[0]", stringValue="a"),
+        arg("$.days", numberValue=3),
+        chunk({"willContinue": False}, "STOP"),
+    ]
+    expected = {"name": "f", "arguments": {"city": "Boston", "spot": {"tags": ["a"]}, "days": 3}}
+    assert normalise_events(stream, tools) == expected
+    cut_stream = [start, arg("$.city", stringValue="Bos", willContinue=True)]
+    assert normalise_events([*cut_stream, chunk({}, "MAX_TOKENS")], tools) is None  # rule 6
+    assert normalise_events([*cut_stream, chunk({}, "STOP")], tools) is None  # DS2
+    kept = [start, arg("$.city", stringValue="Oslo"), arg("$.days", numberValue=2)]
+    tail = [arg("$['spot'].tags[0]", stringValue="b", willContinue=True), chunk({}, "MAX_TOKENS")]
+    assert normalise_events([*kept, *tail], tools) == {
+        "name": "f",
+        "arguments": {"city": "Oslo", "days": 2},
+    }

@@ -34,9 +34,9 @@ from toolcall300.catalog import tool_name, tool_schema
 from toolcall300.controls import integrator, passes
 from toolcall300.generator.oracles import calls_of, completed_prefix, required_defaults, tool_of
 
-DELTAS_VERSION = "1.0"
+DELTAS_VERSION = "1.1"
 GENERATOR = "toolcall300-deltas/1"
-SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini")
+SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "vertex")
 #: shapes whose stream carries no final copy of the arguments (a lost fragment is lost)
 TEXT_ONLY_SHAPES = ("openai_chat", "anthropic")
 FORMS = (
@@ -225,7 +225,101 @@ def render(
             ]
         }
         return [event], None, [], None
+    if shape == "vertex":  # Vertex AI streamFunctionCallArguments: partialArgs by jsonPath
+        return _vertex(name, loads_strict(text), cut)
     raise ValueError(f"unknown shape {shape!r}")
+
+
+def _vertex_chunk(call: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {
+        "content": {"role": "model", "parts": [{"functionCall": call}]},
+        "index": 0,
+    }
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate]}
+
+
+def json_path(path: tuple[Any, ...]) -> str:
+    """An RFC 9535 normalized path: ``$['key'][0]``."""
+    out = "$"
+    for step in path:
+        out += (
+            f"[{step}]" if isinstance(step, int) else "[" + json.dumps(step).replace('"', "'") + "]"
+        )
+    return out
+
+
+def vertex_leaves(
+    value: Any, path: tuple[Any, ...] = ()
+) -> list[tuple[tuple[Any, ...], Any]] | None:
+    """The scalar leaves of ``value`` in order, or None when an empty container (which no
+    ``PartialArg`` can carry) or a key a normalized path cannot spell simply is in it."""
+    if isinstance(value, dict):
+        if not value or any("'" in k or "\\" in k for k in value):
+            return None
+        out: list[tuple[tuple[Any, ...], Any]] = []
+        for key, sub in value.items():
+            found = vertex_leaves(sub, (*path, key))
+            if found is None:
+                return None
+            out += found
+        return out
+    if isinstance(value, list):
+        if not value:
+            return None
+        out = []
+        for i, sub in enumerate(value):
+            found = vertex_leaves(sub, (*path, i))
+            if found is None:
+                return None
+            out += found
+        return out
+    return [(path, value)]
+
+
+def _partial(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    arg: dict[str, Any] = {"jsonPath": json_path(path)}
+    if value is None:
+        arg["nullValue"] = "NULL_VALUE"
+    elif isinstance(value, bool):
+        arg["boolValue"] = value
+    elif isinstance(value, str):
+        arg["stringValue"] = value
+    else:
+        arg["numberValue"] = value
+    arg["willContinue"] = False
+    return arg
+
+
+def _vertex(
+    name: str, args: Any, cut: bool
+) -> tuple[list[dict[str, Any]], int | None, list[Any], dict[str, Any] | None]:
+    leaves = vertex_leaves(args) or []
+    strings = [i for i, (_, v) in enumerate(leaves) if isinstance(v, str)]
+    longest = max(strings, key=lambda i: (len(leaves[i][1]), -i)) if strings else None
+    events = [_vertex_chunk({"name": name, "willContinue": True})]
+    fragment = None
+    for i, (path, value) in enumerate(leaves):
+        if i == longest:
+            fragment = len(events)
+        events.append(_vertex_chunk({"partialArgs": [_partial(path, value)], "willContinue": True}))
+    events.append(_vertex_chunk({"willContinue": False}, "MAX_TOKENS" if cut else "STOP"))
+    if fragment is None:
+        return events, None, [], None
+    frag_path: list[Any] = [
+        "candidates",
+        0,
+        "content",
+        "parts",
+        0,
+        "functionCall",
+        "partialArgs",
+        0,
+        "stringValue",
+    ]
+    continuation = copy.deepcopy(events[fragment])
+    return events, fragment, frag_path, continuation
 
 
 def _set(value: Any, path: list[Any], piece: str) -> None:
@@ -251,6 +345,7 @@ def replay(case: dict[str, Any], offsets: list[int]) -> list[dict[str, Any]]:
         event = copy.deepcopy(case["continuation"])
         _set(event, path, piece)
         more.append(event)
+    _continues([head, *more], path)
     out = (
         [copy.deepcopy(e) for e in events[:k]]
         + [head, *more]
@@ -260,6 +355,16 @@ def replay(case: dict[str, Any], offsets: list[int]) -> list[dict[str, Any]]:
         for number, event in enumerate(out):
             event["sequence_number"] = number
     return out
+
+
+def _continues(pieces: list[dict[str, Any]], path: list[Any]) -> None:
+    """Vertex's ``PartialArg.willContinue``: every piece but the last of a value says true."""
+    parents = [_get(event, path[:-1]) for event in pieces]
+    if all(isinstance(p, dict) and "willContinue" in p for p in parents):
+        last = parents[-1]["willContinue"] if len(parents) == 1 else False
+        for parent in parents:
+            parent["willContinue"] = True
+        parents[-1]["willContinue"] = last
 
 
 def _get(value: Any, path: list[Any]) -> Any:
@@ -432,7 +537,11 @@ def build(
             "fragment_event": k,
             "fragment_path": path,
             "continuation": continuation,
-            "partitions": partitions(text, rng) if k is not None and form != "whole_call" else [[]],
+            "partitions": (
+                partitions(_get(events[k], path), rng)
+                if k is not None and form != "whole_call"
+                else [[]]
+            ),
             "expected_kind": "value" if expected is not None else "unrecoverable",
             "expected": expected,
         }
@@ -452,7 +561,11 @@ def build(
             continue
         text = _respelled(src.text, index)
         is_object = text.startswith("{")
-        shapes = [s for s in SHAPES if s != "gemini" or is_object]
+        leaves = vertex_leaves(loads_strict(text)) if is_object else None
+        vertex_ok = bool(leaves) and any(isinstance(v, str) for _, v in leaves or [])
+        shapes = [
+            s for s in SHAPES if (s != "gemini" or is_object) and (s != "vertex" or vertex_ok)
+        ]
         shape = shapes[index % len(shapes)]
         add(
             src,
@@ -501,6 +614,7 @@ def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str 
     ``"cut"``, by each shape's documented fields alone."""
     name: str | None = None
     parts: list[str] = []
+    pieces: list[dict[str, Any]] = []
     end = "complete"
     shape = case["shape"]
     for event in events:
@@ -526,13 +640,57 @@ def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str 
                 parts.append(event["delta"]["partial_json"])
             elif event["type"] == "message_delta" and event["delta"]["stop_reason"] == "max_tokens":
                 end = "cut"
-        else:
+        elif shape == "gemini":
             cand = event["candidates"][0]
             call = cand["content"]["parts"][0]["functionCall"]
             name = call["name"]
             parts.append(json.dumps(call["args"], ensure_ascii=False))
             end = "cut" if cand["finishReason"] == "MAX_TOKENS" else end
+        else:  # vertex: partialArgs, each value by its jsonPath, strings in pieces
+            cand = event["candidates"][0]
+            call = cand["content"]["parts"][0]["functionCall"]
+            name = call.get("name", name)
+            for arg in call.get("partialArgs", []):
+                pieces.append(arg)
+            end = "cut" if cand.get("finishReason") == "MAX_TOKENS" else end
+    if shape == "vertex":
+        return name, json.dumps(_from_paths(pieces), ensure_ascii=False), end
     return name, "".join(parts), end
+
+
+_STEP = re.compile(r"\[(\d+)\]|\['([^'\\]*)'\]")
+
+
+def _from_paths(args: list[dict[str, Any]]) -> Any:
+    """The arguments object Vertex's ``partialArgs`` spell, value by value (strings joined)."""
+    root: dict[str, Any] = {}
+    for arg in args:
+        steps: list[Any] = [int(m[1]) if m[1] else m[2] for m in _STEP.finditer(arg["jsonPath"])]
+        kind = next(k for k in ("stringValue", "numberValue", "boolValue", "nullValue") if k in arg)
+        value = None if kind == "nullValue" else arg[kind]
+        node: Any = root
+        for step, after in zip(steps, [*steps[1:], None], strict=True):
+            if after is None:
+                break
+            if isinstance(node, list):
+                while len(node) <= step:
+                    node.append(None)
+                if node[step] is None:
+                    node[step] = [] if isinstance(after, int) else {}
+                node = node[step]
+            else:
+                node = node.setdefault(step, [] if isinstance(after, int) else {})
+        last = steps[-1]
+        if isinstance(node, list):
+            while len(node) <= last:
+                node.append(None)
+            joined = kind == "stringValue" and isinstance(node[last], str)
+            node[last] = f"{node[last]}{value}" if joined else value
+        elif kind == "stringValue" and last in node:
+            node[last] += value
+        else:
+            node[last] = value
+    return root
 
 
 def check(
@@ -557,9 +715,11 @@ def check(
             yield f"{where}: source {case['source']} is not in the main corpus"
             continue
         name, text, end = reassemble(case, case["events"])
+        k = case["fragment_event"]
+        fragment = _get(case["events"][k], case["fragment_path"]) if k is not None else ""
         for offsets in case["partitions"]:
             if offsets != sorted(set(offsets)) or any(
-                not 0 < o < max(len(text), 1) for o in offsets
+                not 0 < o < max(len(fragment), 1) for o in offsets
             ):
                 yield f"{where}: partition {offsets} is not increasing cuts inside the text"
                 break
@@ -569,7 +729,7 @@ def check(
                 break
         splits = [p for p in case["partitions"] if len(p) == 1]
         fragmented = case["fragment_event"] is not None and case["form"] != "whole_call"
-        if fragmented and len(text) > 1 and splits != [[i] for i in range(1, len(text))]:
+        if fragmented and len(fragment) > 1 and splits != [[i] for i in range(1, len(fragment))]:
             yield f"{where}: not every two-way split is replayed"
         if end != ("cut" if case["form"] == "cut" else "complete"):
             yield f"{where}: the stream's own signal disagrees with its form"

@@ -11,7 +11,9 @@ several calls (the parallel track) and it never guesses at a lost fragment.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sys
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, TextIO
@@ -31,6 +33,7 @@ class _Reading:
         self.parts: list[str] = []
         self.final_text: str | None = None  # a provider's own copy of the whole arguments
         self.args_object: Any = None  # Gemini: arguments arrive as an object
+        self.partial: list[Any] = []  # Vertex: partialArgs, in order
         self.closed = False
         self.end: str | None = None
 
@@ -111,8 +114,14 @@ class _Reading:
                 for part in content.get("parts") or []:
                     call = part.get("functionCall") if isinstance(part, dict) else None
                     if isinstance(call, dict) and not self.closed:
-                        self.name = call.get("name") if isinstance(call.get("name"), str) else None
-                        self.args_object = call.get("args", {})
+                        if isinstance(call.get("name"), str) and self.name is None:
+                            self.name = call["name"]
+                        if "args" in call:
+                            self.args_object = call["args"]
+                        for arg in call.get("partialArgs") or []:
+                            self.partial.append(arg)  # Vertex: one value by its jsonPath
+                        if call.get("willContinue") is False:
+                            self.closed = True
                 reason = cand.get("finishReason")
                 if reason is not None:
                     self.closed = True
@@ -124,13 +133,21 @@ class _Reading:
         way whether the stream then says complete or cut)."""
         if not self.closed:
             return False
-        return self.end is not None or _documents(self.text) == 1 or self.args_object is not None
+        whole = self.args_object is not None or (
+            bool(self.partial) and not _open_paths(self.partial)
+        )
+        return self.end is not None or whole or _documents(self.text) == 1
 
     def answer(self, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The call these events carry under DS1-DS3 (and rule 11 on a cut), or None."""
         if not isinstance(self.name, str):
             return None
         name = json.dumps(self.name)
+        if self.partial and self.args_object is None:
+            built = _from_paths(self.partial, drop_open=self.end == "cut")  # rule 11 on a cut
+            if built is None:
+                return None  # DS2: a value left open on a normal end, or a path not understood
+            return normalise(json.dumps({"name": self.name, "arguments": built}), tools)
         if self.args_object is not None:
             return normalise(json.dumps({"name": self.name, "arguments": self.args_object}), tools)
         text = self.text
@@ -153,6 +170,87 @@ class _Reading:
             )
             return first if same else None
         return None  # DS2: the provider said complete, but its arguments text is not JSON
+
+
+_STEP = re.compile(
+    r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]"
+)
+_KINDS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def _steps(path: Any) -> list[Any] | None:
+    """The steps of an RFC 9535 path (``$.a.b[0]``, ``$['a']``), or None when it is not one."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return None
+    steps: list[Any] = []
+    pos = 1
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if m is None:
+            return None
+        if m[1] is not None:
+            steps.append(m[1])
+        elif m[2] is not None:
+            steps.append(int(m[2]))
+        else:
+            quoted = m[3] if m[3] is not None else m[4]
+            try:
+                steps.append(loads_strict('"' + quoted.replace("\\'", "'") + '"'))
+            except ValueError:
+                return None
+        pos = m.end()
+    return steps or None
+
+
+def _open_paths(args: list[Any]) -> set[str]:
+    """The paths whose last piece said another follows (``willContinue``)."""
+    state: dict[str, bool] = {}
+    for arg in args:
+        if isinstance(arg, dict) and isinstance(arg.get("jsonPath"), str):
+            state[arg["jsonPath"]] = arg.get("willContinue") is True
+    return {path for path, going in state.items() if going}
+
+
+def _from_paths(args: list[Any], *, drop_open: bool) -> dict[str, Any] | None:
+    """The arguments Vertex's ``partialArgs`` spell (a string's pieces joined), or None when a
+    path is not understood or, unless ``drop_open`` (rule 11: a cut), a value never finished."""
+    still = _open_paths(args)
+    if still and not drop_open:
+        return None
+    root: dict[str, Any] = {}
+    for arg in args:
+        if not isinstance(arg, dict) or arg.get("jsonPath") in still:
+            continue
+        steps = _steps(arg.get("jsonPath"))
+        kind = next((k for k in _KINDS if k in arg), None)
+        if steps is None or kind is None:
+            return None
+        value = None if kind == "nullValue" else arg[kind]
+        node: Any = root
+        for step, after in itertools.pairwise(steps):
+            fresh: Any = [] if isinstance(after, int) else {}
+            if isinstance(node, dict) and isinstance(step, str):
+                node = node.setdefault(step, fresh)
+            elif isinstance(node, list) and isinstance(step, int) and step <= len(node):
+                if step == len(node):
+                    node.append(fresh)
+                node = node[step]
+            else:
+                return None
+        last = steps[-1]
+        if isinstance(node, dict) and isinstance(last, str):
+            joined = kind == "stringValue" and isinstance(node.get(last), str)
+            node[last] = node[last] + value if joined else value
+        elif isinstance(node, list) and isinstance(last, int) and last <= len(node):
+            if last == len(node):
+                node.append(value)
+            elif kind == "stringValue" and isinstance(node[last], str):
+                node[last] += value
+            else:
+                node[last] = value
+        else:
+            return None
+    return root
 
 
 def _obj(value: Any) -> dict[str, Any]:

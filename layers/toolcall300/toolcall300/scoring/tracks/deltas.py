@@ -37,7 +37,7 @@ from toolcall300.scoring.report import short_value
 from toolcall300.spec import SPEC_VERSION
 
 REPORT_VERSION = "toolcall300-deltas-report/1"
-SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini")
+SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "vertex")
 COUNT_FIELDS = (
     "cases",
     "exact",
@@ -125,7 +125,8 @@ def replay(case: Mapping[str, Any], offsets: Sequence[int]) -> list[dict[str, An
     """The events of one partition: the fragment at ``fragment_path`` of event
     ``fragment_event`` cut at ``offsets``; the first piece stays in its event, each further
     piece rides in a copy of ``continuation`` right after it; ``sequence_number``, where every
-    event has one, is renumbered in order (docs/deltas.md, "Partitions")."""
+    event has one, is renumbered in order; a ``willContinue`` beside the fragment (Vertex's
+    ``PartialArg``) says true on every piece but the last (docs/deltas.md, "Partitions")."""
     events = case["events"]
     k = case["fragment_event"]
     if k is None or not offsets:
@@ -140,6 +141,12 @@ def replay(case: Mapping[str, Any], offsets: Sequence[int]) -> list[dict[str, An
         event = copy.deepcopy(case["continuation"])
         _set(event, path, text[a:b])
         more.append(event)
+    parents = [_get(event, path[:-1]) for event in (head, *more)]
+    if all(isinstance(p, dict) and "willContinue" in p for p in parents):
+        last = parents[-1]["willContinue"] if not more else False
+        for parent in parents:  # Vertex: every piece of a value but the last says it continues
+            parent["willContinue"] = True
+        parents[-1]["willContinue"] = last
     out = [*copy.deepcopy(events[:k]), head, *more, *copy.deepcopy(events[k + 1 :])]
     if all("sequence_number" in e for e in out):
         for number, event in enumerate(out):
