@@ -1,7 +1,7 @@
 """Every dependency the project installs, pinned: what ``make`` and ``.ci/run`` install from.
 
 A fresh clone once went red with no change in the repository: moto 5.2.6 reached the index and
-``pip install -e '.[dev]'`` took it (issue 29). Since then nothing is installed by range alone:
+``pip install -e '.[dev]'`` took it. Since then nothing is installed by range alone:
 
 ========================================  ==================================================
 ``constraints.txt``                        ``.venv`` (``make venv``): the package's extras

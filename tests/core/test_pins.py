@@ -1,4 +1,4 @@
-"""Every dependency the project installs is pinned, and what installs uses the pins (issue 29).
+"""Every dependency the project installs is pinned, and what installs uses the pins.
 
 A fresh clone went red with nothing changed here: moto 5.2.6 reached the index and an unpinned
 ``pip install -e '.[dev]'`` took it. ``infra/pins.py`` names the pin files and checks them.

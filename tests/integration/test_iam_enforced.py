@@ -574,7 +574,7 @@ def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_n
         wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 1})
 
 
-# ----------------------------------------------------------- a missing report (issue 29)
+# ------------------------------------------------------------------------ a missing report
 
 MISSING_REPORT = "reports/acme/run_missing/attempt-1.json"
 
@@ -634,7 +634,7 @@ def _moto_asks_by_operation() -> bool:
     strict=True,
 )
 def test_moto_authorises_an_s3_request_by_the_iam_action_aws_checks() -> None:
-    """The minimal case of issue 29, with no aliasing: a user holding exactly ``s3:GetObject``
+    """The minimal case of moto 5.2.6 against AWS, with no aliasing: a user holding exactly ``s3:GetObject``
     on ``reports/*`` and ``s3:ListBucket`` on the bucket asks for a missing report. AWS
     answers 404 (HeadObject is authorised as s3:GetObject; ListBucket makes a missing key a
     404). moto 5.2.5 agrees; 5.2.6 answers 403. Strict: when moto is fixed, this passes and

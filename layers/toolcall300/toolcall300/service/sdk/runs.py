@@ -117,7 +117,7 @@ class ReportObjects(LazyBucket):
         """One conditional write (``If-None-Match: *``): S3 answers 412 when the key exists,
         which ``translated`` makes a ``StoreConflict``. No ``HeadObject`` probe first: it
         was a second request, racy between the two, and it needed ``s3:ListBucket`` for a
-        missing key to be a 404 rather than a 403 (docs/runs-contract.md, issue 29)."""
+        missing key to be a 404 rather than a 403 (docs/runs-contract.md)."""
         with _translated("the reports bucket"):
             self.s3.put_object(
                 Bucket=self.bucket,
