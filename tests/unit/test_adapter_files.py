@@ -173,3 +173,18 @@ def test_a_huge_extended_header_hidden_in_a_small_gzip_is_refused_before_it_is_d
     finally:
         tracemalloc.stop()
     assert peak < 4 * 1024 * 1024, peak  # the old code: hundreds of MB
+
+
+def test_unpacking_never_holds_the_whole_tar_in_memory() -> None:
+    """Submission now unpacks each archive once (``check_unpacks``), as the worker does: read
+    as a stream, so ten at once cost ten buffers, not ten copies of up to 72 MiB of tar."""
+    import tracemalloc
+
+    big = archive((entry("data.bin"), b"\0" * (24 * 1024 * 1024)))
+    tracemalloc.start()
+    try:
+        adapter_files.check_unpacks(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024, peak

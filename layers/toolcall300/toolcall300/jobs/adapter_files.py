@@ -109,23 +109,13 @@ class _BoundedInfo(tarfile.TarInfo):
         return member
 
 
-def _tar_bytes(archive: bytes) -> bytes:
-    """The plain tar stream: ``archive`` itself, or its gzip decompressed within
-    :data:`MAX_TAR_BYTES` (a gzip bomb is refused before it fills memory)."""
-    return _Inflating(archive).read()
-
-
-def _open(archive: bytes, *, stream: bool = False) -> tarfile.TarFile:
-    """The archive for reading: in stream mode (``listing``) decompressed as tarfile reads
-    it; otherwise (``unpack``, after ``listing`` passed) whole, to be extracted."""
+def _open(archive: bytes) -> tarfile.TarFile:
+    """The archive as a stream, decompressed as tarfile reads it (``listing`` and ``unpack``
+    alike: never the whole tar in memory, however many archives are checked at once)."""
     if len(archive) > MAX_ARCHIVE_BYTES:
         raise FilesRefused(f"the archive is over {MAX_ARCHIVE_BYTES} bytes")
     try:
-        if stream:
-            return tarfile.open(fileobj=_Inflating(archive), mode="r|", tarinfo=_BoundedInfo)
-        return tarfile.open(
-            fileobj=io.BytesIO(_tar_bytes(archive)), mode="r:", tarinfo=_BoundedInfo
-        )
+        return tarfile.open(fileobj=_Inflating(archive), mode="r|", tarinfo=_BoundedInfo)
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise FilesRefused(f"not a tar archive (plain or gzip): {exc}") from exc
 
@@ -155,7 +145,7 @@ def listing(archive: bytes) -> dict[str, int]:
     walked: list[tuple[str, str]] = []  # (entry, path the system walks to make or follow it)
     total = entries = 0
     try:
-        with _open(archive, stream=True) as tar:
+        with _open(archive) as tar:
             for member in tar:
                 entries += 1  # every entry, not every name: a name repeated is unpacked again
                 if entries > MAX_FILES:
