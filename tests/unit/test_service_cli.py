@@ -152,3 +152,26 @@ def test_keys_are_not_sent_over_plain_http_to_other_machines(api: str) -> None:
 
     with pytest.raises(ValueError):
         check_transport(api)
+
+
+def test_a_log_gets_one_line_per_file_and_no_redrawn_bar(file_server: str, tmp_path: Path) -> None:
+    """Download progress bars are for terminals: a CI log (not a TTY) gets one line per file."""
+    _Files.files = {"big": b"x" * (3 * 1024 * 1024)}
+    pin = hashlib.sha256(_Files.files["big"]).hexdigest()
+    log = io.StringIO()
+    client.fetch_verified(
+        f"{file_server}/big", tmp_path / "big", sha256=pin, size=None, name="big", progress=log
+    )
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") == 1
+    assert log.getvalue().startswith("big [") and "100%" in log.getvalue()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Terminal()
+    (tmp_path / "big").unlink()
+    client.fetch_verified(
+        f"{file_server}/big", tmp_path / "big", sha256=pin, size=None, name="big", progress=tty
+    )
+    assert tty.getvalue().count("\r") > 1  # redrawn in place

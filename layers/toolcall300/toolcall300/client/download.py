@@ -5,7 +5,8 @@ shell history). ``GET /corpus`` lists the manifest (pinned by its sha256), the f
 and the generator's recorded inputs (``inputs/``); the manifest is fetched and checked first,
 then every file and input is held to the manifest's own pin (and its size), so the folder is
 what ``generate --check-only`` and ``--rebuild`` need (README, "The generator and the corpus").
-Each file is streamed to a temporary file while its sha256 is computed, with a progress bar on
+Each file is streamed to a temporary file while its sha256 is computed, with a progress bar (a
+terminal only; a log gets one line per file) on
 stderr; a mismatch deletes it and fails the command; only a matching file is moved into place.
 The licensed corpus is private to its buyer: the folders are 0700 and the files 0600. Standard
 library only.
@@ -77,6 +78,8 @@ def fetch_verified(
     """Download ``url`` to ``dest`` only if its sha256 (and size) match the pins."""
     digest = hashlib.sha256()
     done = 0
+    isatty = getattr(progress, "isatty", None)
+    live = bool(isatty and isatty())  # a bar redrawn in place on a terminal; one line in a log
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
@@ -86,8 +89,9 @@ def fetch_verified(
                 digest.update(chunk)
                 out.write(chunk)
                 done += len(chunk)
-                progress.write(progress_line(name, done, total))
-        progress.write("\n")
+                if live:
+                    progress.write(progress_line(name, done, total))
+        progress.write("\n" if live else progress_line(name, done, total).lstrip("\r") + "\n")
         if digest.hexdigest() != sha256 or (size is not None and done != size):
             raise PinMismatch(
                 f"{name}: sha256 {digest.hexdigest()[:16]}... does not match the pin {sha256[:16]}..."

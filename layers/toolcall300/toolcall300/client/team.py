@@ -64,7 +64,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             stdout.write(f"{made['key']}\n")
         elif args.action == "list":
             listed = _call("GET", base, key)["keys"]
-            stdout.write(f"team {team} ({licence.get('team_name')}): {len(listed)} member keys\n")
+            noun = "member key" if len(listed) == 1 else "member keys"
+            stdout.write(f"team {team} ({licence.get('team_name')}): {len(listed)} {noun}\n")
             for member in listed:
                 stdout.write(
                     f"{member['key_id']}  {member['status']:<8} {member.get('issued_at') or '-'}\n"

@@ -144,6 +144,12 @@ def asked_shape(categories: str | None, per_category: int | None) -> Shape:
 def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
     """The recipe's inputs; ``--check-only`` skips the licence (its manifest pin checks it)."""
     recipe_path = directory / RECIPE
+    if not recipe_path.is_file():
+        raise UsageError(
+            f"toolcall300 generate: {directory} has no recorded inputs ({RECIPE} is missing): "
+            "only a corpus built by toolcall300 generate (or downloaded with toolcall300 "
+            "download) can be rebuilt or checked; a corpus written by hand has no recipe"
+        )
     try:
         recipe = loads_strict_file(read_limited(recipe_path))
         tools, pools = directory / recipe["tools"], directory / recipe["pools"]
@@ -159,7 +165,12 @@ def _recorded_inputs(directory: Path, *, with_licence: bool = True) -> Inputs:
             str(reference) if reference is not None else None,
             full_shape_only=True,
         )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except OSError as exc:  # a file the recipe names: its name and why, not an errno
+        raise UsageError(
+            f"toolcall300 generate: cannot read the recorded inputs in {directory}: "
+            f"{exc.filename or ''} {exc.strerror or exc}".replace("  ", " ")
+        ) from exc
+    except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(
             f"toolcall300 generate: cannot read the recorded inputs in {directory}: {exc}"
         ) from exc

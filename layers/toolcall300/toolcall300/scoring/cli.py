@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -26,6 +27,7 @@ from toolcall300.scoring import adapters, tracks
 from toolcall300.scoring.corpus import (
     CorpusError,
     built_by_this_suite,
+    corpus_in,
     corpus_version,
     rationale_beside,
 )
@@ -67,7 +69,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             "docs/adapter-protocols.md."
         ),
     )
-    p.add_argument("--corpus", metavar="FILE", help="the corpus, JSON Lines (docs/case-format.md)")
+    p.add_argument(
+        "--corpus",
+        metavar="FILE",
+        help="the corpus, JSON Lines (docs/case-format.md), or its folder (its one corpus file)",
+    )
     p.set_defaults(adapters=[])
     p.add_argument(
         "--adapter",
@@ -228,6 +234,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         from toolcall300.scoring.selftest import run_selftest  # the checks import this module
 
         return run_selftest(stdout)
+    if os.path.isdir(args.corpus):  # a downloaded or generated corpus folder: its one corpus
+        try:
+            args.corpus = str(corpus_in(args.corpus))
+        except ValueError as exc:
+            raise UsageError(f"toolcall300 score: --corpus {exc}") from None
     data = read_input(args.corpus, "corpus")
     try:
         track, cases = tracks.read_corpus(data)

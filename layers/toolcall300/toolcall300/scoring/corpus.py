@@ -184,6 +184,29 @@ def _manifest_pinning(path: str | Path, sha256: str) -> dict[str, Any] | None:
 RATIONALE_NAME = "rationale.jsonl"
 
 
+def corpus_in(folder: str | Path) -> Path:
+    """The corpus file of a corpus folder (``score --corpus DIR``): its one ``.jsonl`` that is
+    neither the rationale nor a sample. Raises ``ValueError`` saying which files to choose
+    from when there is none or more than one.
+
+    >>> corpus_in("/nowhere")
+    Traceback (most recent call last):
+    ...
+    ValueError: /nowhere holds no corpus file (*.jsonl): name the file
+    """
+    found = sorted(
+        p
+        for p in Path(folder).glob("*.jsonl")
+        if p.name != RATIONALE_NAME and "sample" not in p.name and p.is_file()
+    )
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ValueError(f"{folder} holds no corpus file (*.jsonl): name the file")
+    names = ", ".join(p.name for p in found)
+    raise ValueError(f"{folder} holds several corpus files ({names}): name one")
+
+
 def rationale_beside(path: str | Path, sha256: str) -> dict[str, dict[str, Any]]:
     """The corpus's rationale rows, id -> {rule, rationale}, from ``rationale.jsonl`` beside
     ``path`` when the manifest beside it pins both the corpus's bytes and that file's (so a

@@ -430,7 +430,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_ERROR
     env = os.environ.get
     kept = (
-        f"state in {state_dir} ({'restored' if stack.context.restored else 'new'}); "
+        f"state in {state_dir} ({'kept from the last start' if stack.context.restored else 'new'}); "
         "`--no-state` keeps it in a temporary folder"
         if state_dir is not None
         else f"state in {stack.context.state_dir}, removed at exit"

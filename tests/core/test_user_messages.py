@@ -1,0 +1,46 @@
+"""Messages that used to stop short (README, "Score your own code"): a corpus folder is scored
+by its one corpus file, and a hand-written corpus asked to rebuild says why it cannot."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+from toolcall300.cli import dispatch
+
+ROOT = Path(__file__).parents[2]
+SAMPLE = ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = dispatch(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_score_takes_a_corpus_folder(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE, tmp_path / "cases.jsonl")
+    (tmp_path / "rationale.jsonl").write_text("{}\n")  # never taken for the corpus
+    code, out, err = run("score", "--corpus", str(tmp_path), "--adapter", "naive")
+    assert code == 0 and "exact match             2 / 30" in out, err
+    # the private corpus folder: its rationale and sample beside it are not the corpus
+    code, out, _ = run("score", "--corpus", str(ROOT / "corpus_private"), "--adapter", "naive")
+    assert code == 0 and "cases                   300" in out
+
+
+def test_a_folder_with_no_or_several_corpora_names_them(tmp_path: Path) -> None:
+    code, _, err = run("score", "--corpus", str(tmp_path), "--adapter", "naive")
+    assert code == 1 and "holds no corpus file (*.jsonl): name the file" in err
+    shutil.copy(SAMPLE, tmp_path / "a.jsonl")
+    shutil.copy(SAMPLE, tmp_path / "b.jsonl")
+    code, _, err = run("score", "--corpus", str(tmp_path), "--adapter", "naive")
+    assert code == 1 and "several corpus files (a.jsonl, b.jsonl): name one" in err
+
+
+def test_rebuilding_a_hand_written_corpus_says_why_not_an_errno(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE, tmp_path / "cases.jsonl")
+    code, _, err = run("generate", "--rebuild", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert "has no recorded inputs (inputs/recipe.json is missing)" in err
+    assert "a corpus written by hand has no recipe" in err and "Errno" not in err
