@@ -44,3 +44,59 @@ def test_rebuilding_a_hand_written_corpus_says_why_not_an_errno(tmp_path: Path) 
     assert code == 1
     assert "has no recorded inputs (inputs/recipe.json is missing)" in err
     assert "a corpus written by hand has no recipe" in err and "Errno" not in err
+
+
+def pydantic_like_catalog() -> list[dict[str, object]]:
+    """What pydantic writes for dict[str, str], tuple[int, int] and a discriminated union."""
+    union = {
+        "discriminator": {"mapping": {"a": "#/$defs/A"}, "propertyName": "kind"},
+        "oneOf": [{"$ref": "#/$defs/A"}],
+    }
+    fields = {
+        "tags": {"additionalProperties": {"type": "string"}, "type": "object"},
+        "pair": {
+            "maxItems": 2,
+            "minItems": 2,
+            "prefixItems": [{"type": "integer"}] * 2,
+            "type": "array",
+        },
+        "pet": union,
+    }
+    tools: list[dict[str, object]] = [
+        {
+            "type": "function",
+            "function": {"name": "ok", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    for name, schema in fields.items():
+        params: dict[str, object] = {
+            "type": "object",
+            "properties": {name: schema},
+            "required": [name],
+        }
+        if name == "pet":  # pydantic puts the variants under $defs
+            variant = {"kind": {"const": "a", "type": "string"}, "x": {"type": "integer"}}
+            params["$defs"] = {"A": {"type": "object", "properties": variant, "required": ["kind"]}}
+        tools.append({"type": "function", "function": {"name": name, "parameters": params}})
+    return tools
+
+
+def test_an_uncovered_pydantic_form_says_the_way_forward(tmp_path: Path) -> None:
+    import json
+
+    catalog = tmp_path / "tools.json"
+    catalog.write_text(json.dumps(pydantic_like_catalog()))
+    code, _, err = run("tools", "import", str(catalog))
+    assert code == 1
+    ways = [line for line in err.splitlines() if "way forward:" in line]
+    assert len(ways) == 3
+    assert (
+        "dict[str, T]" in ways[0] and "tuple[A, B]" in ways[1] and "discriminated union" in ways[2]
+    )
+    # an array that is also OpenAI's tools form says --format openai imports the rest
+    assert "--format openai imports the 1 tool(s) it can and leaves out the 3" in err
+    code, out, _ = run("tools", "import", "--format", "openai", str(catalog))
+    assert code == 0 and json.loads(out)[0]["function"]["name"] == "ok"
+    # --strict asked for the whole catalog or nothing: no such suggestion
+    _, _, err = run("tools", "import", "--strict", str(catalog))
+    assert "--format openai" not in err

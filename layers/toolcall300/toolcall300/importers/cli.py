@@ -42,6 +42,53 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+#: What to do instead, for the JSON Schema that common generators (pydantic, zod) write and
+#: tool-argument/v1 does not cover (docs/catalog.md): (a problem's text, the way forward).
+WAYS_FORWARD = (
+    (
+        "schema-valued additionalProperties",
+        "a map (pydantic dict[str, T], zod record) is not checked key by key: declare its keys "
+        "as properties (a model), or take the map as a JSON string",
+    ),
+    (
+        "'prefixItems'",
+        "a tuple (pydantic tuple[A, B]) is not covered: declare a list of one type with "
+        "minItems/maxItems, or an object with named fields",
+    ),
+    (
+        ("'oneOf'", "'anyOf'", "'discriminator'", "'$ref'", "'$defs'"),
+        "a union (pydantic Union, a discriminated union, a model referenced through $defs) is "
+        "not covered: declare one tool per variant, or one object whose variant fields are "
+        "optional and whose kind is an enum (pydantic: model_json_schema() with the union "
+        "flattened); Optional[T] of one type reads as a nullable T",
+    ),
+)
+
+
+def ways_forward(problems: list[str]) -> list[str]:
+    """The way forward for each kind of refusal in ``problems`` that has one, once each.
+
+    >>> ways_forward(["t: unsupported keyword 'prefixItems' at parameters/x/prefixItems: ..."])[0][:29]
+    'a tuple (pydantic tuple[A, B]'
+    """
+    out = []
+    for needles, advice in WAYS_FORWARD:
+        wanted = (needles,) if isinstance(needles, str) else needles
+        if any(n in p for p in problems for n in wanted):
+            out.append(advice)
+    return out
+
+
+def _openai_would_import(data: bytes) -> tuple[int, int] | None:
+    """(imported, left out) when ``data`` read as OpenAI's tools array imports some tools."""
+    try:
+        imported = import_file(data, "openai")
+    except ImportRefused:
+        return None
+    kept, left = len(imported.tools), len(imported.left_out)
+    return (kept, left) if kept else None
+
+
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     path = Path(args.file)
     try:
@@ -54,6 +101,15 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except ImportRefused as exc:
         for problem in exc.problems:
             stderr.write(f"toolcall300 tools import: {path.name}: {problem}\n")
+        for advice in ways_forward(exc.problems):
+            stderr.write(f"toolcall300 tools import: way forward: {advice}\n")
+        openai = _openai_would_import(data) if args.format is None and not args.strict else None
+        if openai is not None:
+            stderr.write(
+                f"toolcall300 tools import: this array is also OpenAI's tools form: --format "
+                f"openai imports the {openai[0]} tool(s) it can and leaves out the {openai[1]} "
+                "it cannot, saying why (read as tools.json, the catalog is refused whole)\n"
+            )
         return EXIT_ERROR
     catalog = catalog_bytes(imported, data)
     report = "".join(f"{line}\n" for line in imported.report())
