@@ -100,3 +100,34 @@ def test_an_uncovered_pydantic_form_says_the_way_forward(tmp_path: Path) -> None
     # --strict asked for the whole catalog or nothing: no such suggestion
     _, _, err = run("tools", "import", "--strict", str(catalog))
     assert "--format openai" not in err
+
+
+def test_the_controls_figures_in_the_docs_are_what_score_prints_today() -> None:
+    """docs/adapter-protocols.md quotes the controls on the private corpus: held to the code."""
+    import re
+
+    text = (ROOT / "docs/adapter-protocols.md").read_text()
+    said = re.search(
+        r"private corpus \(version ([\d.]+)\) `naive` passes (\d+) of 300 cases.*?`integrator` (\d+)",
+        text,
+        re.S,
+    )
+    assert said is not None
+    corpus = str(ROOT / "corpus_private/toolcall300.jsonl")
+    for name, figure in (("naive", said.group(2)), ("integrator", said.group(3))):
+        _, out, _ = run("score", "--corpus", corpus, "--adapter", name)
+        assert f"exact match             {figure} / 300" in out, (name, out[:300])
+    from toolcall300.spec import CORPUS_VERSION
+
+    assert said.group(1) == CORPUS_VERSION
+
+
+def test_case_format_states_d9_2_as_the_contract_does() -> None:
+    from toolcall300.spec import RULES
+
+    d92 = next(text for _, _, _, ds in RULES for did, text in ds if did == "D9.2")
+    assert "at least twice, in every envelope" in d92
+    assert (
+        "encoded at least twice, in every envelope (D9.2"
+        in (ROOT / "docs/case-format.md").read_text()
+    )
