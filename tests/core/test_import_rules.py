@@ -13,6 +13,10 @@
   the composition root builds, so the two cannot form a circle).
 - ``service/sdk`` imports only ``service/domain``, ``service/errors`` and the core (an adapter
   translates an SDK for the domain; it orchestrates nothing).
+- Only the composition roots reach ``service/api/wiring``: ``service/api`` itself and the local
+  stack's start (``service/local/stack``), as each function's ``app.py`` does. Nothing below
+  them (domain, sdk, hosted, the worker, tripwires, settings) does: their collaborators come
+  in as arguments.
 
 Each rule is a function over (module name, imported names), so the tests at the bottom can
 show it catching a deliberate break.
@@ -48,6 +52,9 @@ FOUNDATION = {
 FOUNDATION_PACKAGES = ("toolcall300.schema", "toolcall300.importers")
 SUITES = ("generator", "scoring", "toolshim", "argcheck")
 SDK_ONLY = {"boto3", "botocore", "stripe"}
+WIRING = "toolcall300.service.api.wiring"
+#: Besides ``service/api``, the one module that builds the edition's collaborators.
+WIRING_ROOTS = {"toolcall300.service.local.stack"}
 #: The kit's one optional dependency: offline report verification needs Ed25519 arithmetic from
 #: ``cryptography`` (the ``verify`` extra), imported only where a missing package becomes a message.
 OPTIONAL = {"toolcall300.argcheck.report": {"cryptography"}}
@@ -161,6 +168,12 @@ def violations(module: str, names: set[str]) -> list[str]:
         )
         if beyond:
             out.append(f"service/sdk imports {beyond} (only domain, errors and the core)")
+    if (
+        any(_within(n, WIRING) for n in own)
+        and not _within(module, "toolcall300.service.api")
+        and module not in WIRING_ROOTS
+    ):
+        out.append("reaches service/api/wiring from below (only composition roots may)")
     if not _within(module, "toolcall300.service.local") and any(
         _within(n, "toolcall300.service.local") for n in own
     ):
@@ -249,6 +262,23 @@ def test_module_keeps_the_import_rules(path: Path) -> None:
             "service/sdk imports",
         ),
         ("toolcall300.service.sdk.ecr", "from toolcall300.service.domain import images", ""),
+        (
+            "toolcall300.service.tripwires",
+            "from toolcall300.service.api.wiring import check_ledger",
+            "reaches service/api/wiring",
+        ),
+        (
+            "toolcall300.service.local.worker",
+            "def f():\n    from toolcall300.service.api import wiring",
+            "reaches service/api/wiring",
+        ),
+        (
+            "toolcall300.service.settings",
+            "import toolcall300.service.api.wiring",
+            "reaches service/api/wiring",
+        ),
+        ("toolcall300.service.local.stack", "from toolcall300.service.api import wiring", ""),
+        ("toolcall300.service.api.routes.runs", "from toolcall300.service.api import wiring", ""),
         ("toolcall300.rules", "from toolcall300.scoring import grading", "the foundation imports"),
         (
             "toolcall300.importers.forms",

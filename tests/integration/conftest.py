@@ -13,7 +13,7 @@ returned by ``toolcall300.service.local.stack.start_local_stack``:
 The stack serves a small corpus written to a temporary directory (the real file names,
 manifest shape and licence: ``support.corpus.make_corpus``), so the tests do not depend on
 ``corpus_private/``.
-Background services registered through ``localstack.register_background`` start with it.
+The stack starts its scoring worker pool with it (``stack.context.extra["run_workers"]``).
 ``buy_licence(tier, team=None)`` buys a licence through the real webhook and returns its key.
 
 The dashboard's fixtures: ``browser`` (one headless Debian chromium through Playwright,

@@ -568,7 +568,7 @@ def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_n
     act_as(enforced, "operator")
     wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 20, "refunded": 2})
     act_as(enforced, "TripwiresFunction")
-    window = tripwires.measure(NOW)
+    window = tripwires.measure(NOW, wiring.check_ledger())
     assert (window["paid_checks"], window["tripwires"]["refunds_over_5_percent"]) == (20, True)
     with pytest.raises(UpstreamUnavailable):  # AccessDenied: the ledger is read-only to it
         wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 1})

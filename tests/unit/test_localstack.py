@@ -1,7 +1,8 @@
-"""The local stack's shell: CLI flags, the background-service registry, orderly stop."""
+"""The local stack's shell: CLI flags, orderly stop."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from toolcall300.cliutil import UsageError
 from toolcall300.service.local import stack as localstack
-from toolcall300.service.local.stack import LocalStack, LocalStackContext, register_background
+from toolcall300.service.local.stack import LocalStack, LocalStackContext
 
 
 def test_serve_flags() -> None:
@@ -20,19 +21,6 @@ def test_serve_flags() -> None:
         localstack.parse_args(["--port", "eighty"])
 
 
-def test_register_background_is_idempotent_and_usable_as_a_decorator(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(localstack, "_BACKGROUND", [])
-
-    @register_background
-    def start(context: LocalStackContext) -> Any:
-        return lambda: None
-
-    register_background(start)
-    assert [start] == localstack._BACKGROUND
-
-
 def test_stop_runs_every_stop_in_reverse_even_if_one_fails() -> None:
     calls: list[str] = []
 
@@ -41,9 +29,10 @@ def test_stop_runs_every_stop_in_reverse_even_if_one_fails() -> None:
         raise RuntimeError("boom")
 
     context = LocalStackContext(Path("."), "http://x", Path("."), {}, {}, {})
-    stack = LocalStack(
-        "http://x", context, [lambda: calls.append("a"), failing, lambda: calls.append("c")]
-    )
+    stops = contextlib.ExitStack()
+    for stop in (lambda: calls.append("a"), failing, lambda: calls.append("c")):
+        stops.callback(stop)
+    stack = LocalStack("http://x", context, stops)
     stack.stop()
     stack.stop()  # a second stop is a no-op
     assert calls == ["c", "b", "a"]

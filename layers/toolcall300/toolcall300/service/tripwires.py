@@ -12,14 +12,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from toolcall300.service.api.wiring import check_ledger
 from toolcall300.service.domain import ledger
+from toolcall300.service.domain.ledger import CheckLedger
 from toolcall300.service.observability import gauge, logger
 
 
-def measure(now: datetime) -> dict[str, Any]:
-    """Compute the window ending ``now`` and publish it; the window, for the invocation's log."""
-    window = ledger.window_metrics(check_ledger(), now)
+def measure(now: datetime, book: CheckLedger) -> dict[str, Any]:
+    """Compute the window ending ``now`` from ``book`` (the check ledger the function's edge
+    builds) and publish it; the window, for the invocation's log."""
+    window = ledger.window_metrics(book, now)
     for name, value in ledger.window_figures(window).items():
         gauge(name, value)
     crossed = [name for name, hit in window["tripwires"].items() if hit]

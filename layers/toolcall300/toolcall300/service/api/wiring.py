@@ -305,26 +305,12 @@ def callback_resolver() -> Callable[..., Any]:
     return socket.getaddrinfo
 
 
-#: Told after a run is queued for a worker of this process: the local stack's pool, which
-#: waits to be woken rather than polling the runs table (on AWS, Batch is the queue).
-_RUN_QUEUED: list[Callable[[], None]] = []
-
-
-def on_run_queued(listener: Callable[[], None]) -> Callable[[], None]:
-    """Call ``listener`` after each run queued here (:func:`run_queued`); returns the undo."""
-    _RUN_QUEUED.append(listener)
-
-    def undo() -> None:
-        if listener in _RUN_QUEUED:
-            _RUN_QUEUED.remove(listener)
-
-    return undo
-
-
 def run_queued() -> None:
-    """A run is in the table as ``queued`` for a local worker: wake whoever waits for one."""
-    for listener in list(_RUN_QUEUED):
-        listener()
+    """A run is in the table as ``queued`` for a local worker: wake the edition's worker pool
+    (the stack sets ``LocalEdition.wake`` when it starts the pool; on AWS, Batch is the queue)."""
+    edition = local_edition()
+    if edition is not None:
+        edition.wake()
 
 
 def own_ports() -> frozenset[int]:

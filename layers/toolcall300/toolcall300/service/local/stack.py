@@ -7,10 +7,12 @@ uses ``.toolcall300/state``, ``--no-state`` a temporary folder removed at stop).
 the functions' settings carry are read from ``template.yaml``; the secrets the template
 declares become files of the folder, generated once; ``corpus_private/`` is copied in.
 Nothing AWS-shaped runs or listens: the stack opens one TCP port, which also serves the
-object links it signs (``sdk.files``). Anything else that should run beside the gateway (the
-scoring worker, ``service.local.worker``) registers a starter with
-:func:`register_background`. :func:`start_local_stack` is the programmatic form the
-integration tests use. One stack per process at a time: the handlers read their settings
+object links it signs (``sdk.files``). Beside the gateway runs the scoring worker pool
+(``service.local.worker``), built here from the same edition the handlers use and woken
+through it (``LocalEdition.wake``). This module is the edition's composition root: it alone
+of ``service/local`` reads ``api.wiring`` (tests/core/test_import_rules.py), and everything it
+starts is one ``ExitStack``, closed in reverse by ``stop()``. :func:`start_local_stack` is
+the programmatic form the integration tests use. One stack per process at a time: the handlers read their settings
 from ``os.environ``, which ``stop()`` restores.
 """
 
@@ -23,7 +25,6 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -129,38 +130,19 @@ def _check_corpus(corpus_dir: Path, *, explicit: bool) -> bool:
     return False
 
 
-#: A background service: ``start(context)`` starts it and returns the function that stops it.
-BackgroundStarter = Callable[[LocalStackContext], Callable[[], None]]
-_BACKGROUND: list[BackgroundStarter] = []
-
-
-def register_background(start: BackgroundStarter) -> BackgroundStarter:
-    """Run ``start(context)`` after the gateway is up, every time a local stack starts.
-
-    Call at import time of the module that provides the service, and add that module to
-    :data:`BACKGROUND_MODULES` so ``serve`` imports it. Usable as a decorator.
-    """
-    if start not in _BACKGROUND:
-        _BACKGROUND.append(start)
-    return start
-
-
-#: Modules imported before start so they can register background services (the scoring worker).
-BACKGROUND_MODULES: list[str] = ["toolcall300.service.local.worker"]  # the scoring worker pool
-
-
 @dataclass
 class LocalStack:
     """A running local stack: ``.url`` to talk to, ``.stop()`` to end it."""
 
     url: str
     context: LocalStackContext
-    _stops: list[Callable[[], None]]
+    _stops: contextlib.ExitStack
 
     def stop(self) -> None:
-        while self._stops:
-            with contextlib.suppress(Exception):  # one failed stop must not keep the rest running
-                self._stops.pop()()
+        """Close what the start opened, last first; ``ExitStack`` goes on past a failed close,
+        so one failed stop never keeps the rest running. A second call does nothing."""
+        with contextlib.suppress(Exception):
+            self._stops.close()
 
 
 def layered_environment(
@@ -222,16 +204,6 @@ def _restore_environment(saved: dict[str, str]) -> None:
     ports.clear_ports()
 
 
-def _import_background_modules() -> None:
-    import importlib
-
-    for name in BACKGROUND_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            continue  # that concern is not installed in this checkout yet
-
-
 def start_local_stack(
     *,
     host: str = "127.0.0.1",
@@ -249,7 +221,7 @@ def start_local_stack(
     any session, so anyone who reaches it gets a licence); None serves it on a loopback
     ``host`` only, so a stack bound to a public address gives nothing away unless the
     operator says so (``serve --dev-checkout``)."""
-    stops: list[Callable[[], None]] = []
+    stops = contextlib.ExitStack()
     free = is_loopback(host) if dev_checkout is None else dev_checkout
     try:
         return _start(
@@ -267,11 +239,11 @@ def _start(
     root: Path,
     background: bool,
     state_arg: Path | None,
-    stops: list[Callable[[], None]],
+    stops: contextlib.ExitStack,
     free_checkout: bool = True,
 ) -> LocalStack:
     saved_env = dict(os.environ)
-    stops.append(lambda: _restore_environment(saved_env))
+    stops.callback(lambda: _restore_environment(saved_env))
     # Before the handlers' modules load: observability reads POWERTOOLS_TRACE_DISABLED at import
     # (an untraced stack never loads the X-Ray SDK).
     os.environ.update(_LOCAL_POWERTOOLS)
@@ -288,7 +260,7 @@ def _start(
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
     if state_arg is None:
         state_dir = Path(tempfile.mkdtemp(prefix="tc300-state-"))
-        stops.append(lambda: shutil.rmtree(state_dir, ignore_errors=True))
+        stops.callback(lambda: shutil.rmtree(state_dir, ignore_errors=True))
     else:
         state_dir = state_arg
     try:
@@ -297,7 +269,7 @@ def _start(
         raise StackError(f"--state {exc}; stop it first, or give another --state") from None
     except state.LegacyState as exc:
         raise StackError(f"--state {exc}") from None
-    stops.append(lambda: state.close_state(held))
+    stops.callback(lambda: state.close_state(held))
     was_restored = state_arg is not None and state.has_state(state_dir)
     folder = StateFolder(state_dir)
     folder.make_keys()
@@ -313,7 +285,7 @@ def _start(
     ports.clear_ports()
     edition = ports.local_edition()
     assert edition is not None
-    stops.append(ports.close_local_edition)
+    stops.callback(ports.close_local_edition)
 
     if has_corpus:
         objects = edition.corpus(made.names["CorpusBucket"])
@@ -329,7 +301,7 @@ def _start(
     os.environ["TOOLCALL300_PUBLIC_URL"] = url  # where the signed object links point
     ports.clear_ports()
     dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH)
-    stops.append(lambda: stripe_dev.uninstall(replaced))
+    stops.callback(lambda: stripe_dev.uninstall(replaced))
     checkout = dev_checkout.local_routes(
         dev_stripe,
         secret=str(webhook["current"]),
@@ -346,8 +318,8 @@ def _start(
     )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()
-    stops.append(server.server_close)
-    stops.append(server.shutdown)
+    stops.callback(server.server_close)
+    stops.callback(server.shutdown)
     protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
     context = LocalStackContext(
         root, url, state_dir, made.names, made.environment, template,
@@ -355,10 +327,36 @@ def _start(
         settings=used,
     )  # fmt: skip
     if background:
-        _import_background_modules()
-        for start in list(_BACKGROUND):
-            stops.append(start(context))
+        _start_workers(context, ports, edition, stops)
     return LocalStack(url, context, stops)
+
+
+def _start_workers(
+    context: LocalStackContext, ports: Any, edition: Any, stops: contextlib.ExitStack
+) -> None:
+    """The scoring worker pool on the edition's stores, woken through the edition after each
+    queued run (``api.wiring.run_queued``), with the settings of ``LocalWorkerSettings``
+    (workers, runs per team at once, seconds per run, memory)."""
+    from toolcall300.jobs import harness, sandbox
+    from toolcall300.service.local import worker
+    from toolcall300.service.settings import LocalWorkerSettings, get_settings
+
+    conf, local = ports.runs_settings(), get_settings(LocalWorkerSettings)
+    deps = worker.WorkerDeps(
+        store=ports.run_store(),
+        reports=ports.report_store(),
+        corpus=worker.cached_corpus(ports.corpus_objects().read),
+        notify=ports.run_notifier(),
+        lease_s=local.lease_s,
+        job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),
+        sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
+        max_attempts=conf.max_attempts,
+        team_limit=local.team_runs,
+        adapter_files=ports.report_store().get,
+    )
+    stops.callback(worker.start_local(context, deps, workers=local.workers))
+    edition.wake = lambda: context.extra["run_workers"].wake()
+    stops.callback(setattr, edition, "wake", lambda: None)
 
 
 def _same_manifest(objects: Any, corpus_dir: Path) -> bool:

@@ -14,7 +14,7 @@ run with a reason (scratch directories removed), and :func:`recover` fails the r
 previous process left ``running`` when it died. Not a distributed scheduler: one process.
 
 Woken, not polled: an idle worker waits until :meth:`WorkerPool.wake` (a submission through
-``POST /runs`` calls it, ``api.wiring.run_queued``; so do a finished run and a re-queue), so an
+``POST /runs`` calls it through ``LocalEdition.wake``; so do a finished run and a re-queue), so an
 idle stack reads nothing. Callbacks leave the workers: a bounded queue with threads of its own
 (:class:`CallbackQueue`) delivers them, fairly between teams, so an endpoint that never answers
 (4 attempts, 5 s each, with backoff: about 27 s) delays its own team's later callbacks, never the
@@ -508,27 +508,6 @@ def cached_corpus(read: Callable[[str], bytes]) -> Callable[[], Corpus]:
     return get
 
 
-def local_deps(context: Any) -> WorkerDeps:
-    """The worker's dependencies on a running local stack, from its settings
-    (``LocalWorkerSettings``: workers, runs per team at once, seconds per run, memory)."""
-    from toolcall300.service.api import wiring
-    from toolcall300.service.settings import LocalWorkerSettings, get_settings
-
-    conf, local = wiring.runs_settings(), get_settings(LocalWorkerSettings)
-    return WorkerDeps(
-        store=wiring.run_store(),
-        reports=wiring.report_store(),
-        corpus=cached_corpus(wiring.corpus_objects().read),
-        notify=wiring.run_notifier(),
-        lease_s=local.lease_s,
-        job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),
-        sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
-        max_attempts=conf.max_attempts,
-        team_limit=local.team_runs,
-        adapter_files=wiring.report_store().get,
-    )
-
-
 def refuse_exposed(protected: tuple[Path, ...]) -> None:
     """The sandbox shows the system read-only: a corpus or state folder kept there would be
     readable by every adapter, so the stack does not start its workers on one."""
@@ -540,39 +519,17 @@ def refuse_exposed(protected: tuple[Path, ...]) -> None:
             )
 
 
-def start_local(context: Any) -> Callable[[], None]:
-    """The local stack's background hook: end what a dead stack left running, start a pool
-    that ``POST /runs`` wakes (``wiring.on_run_queued``)."""
-    from toolcall300.service.api import wiring
-    from toolcall300.service.settings import LocalWorkerSettings, get_settings
-
+def start_local(context: Any, deps: WorkerDeps, *, workers: int) -> Callable[[], None]:
+    """Start the local stack's pool of ``workers`` on the collaborators the stack built
+    (``deps``), after ending what a dead stack left running; the stack wakes it after each
+    queued run (``LocalEdition.wake``). Returns the stop."""
     refuse_exposed(tuple(getattr(context, "protected", ())))
-    deps = local_deps(context)
     sandbox.sweep_leftovers()  # what a killed stack left in /tmp
     # A lease can only lapse under a run in flight here (heartbeats stop only with a crash,
     # and a crashed stack's runs are ended by recover): a third of the lease is soon enough.
-    pool = WorkerPool(
-        deps, size=get_settings(LocalWorkerSettings).workers, sweep_s=max(2.0, deps.lease_s / 3)
-    )
+    pool = WorkerPool(deps, size=workers, sweep_s=max(2.0, deps.lease_s / 3))
     for ended in recover(deps):  # before the pool claims anything, so only the dead stack's
         pool.callbacks(ended)  # queued: a slow endpoint delays nothing
     context.extra["run_workers"] = pool.start()
-    # the pool may have been replaced (tests pause and restart it): wake and stop the current one
-    stop_waking = wiring.on_run_queued(lambda: context.extra["run_workers"].wake())
-
-    def stop() -> None:
-        stop_waking()
-        context.extra["run_workers"].stop()
-
-    return stop
-
-
-def _register() -> None:
-    try:
-        from toolcall300.service.local.stack import register_background
-    except ImportError:  # pragma: no cover - the local extras are not installed
-        return
-    register_background(start_local)
-
-
-_register()
+    # the pool may have been replaced (tests pause and restart it): stop the current one
+    return lambda: context.extra["run_workers"].stop()

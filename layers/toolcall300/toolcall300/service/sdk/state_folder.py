@@ -168,6 +168,10 @@ class LocalEdition:
     folder: StateFolder
     public_url: Callable[[], str]
     db: Database = field(init=False)
+    #: Wakes the stack's worker pool after a run is queued (``api.wiring.run_queued``); the
+    #: stack sets it when it starts the pool, and until then a queued run waits for the pool's
+    #: first look at the table.
+    wake: Callable[[], None] = field(default=lambda: None)
 
     def __post_init__(self) -> None:
         self.db = Database(self.folder.database)
