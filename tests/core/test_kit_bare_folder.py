@@ -130,3 +130,31 @@ def test_the_public_sample_scores_in_a_bare_folder(kit: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("TOOLCALL-300 adapter: naive")
     assert "hallucinated_tool" in result.stdout
+
+
+def test_the_callback_verifier_runs_in_a_bare_folder(kit: Path) -> None:
+    """docs/hosted-scoring.md's verifier needs only the standard library: the kit has it."""
+    from toolcall300.client.callback import callback_secret, sign_header
+
+    body = b'{"run_id":"run_1","verdict":"pass"}'
+    header = sign_header(body, callback_secret("tc300_" + "k" * 32), 1_700_000_000)
+    script = (
+        "import sys; sys.path.insert(0, '.')\n"
+        "from toolcall300.client.callback import callback_secret, verify_callback, SignatureError\n"
+        f"secret = callback_secret('tc300_' + 'k' * 32)\n"
+        f"print(verify_callback({body!r}, {header!r}, secret, now=1_700_000_010))\n"
+        "try:\n"
+        f"    verify_callback({body!r} + b' ', {header!r}, secret, now=1_700_000_010)\n"
+        "except SignatureError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run(
+        [system_python(), "-I", "-S", "-c", script],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1700000000", "refused: signature mismatch"]
+    assert (kit / "toolcall300" / "client" / "callback.py").is_file()

@@ -19,8 +19,6 @@ followed.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import http.client
 import ipaddress
 import socket
@@ -32,76 +30,27 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolcall300.canonical import canonical_bytes
+from toolcall300.client.callback import (  # the verifier a team runs, in the free kit
+    DEFAULT_TOLERANCE_S,
+    HEADER,
+    SCHEME,
+    SignatureError,
+    callback_secret,
+    sign_header,
+    signature,
+    verify_callback,
+)
 
-HEADER = "TC300-Signature"
-SCHEME = "v1"
-DEFAULT_TOLERANCE_S = 300
-
-
-class SignatureError(ValueError):
-    """The callback's signature is missing, malformed, wrong or outside the tolerance."""
-
-
-def callback_secret(licence_key: str) -> str:
-    """The signing secret for a team's callbacks: HMAC of a fixed label under the licence key.
-
-    The team computes the same value from the key it already holds; the key cannot be
-    recovered from it.
-    """
-    return hmac.new(
-        licence_key.encode("utf-8"), b"toolcall300-callback-v1", hashlib.sha256
-    ).hexdigest()
-
-
-def signature(body: bytes, secret: str, timestamp: int) -> str:
-    """Hex HMAC-SHA256 over ``"<timestamp>.<body>"``."""
-    message = str(timestamp).encode("ascii") + b"." + body
-    return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
-
-
-def sign_header(body: bytes, secret: str, timestamp: int) -> str:
-    """The ``TC300-Signature`` header value for ``body`` at ``timestamp``."""
-    return f"t={timestamp},{SCHEME}={signature(body, secret, timestamp)}"
-
-
-def _parse_header(header: str) -> tuple[int, list[str]]:
-    stamp: int | None = None
-    sigs: list[str] = []
-    for part in header.split(","):
-        key, _, value = part.strip().partition("=")
-        if key == "t" and value.isdigit():
-            stamp = int(value)
-        elif key == SCHEME and value:
-            sigs.append(value)
-    if stamp is None or not sigs:
-        raise SignatureError("malformed signature header")
-    return stamp, sigs
-
-
-def verify_callback(
-    body: bytes,
-    header: str | None,
-    secret: str,
-    tolerance: int = DEFAULT_TOLERANCE_S,
-    *,
-    now: float | None = None,
-) -> int:
-    """Check a received callback; returns its timestamp or raises :class:`SignatureError`.
-
-    Verify the raw body exactly as received, before parsing it. A timestamp further than
-    ``tolerance`` seconds from now (past or future) is refused, which bounds replays;
-    deduplicate on ``run_id`` for exactly-once handling.
-    """
-    if not header:
-        raise SignatureError("missing signature header")
-    stamp, sigs = _parse_header(header)
-    current = time.time() if now is None else now
-    if abs(current - stamp) > tolerance:
-        raise SignatureError("timestamp outside the tolerance")
-    expected = signature(body, secret, stamp)
-    if not any(hmac.compare_digest(expected, s) for s in sigs):
-        raise SignatureError("signature mismatch")
-    return stamp
+__all__ = [
+    "DEFAULT_TOLERANCE_S",
+    "HEADER",
+    "SCHEME",
+    "SignatureError",
+    "callback_secret",
+    "sign_header",
+    "signature",
+    "verify_callback",
+]
 
 
 @dataclass(frozen=True)
