@@ -423,3 +423,24 @@ def test_name_splits_are_exact_and_counted() -> None:
     assert declared_name_splits("read_filecount", ["read_file", "count"], 3) == []
     assert declared_name_splits("Read_Filecount", ["read_file", "count"], 2) == []
     assert len(declared_name_splits("abab", ["a", "ab", "b", "ba", "aba", "bab"], 2)) == 2
+
+
+@pytest.mark.parametrize(
+    ("arguments", "calls"),
+    [
+        ('{"path": "a"}{"path": "a"}', [call("read_file", path="a")]),
+        ('{"path": "a"} {"path": "a"}', [call("read_file", path="a")]),
+        ('{"path": "a"}{"path": "b"}', [call("read_file", path="a"), call("read_file", path="b")]),
+        ('{"path": "a"}{"path": "b', [call("read_file", path="a"), None]),
+    ],
+)
+def test_p3_agrees_with_the_single_call_reading_d9_4(arguments: str, calls: list[Any]) -> None:
+    """D9.4 reads two documents in one arguments string as rule 10 reads several calls; P3
+    reads the same documents as those calls: where D9.4 answers a call, P3's list is that one
+    call, and where D9.4 refuses, P3 lists the calls (and a null for a refused one)."""
+    from toolcall300.toolshim.pipeline import normalise
+
+    text = openai(entry("read_file", arguments))
+    single = normalise(text, TOOLS)
+    assert normalise_all(text, TOOLS) == calls
+    assert single == (calls[0] if len(calls) == 1 else None)
