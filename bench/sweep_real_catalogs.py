@@ -12,14 +12,18 @@ integrity check on the written files (what ``generate --check-only`` runs), then
   the per-category table the corpus's own ``discrimination`` check recorded: "agree" means the
   scorer and the corpus checks pass exactly the same cases of every category.
 
-Sources: every catalog in tests/data/real-catalogs/ (MCP, Anthropic, OpenAI, BYOB packs), the
-tools.json contract's minimal example, and BFCL's function docs: each case line's ``function``
+Sources: every catalog in tests/data/real-catalogs/ (the GitHub MCP server's snapshot, 12 MCP
+reference servers' own ``tools/list`` answers over stdio, LangChain's ``convert_to_openai_tool``,
+OpenAI's ``pydantic_function_tool`` and Gemini's ``from_callable`` outputs, Anthropic's and
+OpenAI's examples, BYOB packs: bench/collect_real_catalogs.py regenerates the generated ones),
+the tools.json contract's minimal example, and BFCL's function docs: each case line's ``function``
 list is a catalog; distinct catalogs are swept once and weighted by the lines that use them.
 BFCL comes from the ``bfcl-eval`` package (Apache-2.0) when ``--bfcl-data DIR`` names its
 ``bfcl_eval/data`` folder (``python3 -m venv /tmp/bfcl && /tmp/bfcl/bin/pip install --no-deps
 bfcl-eval``), else from the 330-line sample vendored in tests/data/bfcl-sample/.
 
-Prints shares, the reasons for the catalogs that produced no corpus, and the scores; asserts
+Prints shares, the reasons for the catalogs that produced no corpus, every tool left out of
+a real catalog (at import or at build) with the rule that refuses it, and the scores; asserts
 nothing. Run: .venv/bin/python bench/sweep_real_catalogs.py [--bfcl-data DIR] [--single]
 [--jobs N] [--limit N]
 """
@@ -129,6 +133,10 @@ def try_catalog(group: str, name: str, raw: bytes, weight: int) -> dict[str, Any
         check, message = result.report.failures[0]
         return out | {"reason": f"integrity {check}: {_reason(message)}"}
     files = result.files
+    out["left_out"] = [f"import: {line}" for line in imported.left_out] + [
+        f"build: {name}: {why}"
+        for name, why in (json.loads(files["manifest.json"]).get("tools_left_out") or {}).items()
+    ]
     corpus = corpus_from_files(files)
     if not run_checks(corpus).ok:
         return out | {"reason": "check-only fails on the written files"}
@@ -220,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
                 for r in found:
                     state = f"{r['categories']} categories" if r["built"] else r["reason"]
                     print(f"   {r['name']}: {state}")
+                    for line in r.get("left_out", []):
+                        print(f"      left out {line[:150]}")
+                tools_out = sum(len(r.get("left_out", [])) for r in found)
+                print(f"   tools left out across the group: {tools_out}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print("\ntoolshim's figures are in-sample: it and the generator share one rulebook.")

@@ -8,10 +8,12 @@ by rewrites that keep its meaning (``dialects.py``), and then read by the catalo
 reader's refusals are the importer's. A tools.json catalog the reader accepts comes back
 unchanged, byte for byte (:func:`catalog_bytes`).
 
-Policy on a tool the contract cannot express (``anyOf`` of real alternatives, a recursive
-``$ref``, an unsatisfiable schema): a catalog in the tools.json form itself is refused whole, as the
-reader refuses it; a foreign catalog leaves that tool out and says which and why, unless
-``strict``. A catalog with nothing left, or whose names clash, is refused.
+Policy on a tool the contract cannot express (``anyOf`` of real alternatives, a map, a
+recursive ``$ref``, an unsatisfiable schema): in every form, the tools.json / Chat Completions
+array included, that tool is left out and named with the rule that refuses it; the rest is
+imported. A catalog with nothing left, or whose names clash, is refused. ``strict`` reads seed
+003 exactly: a tool left out, or a schema rewrite (each is something the tools.json contract's reader
+refuses: ``anyOf``, ``$ref``, a default of the wrong type, ...), refuses the whole catalog.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from toolcall300.catalog import (
     json_depth,
 )
 from toolcall300.importers.dialects import Refused
-from toolcall300.importers.forms import FORMATS, describe, detect, unwrap
+from toolcall300.importers.forms import FORMATS, describe, detect, entry_form, unwrap
 
 __all__ = [
     "FORMATS",
@@ -160,19 +162,53 @@ def _import_entry(
     problems = declaration_problems(index, declaration)
     if not problems:
         changes += [Change(tool, where, what) for where, what in notes]
+    elif fmt == "tools-json" and not isinstance(fn, dict) and entry_form(entry) != "tools-json":
+        # an entry of OpenAI's other forms among Chat Completions entries: --format openai
+        # reads both (a hosted tool is then left out as such, a flat function imported)
+        problems = [*problems[:-1], f"{problems[-1]} (read the file with --format openai)"]
     return declaration, problems
 
 
-def import_catalog(raw: Any, fmt: str | None = None, *, strict: bool | None = None) -> Imported:
+#: Why the tools.json contract refuses a schema the default import rewrites, by the rewrite's kind (the first
+#: word of its report line that names one); the fallback covers the dialects' own spellings.
+_SEED_003_RULES = (
+    (
+        ("$ref", "$defs", "definitions"),
+        "the tools.json contract's schema subset has no $ref or $defs",
+    ),
+    (
+        ("anyOf", "oneOf", "allOf"),
+        "the tools.json contract refuses anyOf, oneOf and not (ambiguous constructs)",
+    ),
+    (("default",), "a default must validate against its own schema (D6.2)"),
+    (("none declared",), "the tools.json contract requires function.parameters"),
+    (("not declared",), "the tools.json contract: declare every required field's property"),
+)
+
+
+def _seed_003_rule(what: str) -> str:
+    for words, rule in _SEED_003_RULES:
+        if any(word in what for word in words):
+            return rule
+    return "outside the tools.json contract's schema subset as written"
+
+
+def _rewrites(changes: list[Change]) -> list[Change]:
+    """The changes made to a schema (not to the envelope around it: a form's field names)."""
+    return [c for c in changes if c.where == "parameters" or c.where.startswith("parameters/")]
+
+
+def import_catalog(raw: Any, fmt: str | None = None, *, strict: bool = False) -> Imported:
     """``raw`` (a parsed file) as a tools.json catalog; ``fmt`` forces a form (else detected).
 
-    ``strict`` (default: only for the tools.json form itself) refuses the whole catalog when one tool
-    cannot be imported; otherwise that tool is left out and named in ``left_out``.
+    A tool that cannot be imported is left out and named in ``left_out`` with the rule that
+    refuses it, whatever the form. ``strict`` reads the tools.json contract exactly: the catalog is refused,
+    one line per reason naming its rule, when any tool would be left out or any schema
+    rewritten (the envelope's own mapping, such as MCP's ``inputSchema``, is no rewrite).
     """
     if fmt is not None and fmt not in FORMATS:
         raise ImportRefused([f"unknown format {fmt!r} (one of {', '.join(FORMATS)})"])
     fmt = fmt or detect_format(raw)
-    strict = fmt == "tools-json" if strict is None else strict
     entries, _ = unwrap(raw)
     if not entries:
         raise ImportRefused([f"the file declares no tools: it is {describe(raw)}"])
@@ -181,6 +217,7 @@ def import_catalog(raw: Any, fmt: str | None = None, *, strict: bool | None = No
     left_out: list[str] = []
     refused: list[str] = []
     for index, entry in enumerate(entries):
+        before = len(changes)
         declaration, problems = _import_entry(fmt, index, entry, changes)
         if not problems and declaration is not None:
             tools.append(declaration)
@@ -188,10 +225,20 @@ def import_catalog(raw: Any, fmt: str | None = None, *, strict: bool | None = No
             refused += problems
         else:
             left_out.append(_one_line(problems))
+        if strict:
+            label = _label(entry, index)
+            refused += [
+                f"{label}: {c.where}: {c.what}: {_seed_003_rule(c.what)} (the default "
+                "import makes this rewrite and reports it)"
+                for c in _rewrites(changes[before:])
+            ]
     if refused:
         raise ImportRefused(refused)
     if not tools:
-        raise ImportRefused(["no tool could be imported", *(f"left out {p}" for p in left_out)])
+        first, *rest = left_out  # the first reason on the refusal's own line
+        raise ImportRefused(
+            [f"no tool could be imported: {first}", *(f"left out {p}" for p in rest)]
+        )
     problems = catalog_problems(tools)  # across tools: duplicate names (after any rewrite)
     if problems:
         raise ImportRefused(problems)
@@ -210,6 +257,6 @@ def catalog_bytes(imported: Imported, original: bytes) -> bytes:
     )
 
 
-def import_file(data: bytes, fmt: str | None = None, *, strict: bool | None = None) -> Imported:
+def import_file(data: bytes, fmt: str | None = None, *, strict: bool = False) -> Imported:
     """:func:`import_catalog` of a file's bytes."""
     return import_catalog(read_catalog_file(data), fmt, strict=strict)

@@ -34,7 +34,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     imp.add_argument(
         "--strict",
         action="store_true",
-        help="refuse the catalog if any tool cannot be imported (default: leave it out, say so)",
+        help="read the tools.json contract exactly: refuse the catalog if any tool cannot be imported or any "
+        "schema would be rewritten (anyOf, $ref, a default of the wrong type, ...); default: "
+        "leave such a tool out and report every rewrite",
     )
     args = parser.parse_args(argv)
     if args.command is None:
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(f"toolcall300 tools import: {exc}\n")
         return EXIT_ERROR
     try:
-        imported = import_file(data, args.format, strict=True if args.strict else None)
+        imported = import_file(data, args.format, strict=args.strict)
     except ImportRefused as exc:
         for problem in exc.problems:
             stderr.write(f"toolcall300 tools import: {path.name}: {problem}\n")

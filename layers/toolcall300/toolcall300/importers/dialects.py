@@ -282,8 +282,12 @@ def _single_branch(node: dict[str, Any], key: str, where: str, note: Note) -> di
     return merged
 
 
-def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, Any]:
-    """The parameter schema in the subset, as far as meaning-keeping rewrites take it."""
+def rewrite(
+    schema: dict[str, Any], dialect: Dialect, note: Note, declare_required: bool = True
+) -> dict[str, Any]:
+    """The parameter schema in the subset, as far as meaning-keeping rewrites take it
+    (``declare_required=False`` for the tools.json form: a catalog its reader accepts comes
+    back byte for byte)."""
 
     def walk(node: Any, path: tuple[str, ...], is_property: bool) -> Any:
         if not isinstance(node, dict):
@@ -333,6 +337,8 @@ def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, A
         if node.get("additionalProperties") == {}:
             node["additionalProperties"] = True
             note(where, "additionalProperties {} written as true (the same meaning)")
+        if declare_required:
+            _declare_required(node, where, note)
         for key in _SUBSCHEMA_MAPS:
             if isinstance(node.get(key), dict):
                 node[key] = {k: walk(v, (*path, key, k), True) for k, v in node[key].items()}
@@ -352,6 +358,23 @@ def rewrite(schema: dict[str, Any], dialect: Dialect, note: Note) -> dict[str, A
         return node
 
     return walk(schema, (), False)  # type: ignore[no-any-return]
+
+
+def _declare_required(node: dict[str, Any], where: str, note: Note) -> None:
+    """A required name the object does not declare, where undeclared names are allowed, is
+    declared with no constraint (``{}``): the schema already let it hold any value, so
+    validation is the same, and a call can now be built with it (D7.2 builds only declared
+    names). Where ``additionalProperties`` closes the object, the reader refuses it instead."""
+    required, props = node.get("required"), node.get("properties", {})
+    if not isinstance(required, list) or not isinstance(props, dict):
+        return
+    if node.get("additionalProperties", True) is not True or "patternProperties" in node:
+        return
+    missing = [n for n in required if isinstance(n, str) and n not in props]
+    if missing:
+        node["properties"] = {**props, **{n: {} for n in missing}}
+        for name in missing:
+            note(where, f"required {name!r} not declared: declared with no constraint (any value)")
 
 
 def _short(value: Any) -> str:
@@ -396,9 +419,11 @@ def _map_type(
     return node
 
 
-def normalise_schema(schema: Any, dialect: Dialect, note: Note) -> Any:
+def normalise_schema(
+    schema: Any, dialect: Dialect, note: Note, declare_required: bool = True
+) -> Any:
     """Every rewrite, in order: ``$ref`` inlined first (a definition is then rewritten where it
     is used), then the dialect's names and the meaning-keeping simplifications."""
     if not isinstance(schema, dict):
         return schema
-    return rewrite(inline_refs(copy.deepcopy(schema), note), dialect, note)
+    return rewrite(inline_refs(copy.deepcopy(schema), note), dialect, note, declare_required)

@@ -74,7 +74,7 @@ def _tools_json(entry: Entry, note: Note) -> Entry:
     fn = entry.get("function")
     if not isinstance(fn, dict) or not isinstance(fn.get("parameters"), dict):
         return entry
-    params = normalise_schema(fn["parameters"], JSON_SCHEMA, note)
+    params = normalise_schema(fn["parameters"], JSON_SCHEMA, note, declare_required=False)
     if params == fn["parameters"]:
         return entry
     return {**entry, "function": {**fn, "parameters": params}}
