@@ -4,7 +4,10 @@
 reference normaliser, then start the local stack (its SQLite state folder, the local gateway, the sandboxed worker),
 buy a test team licence with a signed Stripe event, download the licensed corpus and verify
 its pins, and gate two hosted CI runs: the reference normaliser (sets the baseline) and an
-adapter handed over as a folder of its own that refuses everything (a regression: exit 2).
+adapter handed over as a folder of its own that refuses everything (a regression: exit 2);
+then the team's member keys, the dashboard (its page and the runs it shows), a check pack and
+one paid check whose signed report is verified offline, and a backup of the running stack's
+state restored into a new folder.
 Every step is the public command; the script only strings them together. The stack keeps its state in ``.toolcall300/demo`` (emptied
 first) and the team key goes to ``.toolcall300/demo/licence-key`` (mode 600; the key is never
 echoed), so the dashboard can be visited afterwards with the demo's runs: ``KEEP=1`` (``make
@@ -15,6 +18,7 @@ demo KEEP=1``) leaves the stack running until Ctrl-C, else ``toolcall300 serve -
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import shutil
@@ -24,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +53,7 @@ def step(
     print(f"\n$ {shown}    # {title}", flush=True)
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     out = done.stdout
-    if "dev" in argv and "purchase" in argv:  # never echo a licence key
+    if any(line.startswith("tc300_") for line in out.splitlines()):  # never echo a key
         out = "\n".join(
             line if not line.startswith("tc300_") else "(licence key hidden)"
             for line in out.splitlines()
@@ -180,6 +185,19 @@ def main() -> int:
                 env=env,
                 ok=(2,),
             )
+        step(
+            "the team's purchase key issues a member key (shown once)",
+            [TOOL, "team", "keys", "issue", "--api", api],
+            env=env,
+        )
+        step(
+            "and lists the team's member keys",
+            [TOOL, "team", "keys", "list", "--api", api],
+            env=env,
+        )
+        dashboard(api, key)
+        paid_check(api)
+        backup_and_restore()
         if keep:
             print(closing_words(api, keep=True), flush=True)
             with contextlib.suppress(KeyboardInterrupt):
@@ -190,6 +208,81 @@ def main() -> int:
         print(closing_words(api, keep=False))
     print("\ndemo: every step behaved as expected")
     return 0
+
+
+def _http(method: str, url: str, *, key: str | None = None, body: bytes | None = None) -> bytes:
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        data: bytes = answer.read()
+        return data
+
+
+def dashboard(api: str, key: str) -> None:
+    """The team dashboard: the page itself, and the data it shows (the team's runs), as the
+    page's own calls fetch them with the key."""
+    print(f"\n$ GET {api}/dashboard    # the team dashboard (open it in a browser)", flush=True)
+    page = _http("GET", f"{api}/dashboard").decode("utf-8")
+    assert "TOOLCALL-300 team dashboard" in page, "the dashboard page did not load"
+    team = json.loads(_http("GET", f"{api}/licence", key=key))["team"]
+    runs = json.loads(_http("GET", f"{api}/teams/{team}/runs", key=key))["runs"]
+    print(f"  page served; the team's {len(runs)} runs, newest first:", flush=True)
+    for run in runs:
+        print(f"  {run['run_id']}  {run['status']:<7} {run.get('verdict')}", flush=True)
+    assert [r.get("verdict") for r in runs] == ["regression", "baseline_set"], runs
+
+
+def paid_check(api: str) -> None:
+    """A check pack bought with a signed Stripe event, one paid POST /check whose answer is a
+    signed report, and that report verified offline against the service's published keys."""
+    bought = step(
+        "buy a test check pack (500 paid argument checks)",
+        [TOOL, "dev", "purchase", "--api", api, "--tier", "checks-500"],
+    )
+    pack_key = bought.strip().splitlines()[-1]
+    request = {
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+        "arguments_text": '{"city": "Lisbon", "days": "3"}',
+    }
+    print(f"\n$ POST {api}/check    # one paid check: a signed report", flush=True)
+    answer = json.loads(
+        _http("POST", f"{api}/check", key=pack_key, body=json.dumps(request).encode())
+    )
+    print(f"  verdict {answer.get('verdict')}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        report, keys = Path(tmp) / "report.json", Path(tmp) / "jwks.json"
+        report.write_text(json.dumps(answer), encoding="utf-8")
+        keys.write_bytes(_http("GET", f"{api}/.well-known/jwks.json"))
+        step(
+            "verify the signed report offline, against the service's published keys",
+            [TOOL, "check", "verify", str(report), "--jwks", str(keys)],
+        )
+
+
+def backup_and_restore() -> None:
+    """A backup of the running stack's state, restored into a new folder and read back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy, restored = Path(tmp) / "backup", Path(tmp) / "restored"
+        step(
+            "back up the stack's state while it serves",
+            [TOOL, "admin", "--state", str(STATE), "backup", "--out", str(copy)],
+        )
+        step(
+            "restore it into a new state folder",
+            [TOOL, "admin", "--state", str(restored), "restore", "--from", str(copy)],
+        )
+        listed = step(
+            "the restored folder holds the licences (never their keys)",
+            [TOOL, "admin", "--state", str(restored), "licence", "list"],
+        )
+        assert '"team_name": "demo-team"' in listed, listed
 
 
 def closing_words(api: str, *, keep: bool) -> str:

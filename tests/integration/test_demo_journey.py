@@ -1,7 +1,9 @@
 """The README's first command, end to end: `make demo`'s journey script, run as a user runs it.
 
 It starts its own local stack in a subprocess, buys a test licence, downloads and verifies the
-corpus, and gates two hosted CI runs (a baseline, then a regression that must exit 2). The
+corpus, gates two hosted CI runs (a baseline, then a regression that must exit 2), issues a
+member key, loads the dashboard and its runs, makes a paid check verified offline, and backs up
+and restores the state. The
 script insists on every step's exit code itself; here we check it finished and said so, and,
 run with ``KEEP=1``, that its stack stays up with the demo's data until Ctrl-C.
 """
@@ -56,7 +58,12 @@ def test_demo_journey_runs_every_step_and_keeps_its_stack_until_ctrl_c() -> None
     assert "REGRESSION: exact fell" in out
     assert "in-sample" in out  # the honest-numbers note accompanies toolshim's score
     assert "TOOLCALL-300 adapter: integrator" in out  # both controls are shown (C1, C2)
-    assert "tc300_" not in out  # the licence key is never echoed
+    assert "tc300_" not in out  # the licence key is never echoed (nor the member key)
+    # the whole journey README promises: member keys, the dashboard, a paid check, a backup
+    assert ": 1 member key\n" in out
+    assert "page served; the team's 2 runs, newest first:" in out
+    assert "verified: tool-argument/v1 " in out
+    assert "restored " in out and '"team_name": "demo-team"' in out
     key_file = ROOT / ".toolcall300" / "demo" / "licence-key"  # but it is where the end says
     assert f"sign in with the key in {key_file.relative_to(ROOT)}" in out
     assert oct(key_file.stat().st_mode & 0o777) == "0o600"
