@@ -68,7 +68,8 @@ WAYS_FORWARD = (
 
 
 def ways_forward(problems: list[str]) -> list[str]:
-    """The way forward for each kind of refusal in ``problems`` that has one, once each.
+    """The way forward for each kind of refusal (or tool left out) in ``problems`` that has
+    one, once each.
 
     >>> ways_forward(["t: unsupported keyword 'prefixItems' at parameters/x/prefixItems: ..."])[0][:29]
     'a tuple (pydantic tuple[A, B]'
@@ -79,16 +80,6 @@ def ways_forward(problems: list[str]) -> list[str]:
         if any(n in p for p in problems for n in wanted):
             out.append(advice)
     return out
-
-
-def _openai_would_import(data: bytes) -> tuple[int, int] | None:
-    """(imported, left out) when ``data`` read as OpenAI's tools array imports some tools."""
-    try:
-        imported = import_file(data, "openai")
-    except ImportRefused:
-        return None
-    kept, left = len(imported.tools), len(imported.left_out)
-    return (kept, left) if kept else None
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -105,16 +96,10 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             stderr.write(f"toolcall300 tools import: {path.name}: {problem}\n")
         for advice in ways_forward(exc.problems):
             stderr.write(f"toolcall300 tools import: way forward: {advice}\n")
-        openai = _openai_would_import(data) if args.format is None and not args.strict else None
-        if openai is not None:
-            stderr.write(
-                f"toolcall300 tools import: this array is also OpenAI's tools form: --format "
-                f"openai imports the {openai[0]} tool(s) it can and leaves out the {openai[1]} "
-                "it cannot, saying why (read as tools.json, the catalog is refused whole)\n"
-            )
         return EXIT_ERROR
     catalog = catalog_bytes(imported, data)
-    report = "".join(f"{line}\n" for line in imported.report())
+    lines = imported.report() + [f"way forward: {a}" for a in ways_forward(imported.left_out)]
+    report = "".join(f"{line}\n" for line in lines)
     try:
         if args.out:
             Path(args.out).write_bytes(catalog)
