@@ -1,7 +1,7 @@
 """The one-machine edition's store: restart time and a team's run listing, against its history.
 
 Figures (medians) for a state folder holding 10,000 runs of one team (10,000 writes through
-the SQLite adapter, ``sdk.sqlite``), each against the same figure on an empty folder in the
+the SQLite adapter, ``statefolder.sqlite``), each against the same figure on an empty folder in the
 same run, so the ratio says whether the cost grows with history (docs/local-stack.md
 promises start and stop in about a second whatever the history; before the SQLite store, a
 stack replayed every recorded request at start: about 5 minutes after 5,129 of them):
@@ -48,7 +48,7 @@ def fill(state: Path, runs: int) -> tuple[str, str]:
     """``runs`` runs of one team written through the store; a team licence's key and team."""
     from toolcall300.service import admin
     from toolcall300.service.domain.runs import Run
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
     out = io.StringIO()
@@ -71,7 +71,7 @@ def fill(state: Path, runs: int) -> tuple[str, str]:
 
 
 def open_state(state: Path, team: str) -> float:
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     started = time.perf_counter()
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
@@ -82,7 +82,7 @@ def open_state(state: Path, team: str) -> float:
 
 
 def newest_baselines(state: Path, team: str) -> float:
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
     started = time.perf_counter()
@@ -96,7 +96,7 @@ def newest_baselines(state: Path, team: str) -> float:
 def oldest_baselines_page(state: Path, team: str) -> float:
     """``GET /teams/{team}/baselines``'s deepest page: the 10 oldest, after a cursor taken 10
     from the end of the history (a keyset seek, whatever the depth)."""
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
     every = edition.runs.baselines_page(team, limit=1_000_000, after=None)
@@ -112,7 +112,7 @@ def oldest_baselines_page(state: Path, team: str) -> float:
 
 
 def list_latest(state: Path, team: str) -> float:
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     edition = LocalEdition(StateFolder(state), public_url=lambda: "")
     started = time.perf_counter()

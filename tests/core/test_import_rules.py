@@ -12,7 +12,8 @@
 - ``service/hosted`` never imports ``service/api`` (its collaborators come in a deps object
   the composition root builds, so the two cannot form a circle).
 - ``service/sdk`` imports only ``service/domain``, ``service/errors`` and the core (an adapter
-  translates an SDK for the domain; it orchestrates nothing).
+  translates an SDK for the domain; it orchestrates nothing); so does ``service/statefolder``,
+  the one-machine edition's adapters (and neither imports the other).
 - Only the composition roots reach ``service/api/wiring``: ``service/api`` itself and the local
   stack's start (``service/local/stack``), as each function's ``app.py`` does. Nothing below
   them (domain, sdk, hosted, the worker, tripwires, settings) does: their collaborators come
@@ -53,6 +54,8 @@ FOUNDATION_PACKAGES = ("toolcall300.schema", "toolcall300.importers")
 SUITES = ("generator", "scoring", "toolshim", "argcheck")
 SDK_ONLY = {"boto3", "botocore", "stripe"}
 WIRING = "toolcall300.service.api.wiring"
+#: The two adapter sets: AWS's (``sdk``) and the one-machine edition's (``statefolder``).
+ADAPTER_ROOMS = ("sdk", "statefolder")
 #: Besides ``service/api``, the one module that builds the edition's collaborators.
 WIRING_ROOTS = {"toolcall300.service.local.stack"}
 #: The kit's one optional dependency: offline report verification needs Ed25519 arithmetic from
@@ -156,18 +159,19 @@ def violations(module: str, names: set[str]) -> list[str]:
         _within(n, "toolcall300.service.api") for n in own
     ):
         out.append("service/hosted imports service/api")
-    if _within(module, "toolcall300.service.sdk"):
+    adapters = next((r for r in ADAPTER_ROOMS if _within(module, f"toolcall300.service.{r}")), None)
+    if adapters:
         beyond = sorted(
             n
             for n in own
             if _within(n, "toolcall300.service")
             and n != "toolcall300.service"
             and not any(
-                _within(n, f"toolcall300.service.{room}") for room in ("domain", "errors", "sdk")
+                _within(n, f"toolcall300.service.{room}") for room in ("domain", "errors", adapters)
             )
         )
         if beyond:
-            out.append(f"service/sdk imports {beyond} (only domain, errors and the core)")
+            out.append(f"service/{adapters} imports {beyond} (only domain, errors and the core)")
     if (
         any(_within(n, WIRING) for n in own)
         and not _within(module, "toolcall300.service.api")
@@ -191,7 +195,15 @@ MODULES = list(all_modules())
 
 def test_the_tree_has_the_rooms_these_rules_are_about() -> None:
     names = {name for name, _ in MODULES}
-    for room in (*SUITES, "client", "jobs", "service.domain", "service.sdk", "service.api"):
+    rooms = (
+        "client",
+        "jobs",
+        "service.domain",
+        "service.sdk",
+        "service.statefolder",
+        "service.api",
+    )
+    for room in (*SUITES, *rooms):
         assert f"toolcall300.{room}" in names, room
     assert {"toolcall300.service.local", "toolcall300.service.hosted"} <= names
 
@@ -262,6 +274,16 @@ def test_module_keeps_the_import_rules(path: Path) -> None:
             "service/sdk imports",
         ),
         ("toolcall300.service.sdk.ecr", "from toolcall300.service.domain import images", ""),
+        (
+            "toolcall300.service.sdk.s3",
+            "from toolcall300.service.statefolder.files import FileCorpus",
+            "service/sdk imports",
+        ),
+        (
+            "toolcall300.service.statefolder.files",
+            "from toolcall300.service.sdk import s3",
+            "service/statefolder imports",
+        ),
         (
             "toolcall300.service.tripwires",
             "from toolcall300.service.api.wiring import check_ledger",

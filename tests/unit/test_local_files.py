@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from toolcall300.service.errors import NotFound, StoreConflict, UpstreamUnavailable
 from toolcall300.service.local import state
-from toolcall300.service.sdk.files import FileBucket, LinkSigner, key_path, serve_link
-from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+from toolcall300.service.statefolder.files import FileBucket, LinkSigner, key_path, serve_link
+from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
 NOW = 1_800_000_000.0
 
@@ -182,7 +182,7 @@ def test_a_folder_of_the_moto_recording_era_is_refused_with_the_way_forward(tmp_
 
 def _backup(tmp_path: Path) -> Path:
     """A backup of a fresh state folder, made with ``admin backup``'s own function."""
-    from toolcall300.service.sdk import state_folder
+    from toolcall300.service.statefolder import folder as state_folder
 
     folder = tmp_path / "state"
     edition = LocalEdition(StateFolder(folder), public_url=lambda: "")
@@ -199,7 +199,7 @@ def _backup(tmp_path: Path) -> Path:
 def test_a_backup_holding_a_link_is_refused_not_followed(tmp_path: Path, where: str) -> None:
     """Before: ``admin restore`` followed links in a backup, so a restored stack served a
     root-only file as a report."""
-    from toolcall300.service.sdk import state_folder
+    from toolcall300.service.statefolder import folder as state_folder
 
     backup = _backup(tmp_path)
     secret = tmp_path / "root-only"

@@ -87,7 +87,7 @@ def recorded(tmp_path: Path, template: dict[str, Any]) -> Iterator[Path]:
 def test_a_moto_recording_is_migrated_into_the_database(
     recorded: Path, template: dict[str, Any]
 ) -> None:
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     with pytest.raises(state.LegacyState):  # refused as it is
         state.open_state(recorded)

@@ -1,5 +1,5 @@
 """One contract per port, run against both adapter sets: SQLite and files (the one-machine
-edition, ``sdk.sqlite``, ``sdk.files``) and the moto-backed DynamoDB and S3 ones (AWS), so
+edition, ``statefolder.sqlite``, ``statefolder.files``) and the moto-backed DynamoDB and S3 ones (AWS), so
 the two editions cannot drift apart (docs/local-stack.md).
 
 Each test states a guarantee the domain relies on (a versioned put refuses a stale version,
@@ -38,7 +38,7 @@ class Ports:
 @pytest.fixture(params=EDITIONS)
 def ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
     if request.param == "sqlite":
-        from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+        from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
         edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
         try:
@@ -370,7 +370,7 @@ def test_the_sqlite_pages_read_an_index_in_order_and_sort_nothing(
     """A team's latest runs and latest baselines are bounded by the store: SQLite walks an
     index already in the page's order (no temporary B-tree, which would read every row of the
     team first), so the page costs the same after 10,000 runs (bench/bench_local_store.py)."""
-    from toolcall300.service.sdk import sqlite
+    from toolcall300.service.statefolder import sqlite
 
     db = sqlite.Database(tmp_path / "state.db")
     sql = getattr(sqlite, query)
@@ -385,7 +385,7 @@ def test_the_sqlite_pages_read_an_index_in_order_and_sort_nothing(
 def test_opening_the_database_deletes_what_a_ttl_would_have(tmp_path: Path) -> None:
     """DynamoDB's TTL deletes expired counters, finished runs past retention and idempotency
     records; SQLite does it each time the database is opened (the stack's start)."""
-    from toolcall300.service.sdk import sqlite
+    from toolcall300.service.statefolder import sqlite
 
     clock = [1_000.0]
     db = sqlite.Database(tmp_path / "state.db", clock=lambda: clock[0])

@@ -158,7 +158,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return _copy_state(args, stdout, stderr)
     try:
         if args.state is not None:
-            from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+            from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
             if not (args.state / "state.db").exists():
                 stderr.write(f"toolcall300 admin: {args.state} is not a state folder\n")
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _copy_state(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from toolcall300.service.sdk import state_folder
+    from toolcall300.service.statefolder import folder as state_folder
 
     try:
         if args.noun == "backup":

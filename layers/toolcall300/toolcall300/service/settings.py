@@ -148,7 +148,7 @@ class LocalEditionSettings(BaseSettings):
     """Set only by the local stack (``toolcall300 serve``): its state folder and its own URL.
 
     A state folder selects the one-machine edition's adapters (SQLite and files,
-    ``sdk.state_folder``) in ``api.wiring``; without one, the AWS adapters.
+    ``statefolder.folder``) in ``api.wiring``; without one, the AWS adapters.
     """
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True, env_prefix="TOOLCALL300_")

@@ -4,7 +4,7 @@ Routes call these to get the stores they pass to domain functions. Tests and the
 reset them with :func:`clear_ports` after changing the environment. This is the only place
 that decides which adapter backs which port: the AWS adapters (``sdk.dynamo``, ``sdk.runs``,
 ``sdk.s3``, Secrets Manager, KMS) on a deployment, the one-machine edition's (SQLite and files
-under the state folder, ``sdk.state_folder``) when the local stack has set
+under the state folder, ``statefolder.folder``) when the local stack has set
 ``TOOLCALL300_STATE_DIR``. The two sets keep the same port contracts
 (tests/unit/test_store_contract.py runs one suite against both).
 """
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from toolcall300.service.domain.runs import Corpus, Launcher, PinnedCorpora, Run
     from toolcall300.service.hosted.flow import HostedDeps, JobLinks
     from toolcall300.service.sdk.signing import ReportKeys
-    from toolcall300.service.sdk.state_folder import LocalEdition
+    from toolcall300.service.statefolder.folder import LocalEdition
 
 
 @cache
@@ -56,7 +56,7 @@ def local_edition() -> LocalEdition | None:
     conf = get_settings(LocalEditionSettings)
     if not conf.state_dir:
         return None
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     return LocalEdition(
         StateFolder(Path(conf.state_dir)),

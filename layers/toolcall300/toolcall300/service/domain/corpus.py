@@ -25,6 +25,18 @@ CASE_ID_RE = re.compile(r"\Atc300-[0-9]{4}\Z")  # ASCII digits only (\d would ta
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
+def content_type(name: str) -> str:
+    """The media type an object of the corpus or reports buckets is stored and served with,
+    by either adapter set (S3's ``ContentType``, the local stack's links).
+
+    >>> content_type("cases.jsonl"), content_type("manifest.json"), content_type("x.bin")
+    ('application/x-ndjson', 'application/json', 'application/octet-stream')
+    """
+    if name.endswith(".jsonl"):
+        return "application/x-ndjson"
+    return "application/json" if name.endswith(".json") else "application/octet-stream"
+
+
 class ObjectStore(Protocol):
     def read(self, key: str) -> bytes: ...
     def presign(self, key: str, *, seconds: int) -> str: ...

@@ -24,7 +24,7 @@ from typing import Any
 from toolcall300.service.local.cfn import resources_of_type
 from toolcall300.service.local.provision import physical_name
 from toolcall300.service.local.state import LEGACY_RECORDING
-from toolcall300.service.sdk.state_folder import DATABASE, FolderInUse, lock_folder
+from toolcall300.service.statefolder.folder import DATABASE, FolderInUse, lock_folder
 
 #: The physical-name prefix the recording's stack used (``stack.LOCAL_PREFIX`` then and now).
 PREFIX = "tc300-local"
@@ -65,7 +65,7 @@ def migrate(folder: Path, template: dict[str, Any]) -> dict[str, int]:
 
 def _migrate(folder: Path, recording: Path, template: dict[str, Any]) -> dict[str, int]:
     from toolcall300.service.sdk.moto_recording import ReplayFailed, read_recording
-    from toolcall300.service.sdk.state_folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     name = {k: physical_name(PREFIX, k) for k in template["Resources"]}
     tables = ["LicencesTable", "RunsTable", "CheckLedgerTable", "UsageTable"]

@@ -2,12 +2,12 @@
 
 The one-machine edition (docs/local-stack.md): the same Lambda handlers behind the local HTTP
 gateway (``service.local.gateway``), on the local adapter set instead of AWS: a SQLite
-database, files, secrets and keys under one state folder (``sdk.state_folder``; ``serve``
+database, files, secrets and keys under one state folder (``statefolder.folder``; ``serve``
 uses ``.toolcall300/state``, ``--no-state`` a temporary folder removed at stop). The names
 the functions' settings carry are read from ``template.yaml``; the secrets the template
 declares become files of the folder, generated once; ``corpus_private/`` is copied in.
 Nothing AWS-shaped runs or listens: the stack opens one TCP port, which also serves the
-object links it signs (``sdk.files``). Beside the gateway runs the scoring worker pool
+object links it signs (``statefolder.files``). Beside the gateway runs the scoring worker pool
 (``service.local.worker``), built here from the same edition the handlers use and woken
 through it (``LocalEdition.wake``). This module is the edition's composition root: it alone
 of ``service/local`` reads ``api.wiring`` (tests/core/test_import_rules.py), and everything it
@@ -252,9 +252,9 @@ def _start(
     from toolcall300.service.local.cfn import load_template
     from toolcall300.service.local.provision import local_secrets, restored, stack_owned
     from toolcall300.service.sdk import stripe_dev
-    from toolcall300.service.sdk.files import serve_link
     from toolcall300.service.sdk.s3 import upload_corpus
-    from toolcall300.service.sdk.state_folder import StateFolder
+    from toolcall300.service.statefolder.files import serve_link
+    from toolcall300.service.statefolder.folder import StateFolder
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)

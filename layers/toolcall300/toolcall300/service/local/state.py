@@ -1,6 +1,6 @@
 """The local stack's state folder: one process at a time, and what an older version left there.
 
-What the folder holds is ``sdk.state_folder``'s (a SQLite database, objects, secrets and keys
+What the folder holds is ``statefolder.folder``'s (a SQLite database, objects, secrets and keys
 as files); this module is the stack's side: a lock (two stacks writing one folder would
 interleave their writes and serve each other's keys) and the refusal of a folder an earlier
 version wrote, whose state was a recording of moto's server (``moto-recording.jsonl``) that
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolcall300.service.sdk.state_folder import DATABASE, FolderInUse, lock_folder
+from toolcall300.service.statefolder.folder import DATABASE, FolderInUse, lock_folder
 
 #: What the stack kept before it had a database: every request to its embedded moto, replayed at start.
 LEGACY_RECORDING = "moto-recording.jsonl"

@@ -1,5 +1,5 @@
 """Powertools idempotency on a DynamoDB table (key ``id``, TTL ``expiration``), or on any other
-persistence layer given (the one-machine edition's ``sdk.sqlite_idempotency``).
+persistence layer given (the one-machine edition's ``statefolder.idempotency``).
 
 Wraps a function of one ``event`` dict so that a second call with the same ``event["id"]``
 returns the first call's stored result without running it again (Stripe redelivers). One

@@ -14,11 +14,10 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
-from toolcall300.service.domain.corpus import RECIPE, manifest_entries, pinned_inputs
+from toolcall300.service.domain.corpus import RECIPE, content_type, manifest_entries, pinned_inputs
 from toolcall300.service.domain.runs.objects import pinned_corpus_key
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
-from toolcall300.service.sdk.files import content_type
 
 
 class CorpusObjects(LazyBucket):
@@ -50,7 +49,7 @@ class CorpusObjects(LazyBucket):
 
 
 class Writable(Protocol):
-    """A bucket :func:`upload_corpus` writes to (``CorpusObjects``, or ``sdk.files.FileCorpus``)."""
+    """A bucket :func:`upload_corpus` writes to (``CorpusObjects``, or ``statefolder.files.FileCorpus``)."""
 
     def put(self, key: str, body: bytes, content_type: str) -> None: ...
 

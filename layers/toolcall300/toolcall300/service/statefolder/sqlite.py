@@ -381,7 +381,7 @@ class SqliteLedger:
         ]
 
 
-#: Seals a run's callback secret for storage and opens it again (``sdk.state_folder``): the
+#: Seals a run's callback secret for storage and opens it again (``statefolder.folder``): the
 #: secret is never in clear in the database or a dump of it.
 Sealer = tuple[Callable[[str, str], str], Callable[[str, str], str]]
 

@@ -5,7 +5,7 @@ for taking a key: a record is written only when none exists, or the one there ha
 or it is still ``INPROGRESS`` past its in-progress expiry (a crashed attempt); otherwise
 ``IdempotencyItemAlreadyExistsError`` carries the stored record so Powertools can answer
 from it. The check and the write are one ``BEGIN IMMEDIATE`` transaction
-(``sdk.sqlite.Database``), the table is the database's ``idempotency``.
+(``statefolder.sqlite.Database``), the table is the database's ``idempotency``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import (
     DataRecord,
 )
 
-from toolcall300.service.sdk.sqlite import Database
+from toolcall300.service.statefolder.sqlite import Database
 
 _COLUMNS = "id, status, expiration, in_progress_expiration, data, validation"
 

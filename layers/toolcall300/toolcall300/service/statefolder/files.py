@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from toolcall300.service.domain.corpus import content_type
 from toolcall300.service.errors import NotFound, PayloadTooLarge, StoreConflict
 
 #: Where the stack serves signed links.
@@ -41,12 +42,6 @@ def key_path(root: Path, key: str) -> Path:
     if not key or len(parts) > 8 or not all(_PART.match(p) for p in parts):
         raise ValueError(f"not an object key: {key!r}")
     return root.joinpath(*parts)
-
-
-def content_type(name: str) -> str:
-    if name.endswith(".jsonl"):
-        return "application/x-ndjson"
-    return "application/json" if name.endswith(".json") else "application/octet-stream"
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,14 @@
 
 Layout (the folder is mode 700, every file in ``secrets/`` and ``keys/`` mode 600)::
 
-    state.db            SQLite (WAL): licences, usage, ledger, runs, idempotency (sdk.sqlite)
-    objects/<bucket>/   the corpus, job inputs, reports (sdk.files)
+    state.db            SQLite (WAL): licences, usage, ledger, runs, idempotency (statefolder.sqlite)
+    objects/<bucket>/   the corpus, job inputs, reports (statefolder.files)
     secrets/<name>.json what Secrets Manager holds on AWS: the Stripe webhook secrets, the
                         Stripe key, the free tier's client-id salt (one JSON object each)
     keys/report-signing.seed  32 random bytes; the report-signing keys are derived from it
                         exactly as from the KMS HMAC key on AWS (``sdk.signing``), so the JWKS
                         and each ``kid`` are the same after every restart
-    keys/links.key      the HMAC key of the links the stack signs (``sdk.files``)
+    keys/links.key      the HMAC key of the links the stack signs (``statefolder.files``)
     keys/seal.key       the AES-GCM key that seals each run's callback secret in the database
 
 Keys are generated on first open and never rewritten. :class:`LocalEdition` is every local
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from toolcall300.service.errors import UpstreamUnavailable
-from toolcall300.service.sdk.files import FileBucket, FileCorpus, FileReports, LinkSigner
-from toolcall300.service.sdk.sqlite import (
+from toolcall300.service.statefolder.files import FileBucket, FileCorpus, FileReports, LinkSigner
+from toolcall300.service.statefolder.sqlite import (
     Database,
     SqliteLedger,
     SqliteLicences,
@@ -192,7 +192,7 @@ class LocalEdition:
         return {name: FileBucket(self.folder.root / OBJECTS, name) for name in names if name}
 
     def idempotency(self) -> Any:
-        from toolcall300.service.sdk.sqlite_idempotency import SqlitePersistenceLayer
+        from toolcall300.service.statefolder.idempotency import SqlitePersistenceLayer
 
         return SqlitePersistenceLayer(self.db)
 
