@@ -89,6 +89,7 @@ def run_record(n: int, **over: Any) -> dict[str, Any]:
         "ref": "refs/heads/main",
         "commit": f"{n:07x}abcdef",
         "baseline": "main",
+        "track": "single",
         "adapter": {"kind": "command", "command": ["toolcall300", "toolshim", "--stream"]},
         "created_at": f"2026-11-{10 + n:02d}T09:00:00Z",
         "started_at": f"2026-11-{10 + n:02d}T09:00:05Z",

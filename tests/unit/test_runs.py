@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -787,3 +788,90 @@ def test_a_submission_over_the_daily_cap_keeps_nothing() -> None:
         now=T0, keep=lambda: kept.append(1),
     )  # fmt: skip
     assert kept == [1]
+
+
+# ----------------------------------------------------------------------------- tracks
+
+
+def submit_track(store: MemoryRunStore, track: str, *, now: datetime = T0, **over: Any) -> runs.Run:
+    """A run of ``track`` (built past the hosted-tracks check: these tests are the domain's)."""
+    sub = replace(runs.parse_submission(body(**over), local=True), track=track)
+    run, _ = runs.submit(
+        store, sub, team="acme", licence_id="lic_1", take_quota=CountingQuota(), now=now
+    )
+    return run
+
+
+@pytest.mark.parametrize("sent", ["parallel", "deltas", "single"])
+def test_a_submission_names_its_track_and_the_run_and_report_keep_it(sent: str) -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    run = submit_track(store, sent)
+    assert run.track == sent and run.public()["track"] == sent and run.listing()["track"] == sent
+    done = finish(store, reports, run, GOOD)
+    assert json.loads(runs.stored_report(store, reports, done.run_id, "acme"))["track"] == sent
+    assert runs.callback_document(done)["track"] == sent
+
+
+def test_a_submission_without_a_track_is_the_single_call_track_with_its_old_fingerprint() -> None:
+    sub = runs.parse_submission(body(), local=True)
+    assert sub.track == "single"
+    # an idempotent retry of a run stored before tracks still matches its stored hash
+    assert (
+        sub.fingerprint() == runs.parse_submission(body(track="single"), local=True).fingerprint()
+    )
+    assert sub.fingerprint() != replace(sub, track="deltas").fingerprint()
+    assert (
+        runs.Run.from_item(
+            {
+                "run_id": "r",
+                "team": "t",
+                "licence_id": "l",
+                "adapter": {},
+                "ref": "main",
+                "commit": "abc1234",
+            }
+        ).track
+        == "single"
+    )
+
+
+@pytest.mark.parametrize("bad", ["Parallel", "multi", "", 3, ["parallel"]])
+def test_an_unknown_track_is_a_specific_400(bad: Any) -> None:
+    with pytest.raises(BadRequest) as err:
+        runs.parse_submission(body(track=bad), local=True)
+    assert err.value.code == "invalid_track"
+    assert "single, parallel, deltas" in str(err.value)
+
+
+def test_a_known_track_the_hosted_runs_cannot_score_yet_is_refused_by_name() -> None:
+    for track in set(runs.TRACKS) - set(runs.HOSTED_TRACKS):
+        with pytest.raises(BadRequest) as err:
+            runs.parse_submission(body(track=track), local=True)
+        assert err.value.code == "track_not_hosted" and repr(track) in str(err.value)
+
+
+def test_baselines_are_kept_per_track_and_another_tracks_is_never_compared() -> None:
+    store, reports = MemoryRunStore(), MemoryReports()
+    single = finish(store, reports, submit(store), GOOD)
+    assert single.verdict == "baseline_set"
+    # the same team, branch and baseline name on another track: its own first baseline
+    later = T0 + timedelta(minutes=1)
+    parallel = finish(store, reports, submit_track(store, "parallel", now=later), WORSE, later)
+    assert parallel.verdict == "baseline_set" and parallel.comparison is None
+    # a worse single-track run is compared with the single baseline, not the parallel one
+    later = T0 + timedelta(minutes=2)
+    worse = finish(store, reports, submit(store, commit="bbbbbbb", now=later), WORSE, later)
+    assert worse.verdict == "regression"
+    assert worse.comparison is not None and worse.comparison["baseline_run_id"] == single.run_id
+    # and a parallel run on a feature branch compares with the parallel baseline only
+    later = T0 + timedelta(minutes=3)
+    feature = finish(
+        store, reports, submit_track(store, "parallel", ref="feature", now=later), WORSE, later
+    )
+    assert feature.comparison is not None
+    assert feature.comparison["baseline_run_id"] == parallel.run_id
+    doc = runs.baselines_document("acme", runs.team_runs(store, "acme"))
+    assert [(e["run_id"], e["track"]) for e in doc["baselines"]["main"]] == [
+        (single.run_id, "single"),
+        (parallel.run_id, "parallel"),
+    ]

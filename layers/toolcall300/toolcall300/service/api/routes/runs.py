@@ -62,6 +62,9 @@ class RunRequest(BaseModel):
     ref: Annotated[str, Field(pattern=submission.REF_PATTERN)]
     commit: Annotated[str, Field(pattern=submission.COMMIT_PATTERN)]
     baseline: Annotated[str, Field(pattern=submission.BASELINE_PATTERN)] = "main"
+    #: ``single`` (the default), ``parallel`` or ``deltas`` (docs/tracks.md); the domain
+    #: refuses any other with ``400 invalid_track``.
+    track: Annotated[str | None, Field(max_length=32)] = None
     callback_url: Annotated[str | None, Field(max_length=submission.MAX_URL_CHARS)] = None
 
 
@@ -84,6 +87,7 @@ class RunView(BaseModel):
     ref: str
     commit: str
     baseline: str
+    track: str
     adapter: dict[str, Any]
     created_at: str
     started_at: str | None
@@ -106,6 +110,7 @@ class RunRow(BaseModel):
     ref: str
     commit: str
     baseline: str
+    track: str
     created_at: str
     finished_at: str | None
     summary: dict[str, Any] | None
@@ -120,6 +125,7 @@ class BaselineEntry(BaseModel):
     run_id: str
     ref: str
     commit: str
+    track: str
     set_at: str | None
     summary: dict[str, Any] | None
 

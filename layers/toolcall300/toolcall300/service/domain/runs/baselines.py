@@ -55,6 +55,7 @@ def baselines_document(team: str, runs: Iterable[Run]) -> dict[str, Any]:
                     "run_id": r.run_id,
                     "ref": r.ref,
                     "commit": r.commit,
+                    "track": r.track,
                     "set_at": r.baseline_set_at,
                     "summary": r.summary,
                 }
@@ -71,8 +72,11 @@ def current_baseline(
     *,
     corpus_sha256: str | None = None,
     exclude: str | None = None,
+    track: str = "single",
 ) -> Run | None:
-    """The latest run set as baseline ``name`` on corpus ``corpus_sha256`` (not ``exclude``).
+    """The latest run of ``track`` set as baseline ``name`` on corpus ``corpus_sha256`` (not
+    ``exclude``). Baselines are kept per team, name AND track: a baseline of another track is
+    never this run's baseline (docs/tracks.md).
 
     Only like is compared with like: a baseline scored on another corpus version is not this
     run's baseline. A run stored before runs recorded their corpus (``corpus_sha256`` None)
@@ -82,6 +86,7 @@ def current_baseline(
         r
         for r in baseline_history(runs).get(name, [])
         if r.run_id != exclude
+        and r.track == track
         and (corpus_sha256 is None or r.corpus_sha256 in (None, corpus_sha256))
     ]
     return entries[-1] if entries else None

@@ -84,6 +84,7 @@ def submit(
         ref=sub.ref,
         commit=sub.commit,
         baseline=sub.baseline,
+        track=sub.track,
         callback_url=sub.callback_url,
         callback_secret=callback_secret if sub.callback_url else None,
         request_hash=sub.fingerprint(),
@@ -288,6 +289,7 @@ def finish_scored(
         run.baseline,
         corpus_sha256=scoring.corpus_sha256,
         exclude=run.run_id,
+        track=run.track,
     )
     comparison = None
     if base is not None and base.report_key:
@@ -314,6 +316,7 @@ def finish_scored(
         "corpus_sha256": scoring.corpus_sha256,
         "scorer_version": scoring.scorer_version,
         "baseline": run.baseline,
+        "track": run.track,
         "baseline_run_id": base.run_id if base else None,
         "comparison": comparison,
         "verdict": verdict,
@@ -372,6 +375,7 @@ def callback_document(run: Run) -> dict[str, Any]:
         "ref": run.ref,
         "commit": run.commit,
         "baseline": run.baseline,
+        "track": run.track,
         "summary": run.summary,
         "failure": run.failure,
         "regressed": bool(run.comparison and run.comparison.get("regressed")),

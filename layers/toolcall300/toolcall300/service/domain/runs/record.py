@@ -103,6 +103,7 @@ LISTING_FIELDS = (
     "ref",
     "commit",
     "baseline",
+    "track",
     "created_at",
     "finished_at",
     "summary",
@@ -120,6 +121,8 @@ class Run:
     ref: str
     commit: str
     baseline: str = "main"
+    #: The track it is scored on (docs/tracks.md); a run stored before tracks is ``single``.
+    track: str = "single"
     callback_url: str | None = None
     callback_secret: str | None = None
     request_hash: str = ""
@@ -177,6 +180,7 @@ class Run:
             "ref": self.ref,
             "commit": self.commit,
             "baseline": self.baseline,
+            "track": self.track,
             "adapter": self.adapter,
             "created_at": self.created_at,
             "started_at": self.started_at,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall300.canonical import canonical_bytes, sha256_hex
+from toolcall300.scoring.tracks import DEFAULT_TRACK as TRACKS_DEFAULT
+from toolcall300.scoring.tracks import REGISTRY as TRACK_REGISTRY
 from toolcall300.service.errors import BadRequest
 
 #: One pattern each, shared with the route's pydantic model and so with the OpenAPI document.
@@ -31,6 +33,13 @@ MAX_FILES_BYTES = 6 * 1024 * 1024
 PLATFORMS = ("linux/amd64", "linux/arm64")
 DEFAULT_PLATFORM = "linux/amd64"
 PLATFORM_PATTERN = r"^linux/(amd64|arm64)$"
+#: The tracks a hosted run may be scored on (docs/tracks.md); ``single`` when none is sent.
+#: The scorer's registry (``scoring.tracks.REGISTRY``) is the one list of them.
+TRACKS = tuple(TRACK_REGISTRY)
+DEFAULT_TRACK = TRACKS_DEFAULT
+#: The tracks a hosted run can score today: a run's inputs, protocol and judge are its
+#: track's (docs/runs-contract.md, "Tracks"); any other known track is ``400 track_not_hosted``.
+HOSTED_TRACKS = ("single",)
 ECR_IMAGE_RE = re.compile(
     r"^(?P<account>[0-9]{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/"
 )
@@ -50,14 +59,17 @@ class Submission:
     commit: str
     baseline: str = "main"
     callback_url: str | None = None
+    #: The track the run is scored on (docs/tracks.md): its inputs, protocol, judge, baselines.
+    track: str = DEFAULT_TRACK
     #: The adapter's own files as sent (a tar archive); the adapter names them by digest.
     files: bytes | None = field(default=None, repr=False)
 
     def fingerprint(self) -> str:
         """What an idempotent retry must repeat exactly (a different body is a 409)."""
-        return sha256_hex(
-            canonical_bytes([self.adapter, self.ref, self.commit, self.baseline, self.callback_url])
-        )
+        fields: list[Any] = [self.adapter, self.ref, self.commit, self.baseline, self.callback_url]
+        if self.track != DEFAULT_TRACK:  # a single-track run keeps the hash it always had
+            fields.append(self.track)
+        return sha256_hex(canonical_bytes(fields))
 
 
 def _need_str(
@@ -152,6 +164,22 @@ def _callback(value: Any, *, local: bool) -> str | None:
     return value
 
 
+def _track(value: Any) -> str:
+    if value is None:
+        return DEFAULT_TRACK
+    if not isinstance(value, str) or value not in TRACKS:
+        raise BadRequest(
+            f"'track' must be one of {', '.join(TRACKS)} (docs/tracks.md)", code="invalid_track"
+        )
+    if value not in HOSTED_TRACKS:
+        raise BadRequest(
+            f"track {value!r} is not scored by hosted runs yet (hosted: "
+            f"{', '.join(HOSTED_TRACKS)}); score it with toolcall300 score --corpus",
+            code="track_not_hosted",
+        )
+    return value
+
+
 def parse_submission(body: Any, *, local: bool, ecr_region: str | None = None) -> Submission:
     """Validate a ``POST /runs`` body (400 with a reason code on anything malformed).
 
@@ -169,4 +197,5 @@ def parse_submission(body: Any, *, local: bool, ecr_region: str | None = None) -
         commit=_need_str(body, "commit", COMMIT_RE),
         baseline=_need_str(body, "baseline", BASELINE_RE, "main"),
         callback_url=_callback(body.get("callback_url"), local=local),
+        track=_track(body.get("track")),
     )
