@@ -652,3 +652,72 @@ def test_adapter_files_while_the_sandbox_probe_cannot_finish_are_asked_again_not
     assert (err.value.code, answer["code"]) == (503, "isolation_unknown")
     assert err.value.headers["Retry-After"] == "30"
     assert "could not establish its isolation" in answer["message"]
+
+
+# ----------------------------------------------------------------------------- tracks
+
+
+def test_a_parallel_track_run_is_scored_with_the_tracks_judge_and_keeps_its_own_baseline(
+    stack: LocalStack, buy: Any, cases: list[dict[str, Any]]
+) -> None:
+    """The parallel track end to end over HTTP: the job sees the track's label-free turns,
+    the reference normaliser answers lists (``toolshim --all --stream``), the trusted side
+    judges them with the parallel track's judge; its baseline is not the single track's."""
+    from toolcall300.scoring import adapters as scoring_adapters
+    from toolcall300.scoring.tracks import get_track, read_corpus
+    from toolcall300.toolshim.parallel import normalise_all
+
+    team = buy("team", "runs-parallel")
+    single = wait(stack, team, post_run(stack, team, fakes.ECHO)["run_id"])
+    assert single["verdict"] == "baseline_set" and single["track"] == "single"
+    sent = post_run(stack, team, [*REFERENCE[:2], "--all", "--stream"], track="parallel")
+    run = wait(stack, team, sent["run_id"], timeout=180)
+    assert run["status"] == "scored", run["failure"]
+    assert run["track"] == "parallel"
+    # never compared with the single-call baseline of the same branch: its own first one
+    assert run["verdict"] == "baseline_set" and run["comparison"] is None
+    bucket = stack.context.state_dir / "objects" / stack.context.names["CorpusBucket"]
+    track, turns = read_corpus((bucket / "parallel" / "toolcall300-parallel.jsonl").read_bytes())
+    items = {i["id"]: i for i in track.adapter_items(turns)}
+    answers = {
+        t["id"]: normalise_all(items[t["id"]]["text"], items[t["id"]]["tools"]) for t in turns
+    }
+    mine = get_track("parallel").score(
+        turns,
+        scoring_adapters.AdapterRun(answers=answers),
+        adapter="in process",
+        corpus_sha256="x",
+        corpus_version=None,
+    )
+    assert run["summary"]["cases"] == len(turns) == 300
+    assert run["summary"]["exact_turns"] == mine["exact_turns"] > 0
+    assert run["summary"]["matched_calls"] == mine["matched_calls"]
+    _, _, report = request_json("GET", f"{stack.url}{run['report_url']}", headers=auth(team))
+    assert report["track"] == "parallel" and report["score"]["track"] == "parallel"
+    assert report["score"]["corpus_version"] == "1.0"
+    # a worse parallel run on the same branch regresses against the parallel baseline
+    worse = wait(
+        stack, team, post_run(stack, team, INVENT, commit="bbbbbbb", track="parallel")["run_id"]
+    )
+    assert worse["verdict"] == "regression", worse
+    assert worse["comparison"]["baseline_run_id"] == run["run_id"]
+    _, _, baselines = request_json(
+        "GET", f"{stack.url}/teams/{team_of(stack, team)}/baselines", headers=auth(team)
+    )
+    assert [(b["run_id"], b["track"]) for b in baselines["baselines"]["main"]] == [
+        (single["run_id"], "single"),
+        (run["run_id"], "parallel"),
+    ]
+
+
+def test_an_unknown_or_unhosted_track_is_a_specific_400_over_http(
+    stack: LocalStack, buy: Any
+) -> None:
+    team = buy("team", "runs-badtrack")
+    for track, code in (("multi", "invalid_track"), ("deltas", "track_not_hosted")):
+        body = {"adapter_cmd": fakes.ECHO, "ref": "main", "commit": "abc1234", "track": track}
+        with pytest.raises(ApiError) as err:
+            request_json(
+                "POST", f"{stack.url}/runs", headers=auth(team), body=json.dumps(body).encode()
+            )
+        assert err.value.status == 400 and err.value.code == code, err.value

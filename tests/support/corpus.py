@@ -31,10 +31,15 @@ CASES = [
 RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i in range(1, 6)]
 
 
-def make_corpus(directory: Path, *, version: str = "test-1") -> dict[str, Any]:
+def make_corpus(
+    directory: Path, *, version: str = "test-1", tracks: bool = False
+) -> dict[str, Any]:
     """Write the small corpus into ``directory``; return its manifest (``files`` as a list of
-    ``{"name", "sha256", "bytes"}``, the shape the service reads beside the generator's map)."""
+    ``{"name", "sha256", "bytes"}``, the shape the service reads beside the generator's map).
+    With ``tracks``, the real parallel-track corpus folder beside it (docs/tracks.md)."""
     directory.mkdir(parents=True, exist_ok=True)
+    if tracks:
+        shutil.copytree(PRIVATE / "parallel", directory / "parallel", dirs_exist_ok=True)
     files = {
         "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
         "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),

@@ -346,6 +346,7 @@ def _start_workers(
         store=ports.run_store(),
         reports=ports.report_store(),
         corpus=worker.cached_corpus(ports.corpus_objects().read),
+        track_corpus=worker.cached_track_corpus(ports.corpus_objects().read),
         notify=ports.run_notifier(),
         lease_s=local.lease_s,
         job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),

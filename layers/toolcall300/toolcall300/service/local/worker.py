@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from toolcall300.jobs import harness, sandbox
+from toolcall300.scoring.tracks import DEFAULT_TRACK
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.runs import Corpus, load_corpus, score_output
+from toolcall300.service.domain.runs.scoring import job_inputs, load_track_corpus
 from toolcall300.service.observability import logger
 
 Clock = Callable[[], datetime]
@@ -85,6 +87,9 @@ class WorkerDeps:
     store: runs.RunStore
     reports: runs.ReportStore
     corpus: Callable[[], Corpus]
+    #: Another track's labelled corpus by track name (docs/tracks.md); None: only the
+    #: single-call track is served, and a run of another track fails with ``infra_error``.
+    track_corpus: Callable[[str], Corpus] | None = None
     notify: Callable[[runs.Run], None] = lambda _run: None
     job_limits: harness.Limits = field(default_factory=harness.Limits)
     sandbox_limits: sandbox.Limits = field(default_factory=sandbox.Limits)
@@ -138,8 +143,13 @@ class Executed:
 
 def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     """Run the adapter of a claimed run in the sandbox (raises ``sandbox.CommandRefused``)."""
-    corpus = deps.corpus()
-    inputs = harness.job_inputs(corpus.cases)  # labels never reach the adapter
+    if run.track == DEFAULT_TRACK:
+        corpus = deps.corpus()
+    elif deps.track_corpus is None:
+        raise ValueError(f"this stack serves no corpus of track {run.track!r}")
+    else:
+        corpus = deps.track_corpus(run.track)
+    inputs = job_inputs(corpus)  # labels never reach the adapter: the track's own inputs
     command = list(run.adapter.get("command") or [])
     files = run.adapter.get("files")
     key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
@@ -504,6 +514,20 @@ def cached_corpus(read: Callable[[str], bytes]) -> Callable[[], Corpus]:
             if not held:
                 held.append(load_corpus(read))
             return held[0]
+
+    return get
+
+
+def cached_track_corpus(read: Callable[[str], bytes]) -> Callable[[str], Corpus]:
+    """Each track's corpus loaded on first use and kept (the local stack's never changes)."""
+    lock = threading.Lock()
+    held: dict[str, Corpus] = {}
+
+    def get(track: str) -> Corpus:
+        with lock:
+            if track not in held:
+                held[track] = load_track_corpus(read, track)
+            return held[track]
 
     return get
 

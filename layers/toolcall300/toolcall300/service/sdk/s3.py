@@ -16,6 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import RECIPE, content_type, manifest_entries, pinned_inputs
 from toolcall300.service.domain.runs.objects import pinned_corpus_key
+from toolcall300.service.domain.runs.scoring import track_folders
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
 
@@ -86,5 +87,24 @@ def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ValueError(f"{entry['name']}: sha256 does not match the manifest pin")
         objects.put(entry["name"], data, content_type(entry["name"]))
+    for track_dir in track_folders(directory):
+        upload_track_corpus(track_dir, objects)
     objects.put("manifest.json", manifest_bytes, "application/json")
     return dict(manifest)
+
+
+def upload_track_corpus(directory: Path, objects: Writable) -> None:
+    """A track's corpus folder (``corpus_private/<track>/``, docs/tracks.md) under the key
+    prefix ``<track>/``: every file its manifest lists, checked against its pin, then the
+    manifest last (``domain.runs.load_track_corpus`` reads it back)."""
+    manifest_bytes = (directory / "manifest.json").read_bytes()
+    manifest = json.loads(manifest_bytes)
+    for entry in manifest_entries(manifest):
+        name = str(entry["name"])
+        if "/" in name or name.startswith("."):
+            raise ValueError(f"{directory.name}/manifest.json names a path: {name!r}")
+        data = (directory / name).read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise ValueError(f"{directory.name}/{name}: sha256 does not match the manifest pin")
+        objects.put(f"{directory.name}/{name}", data, content_type(name))
+    objects.put(f"{directory.name}/manifest.json", manifest_bytes, "application/json")

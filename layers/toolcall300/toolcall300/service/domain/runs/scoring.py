@@ -10,14 +10,20 @@ came from an AWS Batch job or the local worker: both call this module.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from toolcall300.jobs import harness
 from toolcall300.jobs.harness import CORPUS_FILE, JobOutput
+from toolcall300.scoring import adapters as scoring_adapters
 from toolcall300.scoring import report as scorer
+from toolcall300.scoring import tracks
 from toolcall300.scoring.corpus import parse_corpus
 from toolcall300.service.domain import corpus as corpus_manifest
 from toolcall300.service.domain.runs.lifecycle import (
@@ -40,6 +46,8 @@ class Corpus:
     cases: list[dict[str, Any]]
     sha256: str
     version: str | None = None
+    #: The track its cases are (docs/tracks.md): its inputs, judge and metrics are that track's.
+    track: str = tracks.DEFAULT_TRACK
 
 
 def load_corpus(
@@ -59,6 +67,63 @@ def load_corpus(
         f["name"] == listed and f["sha256"] == sha for f in manifest.files
     )
     return Corpus(parse_corpus(data), sha, manifest.version if manifest and pinned else None)
+
+
+#: Each track's labelled corpus, by its key in the corpus bucket: the main corpus at the top,
+#: a track's in its own folder (``corpus_private/<track>/``, the names
+#: ``data/published_corpora.json`` pins them under).
+TRACK_CORPUS_FILES = {
+    "single": CORPUS_FILE,
+    "parallel": "parallel/toolcall300-parallel.jsonl",
+    "deltas": "deltas/deltas.jsonl",
+}
+
+
+def track_folders(directory: Path) -> list[Path]:
+    """The track corpus folders beside a main corpus: ``<track>/manifest.json`` of a track
+    the scorer knows, whose manifest names that track."""
+    found = []
+    for name in sorted(TRACK_CORPUS_FILES):
+        manifest = directory / name / "manifest.json"
+        named = manifest.is_file() and json.loads(manifest.read_bytes()).get("track") == name
+        if name != tracks.DEFAULT_TRACK and named:
+            found.append(directory / name)
+    return found
+
+
+def load_track_corpus(read: Callable[[str], bytes], track: str) -> Corpus:
+    """A track's labelled corpus from the corpus bucket (``<track>/...``, uploaded beside the
+    main one), read with the tracks' own reader (a corpus of another track is refused), its
+    version the one its own manifest gives when that manifest pins these bytes. The
+    single-call track is :func:`load_corpus`. Raises ``NotFound`` when none was uploaded."""
+    if track == tracks.DEFAULT_TRACK:
+        return load_corpus(read)
+    key = TRACK_CORPUS_FILES[track]
+    data = read(key)
+    sha = hashlib.sha256(data).hexdigest()
+    folder, name = key.split("/", 1)
+    try:
+        manifest = json.loads(read(f"{folder}/manifest.json"))
+    except NotFound:
+        manifest = {}
+    pinned = any(
+        f["name"] == name and f["sha256"] == sha
+        for f in corpus_manifest.manifest_entries(manifest or {"files": []})
+    )
+    found, cases = tracks.read_corpus(data)
+    if found.name != track:
+        raise ValueError(f"{key} holds track {found.name!r}, not {track!r}")
+    version = manifest.get("version") if pinned else None
+    return Corpus(cases, sha, str(version) if version else None, track=track)
+
+
+def job_inputs(corpus: Corpus) -> list[dict[str, Any]]:
+    """What the adapter is handed for each case of ``corpus``, never a label: the single-call
+    track's ``id``, ``text`` and ``tools`` (``harness.job_inputs``), another track's own
+    ``adapter_items`` (docs/tracks.md)."""
+    if corpus.track == tracks.DEFAULT_TRACK:
+        return harness.job_inputs(corpus.cases)
+    return tracks.get_track(corpus.track).adapter_items(corpus.cases)
 
 
 class CorpusVersionGone(LookupError):
@@ -107,9 +172,18 @@ class PinnedCorpora:
         return corpus
 
 
+def _count_fields(report: dict[str, Any]) -> tuple[str, ...]:
+    name = tracks.report_track(report)
+    if name == tracks.DEFAULT_TRACK:
+        return scorer.COUNT_FIELDS
+    module = importlib.import_module(tracks.REGISTRY[name])
+    return tuple(module.COUNT_FIELDS)
+
+
 def summary_of(report: dict[str, Any]) -> dict[str, Any]:
-    """The contract's ``summary``: the counts and the per-category table of a scorer report."""
-    summary: dict[str, Any] = {k: report[k] for k in scorer.COUNT_FIELDS}
+    """The contract's ``summary``: the counts and the per-category table of a scorer report
+    (a track's report: that track's counts, docs/tracks.md)."""
+    summary: dict[str, Any] = {k: report[k] for k in _count_fields(report) if k in report}
     summary["categories"] = {
         k: {"n": v["n"], "pass": v["pass"]} for k, v in report["categories"].items()
     }
@@ -118,8 +192,14 @@ def summary_of(report: dict[str, Any]) -> dict[str, Any]:
 
 def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
     """The scorer's gate, in the contract's shape (``deltas`` is called ``counts`` there)."""
+    name = tracks.report_track(current)
+    if tracks.report_track(baseline) != name:  # never reached: baselines are per track
+        raise NotComparable(f"the baseline is a report of track {tracks.report_track(baseline)!r}")
     try:
-        c = scorer.compare_reports(baseline, current)
+        if name == tracks.DEFAULT_TRACK:
+            c = scorer.compare_reports(baseline, current)
+        else:
+            c = tracks.get_track(name).compare(baseline, current)
     except scorer.VersionMismatch as exc:
         raise BaselineRefused(str(exc)) from exc
     except scorer.ReportError as exc:
@@ -149,15 +229,32 @@ def score_output(
 ) -> Run | None:
     """Score a job's answers in trusted code and record the run (the worker's and Batch's end)."""
     adapter = run.adapter.get("image") or "command: " + " ".join(run.adapter.get("command") or [])
-    report = scorer.score_cases(
-        corpus.cases,
-        output.answers,
-        adapter=str(adapter),
-        corpus_sha256=corpus.sha256,
-        corpus_version=corpus.version,
-        timing={"total_seconds": output.diagnostics.get("elapsed_s")},
-        errors=output.errors,
-    )
+    if corpus.track != run.track:  # the caller loads the run's own track's corpus
+        raise ValueError(f"run {run.run_id} is track {run.track!r}, the corpus {corpus.track!r}")
+    if corpus.track != tracks.DEFAULT_TRACK:
+        elapsed = output.diagnostics.get("elapsed_s")
+        answered = scoring_adapters.AdapterRun(
+            answers={c["id"]: output.answers.get(c["id"]) for c in corpus.cases},
+            errors=dict(output.errors),
+            total_seconds=float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
+        )
+        report = tracks.get_track(corpus.track).score(
+            corpus.cases,
+            answered,
+            adapter=str(adapter),
+            corpus_sha256=corpus.sha256,
+            corpus_version=corpus.version,
+        )
+    else:
+        report = scorer.score_cases(
+            corpus.cases,
+            output.answers,
+            adapter=str(adapter),
+            corpus_sha256=corpus.sha256,
+            corpus_version=corpus.version,
+            timing={"total_seconds": output.diagnostics.get("elapsed_s")},
+            errors=output.errors,
+        )
     scoring = Scoring(report, corpus.sha256, SCORER_VERSION, output.diagnostics, sandbox)
     return finish_scored(
         store,

@@ -37,9 +37,12 @@ PLATFORM_PATTERN = r"^linux/(amd64|arm64)$"
 #: The scorer's registry (``scoring.tracks.REGISTRY``) is the one list of them.
 TRACKS = tuple(TRACK_REGISTRY)
 DEFAULT_TRACK = TRACKS_DEFAULT
-#: The tracks a hosted run can score today: a run's inputs, protocol and judge are its
-#: track's (docs/runs-contract.md, "Tracks"); any other known track is ``400 track_not_hosted``.
-HOSTED_TRACKS = ("single",)
+#: The tracks a hosted run can score today, on a local stack and on AWS: a run's inputs,
+#: protocol and judge are its track's (docs/runs-contract.md); any other known track is
+#: ``400 track_not_hosted``. The deltas track drives the adapter with its own process
+#: protocol (``scoring.tracks.deltas_process``), which the job harness does not speak yet.
+HOSTED_TRACKS = ("single", "parallel")
+AWS_TRACKS = ("single",)
 ECR_IMAGE_RE = re.compile(
     r"^(?P<account>[0-9]{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/"
 )
@@ -164,17 +167,18 @@ def _callback(value: Any, *, local: bool) -> str | None:
     return value
 
 
-def _track(value: Any) -> str:
+def _track(value: Any, *, local: bool) -> str:
     if value is None:
         return DEFAULT_TRACK
     if not isinstance(value, str) or value not in TRACKS:
         raise BadRequest(
             f"'track' must be one of {', '.join(TRACKS)} (docs/tracks.md)", code="invalid_track"
         )
-    if value not in HOSTED_TRACKS:
+    hosted = HOSTED_TRACKS if local else AWS_TRACKS
+    if value not in hosted:
         raise BadRequest(
-            f"track {value!r} is not scored by hosted runs yet (hosted: "
-            f"{', '.join(HOSTED_TRACKS)}); score it with toolcall300 score --corpus",
+            f"track {value!r} is not scored by hosted runs {'' if local else 'on AWS '}yet "
+            f"(hosted: {', '.join(hosted)}); score it with toolcall300 score --corpus",
             code="track_not_hosted",
         )
     return value
@@ -197,5 +201,5 @@ def parse_submission(body: Any, *, local: bool, ecr_region: str | None = None) -
         commit=_need_str(body, "commit", COMMIT_RE),
         baseline=_need_str(body, "baseline", BASELINE_RE, "main"),
         callback_url=_callback(body.get("callback_url"), local=local),
-        track=_track(body.get("track")),
+        track=_track(body.get("track"), local=local),
     )
