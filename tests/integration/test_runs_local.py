@@ -721,3 +721,26 @@ def test_an_unknown_or_unhosted_track_is_a_specific_400_over_http(
                 "POST", f"{stack.url}/runs", headers=auth(team), body=json.dumps(body).encode()
             )
         assert err.value.status == 400 and err.value.code == code, err.value
+
+
+def test_ci_track_submits_a_parallel_run_and_gates_it_on_the_parallel_baseline(
+    stack: LocalStack, buy: Any, tmp_path: Path
+) -> None:
+    from junitparser import JUnitXml
+
+    env = {"TOOLCALL300_LICENCE": buy("team", "runs-ci-track")}
+
+    def ci(command: list[str], commit: str) -> tuple[int, str]:
+        argv = ["--api", stack.url, "--adapter-cmd", shlex.join(command), "--ref", "main"]
+        argv += ["--commit", commit, "--track", "parallel", "--wait", "--poll", "0.1"]
+        argv += ["--timeout", "170", "--junit", str(tmp_path / f"{commit}.xml")]
+        out, err = io.StringIO(), io.StringIO()
+        code = ci_client.run(ci_client.parse_args(argv), out, err, env=env)
+        return code, out.getvalue() + err.getvalue()
+
+    code, said = ci([*REFERENCE[:2], "--all", "--stream"], "aaaaaaa")
+    assert code == 0 and "track    parallel" in said and "baseline_set" in said, said
+    code, said = ci(INVENT, "bbbbbbb")
+    assert code == 2 and "regression" in said, said
+    suites = list(JUnitXml.fromfile(str(tmp_path / "bbbbbbb.xml")))
+    assert suites and sum(len(list(s)) for s in suites) == 300  # one testcase per turn

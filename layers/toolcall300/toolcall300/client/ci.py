@@ -44,6 +44,7 @@ from toolcall300.scoring.render import (
     render_markdown,
     render_markdown_error,
 )
+from toolcall300.scoring.tracks import REGISTRY, get_track, report_track
 
 FINAL = ("scored", "failed")
 #: CI systems' per-attempt ids: a deliberate re-run of a job is a new run, a retried step is not.
@@ -80,6 +81,10 @@ REF_VARS = (
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 
 
+#: The tracks ``--track`` names (the scorer's registry, docs/tracks.md).
+TRACK_NAMES = tuple(REGISTRY)
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = ArgParser(
         prog="toolcall300 ci", description="Submit a hosted scoring run and gate on it."
@@ -114,6 +119,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="commit sha, 7 to 40 lowercase hex digits (default: from the CI's variables)",
     )
     parser.add_argument("--baseline", default="main", help="baseline name (default main)")
+    parser.add_argument(
+        "--track",
+        default=None,
+        choices=TRACK_NAMES,
+        help="the track to score on (docs/tracks.md; default single): its own corpus, "
+        "protocol, judge and baselines",
+    )
     parser.add_argument(
         "--callback-url", default=None, help="https URL to POST the signed summary to"
     )
@@ -197,6 +209,8 @@ def submission(args: argparse.Namespace) -> dict[str, Any]:
         body["adapter_files"] = base64.b64encode(folder_archive(args.adapter_files)).decode()
     if args.callback_url:
         body["callback_url"] = args.callback_url
+    if args.track:
+        body["track"] = args.track
     return body
 
 
@@ -292,6 +306,8 @@ def render(run: Mapping[str, Any]) -> str:
         f"TOOLCALL-300 hosted run {run.get('run_id')}  ({run.get('ref')} @ {str(run.get('commit'))[:12]})",
         f"status   {run.get('status')}",
     ]
+    if run.get("track", "single") != "single":
+        lines.append(f"track    {run.get('track')}")
     if run.get("verdict") is not None:  # a failed run has none: it was never judged
         lines.append(f"verdict  {run.get('verdict')}")
     failure = run.get("failure")
@@ -375,6 +391,10 @@ def write_ci_files(
     """``--junit``/``--summary`` from the run's stored report (``score``; None if it has none):
     the scorer's own writers, so a failure's message is the one ``toolcall300 score --junit``
     writes (the stored report's ``failure_details`` give the expected call and what came back)."""
+    track = report_track(score) if score is not None else "single"
+    if track != "single" and score is not None:  # the track's own writers (docs/tracks.md)
+        _write_track_files(args, final, score, track)
+        return
     if args.junit:
         if score is not None:
             data = render_junit([score], baseline=hosted_baseline(final, score))
@@ -402,6 +422,36 @@ def write_ci_files(
                 text += f"\nBaseline {final.get('baseline')!r} moved to this run.\n"
         else:
             text = render_markdown_error(run_error(final))
+        with open(args.summary, "a", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def _write_track_files(
+    args: argparse.Namespace, final: Mapping[str, Any], score: Mapping[str, Any], track: str
+) -> None:
+    """``--junit``/``--summary`` of a run of another track than the single-call one: that
+    track's testsuites and rows, the regression its gate found (the stored comparison)."""
+    writer = get_track(track)
+    comparison = final.get("comparison") or None
+    name = f"baseline {final.get('baseline')!r}"
+    if args.junit:
+        with open(args.junit, "wb") as fh:
+            fh.write(
+                writer.render_junit([score], baseline_name=name, baseline=None, comparison=None)
+            )
+    if args.summary:
+        text = writer.render_markdown(
+            [score],
+            in_sample=False,
+            comparison=None
+            if comparison is None
+            else {
+                "regressed": final.get("verdict") == "regression",
+                "reasons": comparison.get("reasons") or [],
+                "flipped": comparison.get("flipped") or {},
+            },
+            baseline_name=name,
+        )
         with open(args.summary, "a", encoding="utf-8") as fh:
             fh.write(text)
 
