@@ -25,8 +25,8 @@ agree (D9.4); arguments nested once more under an argument key are unwrapped (E5
 declared property written beside the arguments is lifted into them (D7.9).
 
 Speed comes from doing the schema work once: each parameter schema is checked and compiled
-into its repair walk the first time it is seen (cached on the schema object, and on its JSON
-text for callers that parse their tools afresh per call), and a tool list's name index is
+into its repair walk the first time it is seen (cached on the schema object, and on its
+``marshal`` text for callers that parse their tools afresh per call), and a tool list's name index is
 cached on the list. A caller that edits a tool or schema object in place between calls must
 pass a new object; a list whose tools were added, removed or replaced is read again.
 
@@ -38,7 +38,7 @@ guesses: every branch that could guess refuses instead. Its CLI shell,
 from __future__ import annotations
 
 import copy
-import json
+import marshal
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -281,7 +281,6 @@ def _lift(
 class _Compiled:
     """What ``_one`` needs of one parameter schema, worked out once per schema."""
 
-    schema: Any  # the caller's object it was found for, held so that its id is not reused
     source: Any  # a private copy the walk was compiled from: later edits cannot reach it
     usable: bool
     repair: Fix  # rules 4-8, and every keyword no rule may change (toolshim_repair)
@@ -291,34 +290,35 @@ class _Compiled:
     takes_nothing: bool = False
 
 
-#: id(schema) -> its compiled form. Checking and compiling a schema costs far more than the
-#: rest of a call, and a catalog is the same objects call after call. The entry holds the
-#: schema, so its id is not reused while cached; a caller that edits a schema in place
-#: between calls must pass a new object (this cache is keyed on identity).
-_COMPILED: dict[int, _Compiled] = {}
+#: id(schema) -> (the schema, its compiled form). Checking and compiling a schema costs far
+#: more than the rest of a call, and a catalog is the same objects call after call. The entry
+#: holds the schema, so its id is not reused while cached; a caller that edits a schema in
+#: place between calls must pass a new object (this cache is keyed on identity).
+_COMPILED: dict[int, tuple[Any, _Compiled]] = {}
 _COMPILED_MAX = 1024
-#: Sorted-keys JSON text -> its compiled form, for callers that parse their tools afresh for
-#: every call (the scorer's stream protocol does): an equal schema is not compiled again.
-_BY_CONTENT: dict[str, _Compiled] = {}
+#: A schema's ``marshal`` text -> its compiled form, for callers that parse their tools afresh
+#: for every call (the scorer's stream protocol does): an equal schema is not compiled again.
+#: ``marshal`` writes only exact built-in types, tagged by type and in key order, so equal
+#: text is equal content (format 2: later formats mark objects by their reference count, so
+#: the same value's text would change between calls); it is the cheapest such text to make.
+_BY_CONTENT: dict[bytes, _Compiled] = {}
 _BY_CONTENT_MAX = 256
 _CONTENT_KEY_MAX = 65536
-_CONTENT_ENCODER = json.JSONEncoder(sort_keys=True)  # built once: json.dumps builds one per call
+_MARSHAL_FORMAT = 2
 
 
 def _compiled(schema: Any) -> _Compiled:
     """The compiled form of ``schema``; unusable unless it is a covered object schema (the
     catalog contract: its type defaults to object)."""
     hit = _COMPILED.get(id(schema))
-    if hit is not None and hit.schema is schema:
-        return hit
+    if hit is not None and hit[0] is schema:
+        return hit[1]
     key = _content_key(schema)
-    same = _BY_CONTENT.get(key) if key is not None else None
-    if same is not None and same.source == schema:  # equal text and equal types: the same
-        entry = replace(same, schema=schema)
-    else:
-        source = copy.deepcopy(schema)
+    entry = _BY_CONTENT.get(key) if key is not None else None
+    if entry is None:
+        source = marshal.loads(key) if key is not None else copy.deepcopy(schema)
         usable = not schema_problems(source) and declared_types(source) in ((), ("object",))
-        entry = _Compiled(schema, source, usable, compile_repair(source) if usable else _unusable)
+        entry = _Compiled(source, usable, compile_repair(source) if usable else _unusable)
         if usable:
             props = source.get("properties")
             entry = replace(
@@ -329,15 +329,16 @@ def _compiled(schema: Any) -> _Compiled:
             )
         if key is not None:
             _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)
-    _remember(_COMPILED, id(schema), entry, _COMPILED_MAX)
+    _remember(_COMPILED, id(schema), (schema, entry), _COMPILED_MAX)
     return entry
 
 
-def _content_key(schema: Any) -> str | None:
-    """The schema as sorted-keys JSON, or ``None`` when it has no such text or a long one."""
+def _content_key(schema: Any) -> bytes | None:
+    """The schema's ``marshal`` text, or ``None`` when it has none (not exact built-in types,
+    nesting past marshal's limit) or a long one."""
     try:
-        text = _CONTENT_ENCODER.encode(schema)
-    except (TypeError, ValueError, RecursionError):
+        text = marshal.dumps(schema, _MARSHAL_FORMAT)
+    except ValueError:
         return None
     return text if len(text) <= _CONTENT_KEY_MAX else None
 
