@@ -35,44 +35,40 @@ class Ports:
     name: str
 
 
+def _ports(edition: Any, name: str, names: dict[str, str], idempotency: Any) -> Ports:
+    """Every port of one edition, through the members ``api.wiring.Edition`` declares (a new
+    port: one member there and in each edition, one field of :class:`Ports`)."""
+    return Ports(
+        edition.licences,
+        edition.usage_for(names["UsageTable"]),
+        edition.ledger,
+        edition.runs,
+        edition.reports(names["ReportsBucket"]),
+        edition.corpus(names["CorpusBucket"]),
+        idempotency,
+        name,
+    )
+
+
 @pytest.fixture(params=EDITIONS)
 def ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
     if request.param == "sqlite":
         from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
         edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
+        names = {"UsageTable": "", "ReportsBucket": "tc300-reports", "CorpusBucket": "tc300-corpus"}
         try:
-            yield Ports(
-                edition.licences,
-                edition.usage,
-                edition.ledger,
-                edition.runs,
-                edition.reports("tc300-reports"),
-                edition.corpus("tc300-corpus"),
-                edition.idempotency(),
-                "sqlite",
-            )
+            yield _ports(edition, "sqlite", names, edition.idempotency())
         finally:
             edition.close()
         return
     made = request.getfixturevalue("aws")
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    from toolcall300.service.sdk.dynamo import CheckLedgerTable, LicenceTable, UsageTable
-    from toolcall300.service.sdk.runs import ReportObjects, RunTable
-    from toolcall300.service.sdk.s3 import CorpusObjects
+    from toolcall300.service.api.wiring import AwsEdition
 
-    n = made.names
-    yield Ports(
-        LicenceTable(n["LicencesTable"]),
-        UsageTable(n["UsageTable"]),
-        CheckLedgerTable(n["CheckLedgerTable"]),
-        RunTable(n["RunsTable"]),
-        ReportObjects(n["ReportsBucket"]),
-        CorpusObjects(n["CorpusBucket"]),
-        DynamoDBPersistenceLayer(table_name=n["IdempotencyTable"]),
-        "aws",
-    )
+    persistence = DynamoDBPersistenceLayer(table_name=made.names["IdempotencyTable"])
+    yield _ports(AwsEdition(), "aws", made.names, persistence)
 
 
 # ----------------------------------------------------------------------------- licences

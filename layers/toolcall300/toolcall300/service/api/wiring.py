@@ -1,12 +1,13 @@
 """Production collaborators, built at the edge on first use from the function's settings.
 
 Routes call these to get the stores they pass to domain functions. Tests and the local stack
-reset them with :func:`clear_ports` after changing the environment. This is the only place
-that decides which adapter backs which port: the AWS adapters (``sdk.dynamo``, ``sdk.runs``,
-``sdk.s3``, Secrets Manager, KMS) on a deployment, the one-machine edition's (SQLite and files
-under the state folder, ``statefolder.folder``) when the local stack has set
-``TOOLCALL300_STATE_DIR``. The two sets keep the same port contracts
-(tests/unit/test_store_contract.py runs one suite against both).
+reset them with :func:`clear_ports` after changing the environment. :func:`edition` is the only
+place that decides which adapter set backs the ports: :class:`AwsEdition` (``sdk.dynamo``,
+``sdk.runs``, ``sdk.s3``, Secrets Manager, KMS) on a deployment, the one-machine edition's
+``statefolder.folder.LocalEdition`` (SQLite and files under the state folder) when the local
+stack has set ``TOOLCALL300_STATE_DIR``; the factories below ask it and branch on nothing.
+The two sets keep the same port contracts (tests/unit/test_store_contract.py runs one suite
+against both).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from toolcall300.service.domain import ledger, usage
@@ -72,41 +73,104 @@ def close_local_edition() -> None:
     local_edition.cache_clear()
 
 
+class Edition(Protocol):
+    """What differs between the two deployments: the adapter behind each port. Two
+    implementations keep one shape, :class:`AwsEdition` (``sdk``) and the one-machine
+    ``statefolder.folder.LocalEdition``; tests/unit/test_store_contract.py runs one contract
+    per port against both. A new port is one member here and in each, and one factory below."""
+
+    @property
+    def licences(self) -> LicenceStore: ...
+    @property
+    def ledger(self) -> CheckLedger: ...
+    @property
+    def runs(self) -> RunStore: ...
+    def usage_for(self, table: str) -> UsageStore: ...
+    def corpus(self, bucket: str) -> Any: ...
+    def reports(self, bucket: str) -> Any: ...
+    def secret_json(self, name: str, *, max_age: int) -> dict[str, Any]: ...
+    def report_mac_for(self, key_id: str) -> Callable[[bytes], bytes]: ...
+    def idempotency(self) -> Any: ...
+    def wake(self) -> None: ...
+
+
+class AwsEdition:
+    """The AWS deployment's adapters (DynamoDB, S3, Secrets Manager, KMS), named by the
+    function's settings and each built on first use (a function reads only its own)."""
+
+    @cached_property
+    def licences(self) -> LicenceStore:
+        return LicenceTable(get_settings(LicenceSettings).licences_table)
+
+    @cached_property
+    def ledger(self) -> CheckLedger:
+        return CheckLedgerTable(get_settings(CheckLedgerSettings).check_ledger_table)
+
+    @cached_property
+    def runs(self) -> RunStore:
+        return RunTable(runs_settings().runs_table)
+
+    def usage_for(self, table: str) -> UsageStore:
+        return UsageTable(table)
+
+    def corpus(self, bucket: str) -> CorpusObjects:
+        return CorpusObjects(bucket)
+
+    def reports(self, bucket: str) -> ReportObjects:
+        return ReportObjects(bucket)
+
+    def secret_json(self, name: str, *, max_age: int) -> dict[str, Any]:
+        # Imported here: Powertools' parameters utility loads boto3 (about 0.35 s), which the
+        # one-machine edition never needs for a secret.
+        from toolcall300.service.sdk import secrets as secrets_adapter
+
+        return secrets_adapter.get_json_secret(name, max_age=max_age)
+
+    def report_mac_for(self, key_id: str) -> Callable[[bytes], bytes]:
+        from toolcall300.service.sdk.kms import generate_mac
+
+        return lambda message: generate_mac(key_id, message)
+
+    def idempotency(self) -> Any:
+        return None  # the default: Powertools' DynamoDB persistence layer
+
+    def wake(self) -> None:
+        """Nothing to wake: on AWS, Batch is the queue."""
+
+
 @cache
+def aws_edition() -> AwsEdition:
+    return AwsEdition()
+
+
+def edition() -> Edition:
+    """The one place that decides the deployment: the state folder's edition when the local
+    stack has set ``TOOLCALL300_STATE_DIR`` (:func:`local_edition`), AWS otherwise."""
+    local = local_edition()
+    return local if local is not None else aws_edition()
+
+
 def licence_store() -> LicenceStore:
-    edition = local_edition()
-    if edition is not None:
-        return edition.licences
-    return LicenceTable(get_settings(LicenceSettings).licences_table)
+    return edition().licences
 
 
 @cache
 def usage_store(kind: type[CorpusSettings] | type[ArgcheckSettings] | None = None) -> UsageStore:
-    edition = local_edition()
-    if edition is not None:
-        return edition.usage
-    return UsageTable(get_settings(kind).usage_table if kind else runs_settings().usage_table)
+    return edition().usage_for(
+        get_settings(kind).usage_table if kind else runs_settings().usage_table
+    )
 
 
 @cache
 def corpus_objects() -> Any:
     """The corpus bucket (``corpus.ObjectStore``: read, presign)."""
-    bucket = get_settings(CorpusSettings).corpus_bucket
-    edition = local_edition()
-    return edition.corpus(bucket) if edition is not None else CorpusObjects(bucket)
+    return edition().corpus(get_settings(CorpusSettings).corpus_bucket)
 
 
 def secret_json(name: str, *, max_age: int) -> dict[str, Any]:
     """The JSON object stored as secret ``name``: Secrets Manager through Powertools, or the
     state folder's file of that name (mode 600) on the one-machine edition."""
-    edition = local_edition()
-    if edition is not None:
-        return edition.folder.secret(name)
-    # Imported here: Powertools' parameters utility loads boto3 (about 0.35 s), which the
-    # one-machine edition never needs for a secret.
-    from toolcall300.service.sdk import secrets as secrets_adapter
-
-    return secrets_adapter.get_json_secret(name, max_age=max_age)
+    return edition().secret_json(name, max_age=max_age)
 
 
 def webhook_secrets() -> list[str]:
@@ -126,12 +190,8 @@ def client_id_salt() -> bytes:
     return salt.encode()
 
 
-@cache
 def check_ledger() -> CheckLedger:
-    edition = local_edition()
-    if edition is not None:
-        return edition.ledger
-    return CheckLedgerTable(get_settings(CheckLedgerSettings).check_ledger_table)
+    return edition().ledger
 
 
 def report_keys() -> ReportKeys:
@@ -146,12 +206,7 @@ def report_keys() -> ReportKeys:
 def _derived_keys(key_id: str, generations: tuple[int, ...]) -> ReportKeys:
     from toolcall300.service.sdk.signing import ReportKeys  # cryptography: argcheck only
 
-    edition = local_edition()
-    if edition is not None:
-        return ReportKeys.derived(edition.folder.report_mac, generations)
-    from toolcall300.service.sdk.kms import generate_mac
-
-    return ReportKeys.derived(lambda message: generate_mac(key_id, message), generations)
+    return ReportKeys.derived(edition().report_mac_for(key_id), generations)
 
 
 def stripe_api_key() -> str:
@@ -185,7 +240,6 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 
     s = get_settings(WebhookSettings)
     lookup, by_session = payment_lookup(), session_lookup()
-    edition = local_edition()
     return once_per_event_id(
         lambda event: process_event(
             event,
@@ -199,7 +253,7 @@ def stripe_event_processor() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
             ),
         ),
         table=s.idempotency_table,
-        persistence=edition.idempotency() if edition is not None else None,
+        persistence=edition().idempotency(),
         expires_after_s=s.idempotency_expiry_s,
     )
 
@@ -210,21 +264,14 @@ def runs_settings() -> RunsSettings:
     return conf
 
 
-@cache
 def run_store() -> RunStore:
-    edition = local_edition()
-    if edition is not None:
-        return edition.runs
-    return RunTable(runs_settings().runs_table)
+    return edition().runs
 
 
 @cache
 def report_store() -> Any:
     """The reports bucket (``runs.ReportStore`` plus ``presign``)."""
-    edition = local_edition()
-    if edition is not None:
-        return edition.reports(runs_settings().reports_bucket)
-    return ReportObjects(runs_settings().reports_bucket)
+    return edition().reports(runs_settings().reports_bucket)
 
 
 @cache
@@ -262,10 +309,7 @@ def scoring_corpora() -> PinnedCorpora:
     (a run is scored against the version its inputs came from: ``domain.runs.PinnedCorpora``)."""
     from toolcall300.service.domain.runs import PinnedCorpora
 
-    bucket = runs_settings().corpus_bucket
-    edition = local_edition()
-    objects = edition.corpus(bucket) if edition is not None else CorpusObjects(bucket)
-    return PinnedCorpora(objects.read)
+    return PinnedCorpora(edition().corpus(runs_settings().corpus_bucket).read)
 
 
 def scoring_corpus() -> Corpus:
@@ -308,9 +352,7 @@ def callback_resolver() -> Callable[..., Any]:
 def run_queued() -> None:
     """A run is in the table as ``queued`` for a local worker: wake the edition's worker pool
     (the stack sets ``LocalEdition.wake`` when it starts the pool; on AWS, Batch is the queue)."""
-    edition = local_edition()
-    if edition is not None:
-        edition.wake()
+    edition().wake()
 
 
 def own_ports() -> frozenset[int]:
@@ -401,11 +443,10 @@ def clear_ports() -> None:
     folder's database, if one was open)."""
     close_local_edition()
     for fn in (
-        licence_store,
+        aws_edition,
         usage_store,
         corpus_objects,
         stripe_event_processor,
-        run_store,
         report_store,
         batch_api,
         job_inputs_objects,
@@ -415,7 +456,6 @@ def clear_ports() -> None:
         hosted_deps,
         run_launcher,
         _derived_keys,
-        check_ledger,
     ):
         fn.cache_clear()
     clear_settings()

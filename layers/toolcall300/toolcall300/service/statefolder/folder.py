@@ -191,6 +191,18 @@ class LocalEdition:
     def buckets(self, names: list[str]) -> dict[str, FileBucket]:
         return {name: FileBucket(self.folder.root / OBJECTS, name) for name in names if name}
 
+    def usage_for(self, _table: str) -> SqliteUsage:
+        """The usage counters (one table here, whichever function's table is named)."""
+        return self.usage
+
+    def secret_json(self, name: str, *, max_age: int = 0) -> dict[str, Any]:
+        """The secret file ``name`` (read each time: a rotation needs no cache to expire)."""
+        return self.folder.secret(name)
+
+    def report_mac_for(self, _key_id: str) -> Callable[[bytes], bytes]:
+        """The folder's seed stands for the KMS key whatever its id (``sdk.signing``)."""
+        return self.folder.report_mac
+
     def idempotency(self) -> Any:
         from toolcall300.service.statefolder.idempotency import SqlitePersistenceLayer
 
