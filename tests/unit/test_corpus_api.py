@@ -233,3 +233,29 @@ def test_the_real_corpus_uploads_with_its_pins(aws: Any, call: Call, key: str) -
         "GET", "/cases/tc300-0001/rationale", headers={"authorization": f"Bearer {key}"}
     )
     assert status == 200 and rationale["id"] == "tc300-0001"
+
+
+def test_corpus_lists_the_track_corpora_with_their_rationale_and_links_serving_the_pins(
+    call: Call, aws: Any, tmp_path: Path, key: str
+) -> None:
+    make_corpus(tmp_path / "corpus", tracks=True)
+    upload_corpus(tmp_path / "corpus", CorpusObjects(aws.names["CorpusBucket"]))
+    status, _, data = call("GET", "/corpus", headers={"authorization": f"Bearer {key}"})
+    assert status == 200
+    (parallel,) = data["tracks"]  # the deltas folder was not uploaded: not listed
+    local = tmp_path / "corpus" / "parallel"
+    pinned = json.loads((local / "manifest.json").read_bytes())["files"]
+    assert parallel["track"] == "parallel" and parallel["version"] == "1.0"
+    assert parallel["manifest"]["name"] == "parallel/manifest.json"
+    assert (
+        parallel["manifest"]["sha256"]
+        == hashlib.sha256((local / "manifest.json").read_bytes()).hexdigest()
+    )
+    assert {f["name"]: f["sha256"] for f in parallel["files"]} == {
+        f"parallel/{name}": meta["sha256"] for name, meta in pinned.items()
+    }
+    assert "parallel/rationale.jsonl" in {f["name"] for f in parallel["files"]}
+    import requests
+
+    for f in parallel["files"]:  # moto serves the presigned links
+        assert hashlib.sha256(requests.get(f["url"], timeout=10).content).hexdigest() == f["sha256"]

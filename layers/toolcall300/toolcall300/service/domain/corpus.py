@@ -161,8 +161,61 @@ def corpus_links(store: ObjectStore, *, seconds: int, max_age: float = 300) -> d
         },
         "files": files,
         "inputs": [dict(f, url=store.presign(f["name"], seconds=seconds)) for f in inputs],
+        "tracks": track_links(store, seconds=seconds, max_age=max_age),
         "expires_in": seconds,
     }
+
+
+#: The track corpora served beside the main one, each under its folder (``<track>/``,
+#: uploaded from ``corpus_private/<track>/`` by ``sdk.s3.upload_track_corpus``; docs/tracks.md).
+TRACK_FOLDERS = ("parallel", "deltas")
+
+
+def _track_manifest(store: ObjectStore, track: str) -> tuple[bytes, dict[str, Any]] | None:
+    try:
+        raw = store.read(f"{track}/{MANIFEST}")
+    except NotFound:
+        return None
+    doc = json.loads(raw)
+    if not isinstance(doc, dict) or doc.get("track") != track:
+        return None
+    return raw, doc
+
+
+def track_links(store: ObjectStore, *, seconds: int, max_age: float = 300) -> list[dict[str, Any]]:
+    """The track corpora ``GET /corpus`` serves beside the main one: for each one uploaded,
+    its track, version, its manifest pinned by sha256 and every file it lists (the corpus, its
+    sample and its rationale), each with a presigned link valid ``seconds``."""
+    out = []
+    for track in TRACK_FOLDERS:
+        found = _memo(f"track:{track}", max_age, lambda t=track: _track_manifest(store, t))
+        if found is None:
+            continue
+        raw, doc = found
+        name = f"{track}/{MANIFEST}"
+        files = [
+            dict(
+                f,
+                name=f"{track}/{f['name']}",
+                url=store.presign(f"{track}/{f['name']}", seconds=seconds),
+            )
+            for f in manifest_entries(doc)
+        ]
+        out.append(
+            {
+                "track": track,
+                "version": str(doc.get("version")),
+                "spec_version": doc.get("spec_version"),
+                "manifest": {
+                    "name": name,
+                    "sha256": hashlib.sha256(raw).hexdigest(),
+                    "bytes": len(raw),
+                    "url": store.presign(name, seconds=seconds),
+                },
+                "files": files,
+            }
+        )
+    return out
 
 
 def _recipe(store: ObjectStore) -> bytes | None:

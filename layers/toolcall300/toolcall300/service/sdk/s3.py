@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+import toolcall300
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import RECIPE, content_type, manifest_entries, pinned_inputs
 from toolcall300.service.domain.runs.objects import pinned_corpus_key
@@ -96,14 +97,17 @@ def upload_corpus(directory: Path, objects: Writable) -> dict[str, Any]:
 def upload_track_corpus(directory: Path, objects: Writable) -> None:
     """A track's corpus folder (``corpus_private/<track>/``, docs/tracks.md) under the key
     prefix ``<track>/``: every file its manifest lists, checked against its pin, then the
-    manifest last (``domain.runs.load_track_corpus`` reads it back)."""
+    manifest last (``domain.runs.load_track_corpus`` reads it back). A listed file the folder
+    lacks is taken from the kit's ``data/`` (the free sample), held to the same pin."""
     manifest_bytes = (directory / "manifest.json").read_bytes()
     manifest = json.loads(manifest_bytes)
     for entry in manifest_entries(manifest):
         name = str(entry["name"])
         if "/" in name or name.startswith("."):
             raise ValueError(f"{directory.name}/manifest.json names a path: {name!r}")
-        data = (directory / name).read_bytes()
+        # a track's free sample ships in the kit (toolcall300/data/), not in its private folder
+        kit = Path(toolcall300.__file__).parent / "data" / name
+        data = (directory / name if (directory / name).is_file() else kit).read_bytes()
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ValueError(f"{directory.name}/{name}: sha256 does not match the manifest pin")
         objects.put(f"{directory.name}/{name}", data, content_type(name))

@@ -26,6 +26,16 @@ class CorpusFile(BaseModel):
     url: str
 
 
+class TrackCorpus(BaseModel):
+    """A track's corpus (docs/tracks.md): its manifest and files under ``<track>/``."""
+
+    track: str
+    version: str
+    spec_version: str | None = None
+    manifest: CorpusFile
+    files: list[CorpusFile]
+
+
 class CorpusView(BaseModel):
     version: str
     spec_version: str | None = None
@@ -34,6 +44,8 @@ class CorpusView(BaseModel):
     files: list[CorpusFile]
     #: the generator's recorded inputs (``inputs/recipe.json``, the catalog, the pools)
     inputs: list[CorpusFile] = []
+    #: the track corpora served beside it (the parallel and deltas tracks), when uploaded
+    tracks: list[TrackCorpus] = []
     expires_in: int
 
 
