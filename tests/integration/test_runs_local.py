@@ -211,7 +211,9 @@ def test_ci_junit_says_what_was_expected_and_what_came_back_while_the_job_saw_no
         message = said[case["id"]]
         assert message.startswith(f"{case['id']} [{case['category']}] ")
         assert f": expected {label[:157]}" in message  # cut at 160 characters when longer
-        assert message.endswith(f"; returned {returned}")
+        # then the case view: the first difference, the rule and the input (docs/report.md)
+        assert f"; returned {returned}; " in message and "; decided by rule " in message
+        assert "; input " in message
 
 
 def test_idempotency_key_returns_the_same_run(stack: LocalStack, acme: str) -> None:
