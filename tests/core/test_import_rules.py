@@ -122,7 +122,7 @@ def _in_foundation(name: str) -> bool:
     return name in FOUNDATION or any(_within(name, p) for p in FOUNDATION_PACKAGES)
 
 
-def violations(module: str, names: set[str]) -> list[str]:
+def violations(module: str, names: set[str]) -> list[str]:  # noqa: C901
     """The rules ``module`` breaks by importing ``names`` (empty when it keeps them all)."""
     out: list[str] = []
     own = _own(names)

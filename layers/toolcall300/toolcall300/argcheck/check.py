@@ -88,7 +88,7 @@ def _is_json_scalar(node: Any) -> bool:
     return node is None or isinstance(node, bool)
 
 
-def _is_json_value(value: Any, limit: int) -> tuple[bool, int, bool]:
+def _is_json_value(value: Any, limit: int) -> tuple[bool, int, bool]:  # noqa: C901
     """(whether ``value`` is a JSON value of valid Unicode text, its depth capped past limit,
     whether every node has the exact built-in type a JSON reader makes).
 

@@ -300,7 +300,7 @@ def exit_code(run: Mapping[str, Any]) -> int:
     return EXIT_ERROR
 
 
-def render(run: Mapping[str, Any]) -> str:
+def render(run: Mapping[str, Any]) -> str:  # noqa: C901
     """The comparison table a CI log shows."""
     lines = [
         f"TOOLCALL-300 hosted run {run.get('run_id')}  ({run.get('ref')} @ {str(run.get('commit'))[:12]})",

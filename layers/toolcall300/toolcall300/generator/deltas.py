@@ -609,7 +609,7 @@ def build(
 # --------------------------------------------------------------------------- integrity checks
 
 
-def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str | None, str, str]:
+def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str | None, str, str]:  # noqa: C901
     """An independent reader: ``(name, arguments text, end)`` where end is ``"complete"`` or
     ``"cut"``, by each shape's documented fields alone."""
     name: str | None = None
@@ -693,7 +693,7 @@ def _from_paths(args: list[dict[str, Any]]) -> Any:
     return root
 
 
-def check(
+def check(  # noqa: C901, PLR0915
     cases: list[dict[str, Any]], rationale: list[dict[str, Any]], sources: list[dict[str, Any]]
 ) -> Iterator[str]:
     """Every problem with a built deltas corpus (nothing: it is sound)."""

@@ -262,7 +262,7 @@ def _string_from_schema(
     return text
 
 
-def build_value(
+def build_value(  # noqa: C901
     rng: random.Random,
     schema: dict[str, Any],
     pools: Pools,

@@ -282,14 +282,14 @@ def _single_branch(node: dict[str, Any], key: str, where: str, note: Note) -> di
     return merged
 
 
-def rewrite(
+def rewrite(  # noqa: C901
     schema: dict[str, Any], dialect: Dialect, note: Note, declare_required: bool = True
 ) -> dict[str, Any]:
     """The parameter schema in the subset, as far as meaning-keeping rewrites take it
     (``declare_required=False`` for the tools.json form: a catalog its reader accepts comes
     back byte for byte)."""
 
-    def walk(node: Any, path: tuple[str, ...], is_property: bool) -> Any:
+    def walk(node: Any, path: tuple[str, ...], is_property: bool) -> Any:  # noqa: C901
         if not isinstance(node, dict):
             return node
         where = _at(path)

@@ -224,7 +224,7 @@ def _select(
     return kept, field
 
 
-def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noqa: C901, PLR0915
     """Score, print, save, gate. Exit 0, 1 (usage or input error, or an adapter that failed on
     every case) or 2 (regression only)."""
     if args.spec:

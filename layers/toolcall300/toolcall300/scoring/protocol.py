@@ -367,7 +367,7 @@ def _answer_key(raw_id: Any) -> str:
     return raw_id if isinstance(raw_id, str) else json.dumps(raw_id, sort_keys=True)
 
 
-def run_stream(
+def run_stream(  # noqa: C901, PLR0915
     argv: Sequence[str],
     items: Sequence[Mapping[str, Any]],
     *,

@@ -47,7 +47,7 @@ def _tokens(expression: str) -> list[str]:
     return out
 
 
-def parse_expression(expression: str) -> Predicate:
+def parse_expression(expression: str) -> Predicate:  # noqa: C901
     """The predicate of a ``-k`` expression.
 
     >>> keep = parse_expression("enum or (truncated and not 0007)")

@@ -41,7 +41,7 @@ class _Reading:
     def text(self) -> str:
         return self.final_text if self.final_text is not None else "".join(self.parts)
 
-    def feed(self, event: Any) -> None:
+    def feed(self, event: Any) -> None:  # noqa: C901, PLR0915
         if not isinstance(event, dict):
             return
         if isinstance(event.get("choices"), list):  # OpenAI Chat Completions chunk

@@ -159,7 +159,7 @@ class _Reader:
             return self._number()
         return self._literal()
 
-    def _object(self, depth: int) -> Any:
+    def _object(self, depth: int) -> Any:  # noqa: C901
         self.pos += 1
         members: dict[str, Any] = {}
         self._ws()

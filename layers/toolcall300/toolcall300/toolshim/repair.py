@@ -260,7 +260,7 @@ def _enum(value: Any, members: list[Any], path: Path, log: list[Repair]) -> Any:
     )
 
 
-def _compile_object(schema: dict[str, Any]) -> Fix:
+def _compile_object(schema: dict[str, Any]) -> Fix:  # noqa: C901
     """Rules 7 and 6 for an object node, and each declared property's own walk."""
     props = schema.get("properties")
     if not isinstance(props, dict):
@@ -279,7 +279,7 @@ def _compile_object(schema: dict[str, Any]) -> Fix:
         for name in (required if isinstance(required, list) else [])
     ]
 
-    def fix_object(obj: dict[str, Any], path: Path, log: list[Repair]) -> dict[str, Any]:
+    def fix_object(obj: dict[str, Any], path: Path, log: list[Repair]) -> dict[str, Any]:  # noqa: C901
         out = obj
         if not declared.issuperset(obj):
             out = dict(obj)

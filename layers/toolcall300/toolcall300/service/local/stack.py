@@ -232,7 +232,7 @@ def start_local_stack(
         raise
 
 
-def _start(
+def _start(  # noqa: PLR0915
     host: str,
     port: int,
     corpus_arg: Path | None,
