@@ -232,7 +232,7 @@ def start_local_stack(
         raise
 
 
-def _start(  # noqa: PLR0915
+def _start(
     host: str,
     port: int,
     corpus_arg: Path | None,
@@ -248,29 +248,16 @@ def _start(  # noqa: PLR0915
     # (an untraced stack never loads the X-Ray SDK).
     os.environ.update(_LOCAL_POWERTOOLS)
     from toolcall300.service.api import wiring as ports
-    from toolcall300.service.local import dev_checkout, gateway, state
+    from toolcall300.service.local import dev_checkout, gateway
     from toolcall300.service.local.cfn import load_template
     from toolcall300.service.local.provision import local_secrets, restored, stack_owned
     from toolcall300.service.sdk import stripe_dev
-    from toolcall300.service.sdk.s3 import upload_corpus
     from toolcall300.service.statefolder.files import serve_link
     from toolcall300.service.statefolder.folder import StateFolder
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
-    if state_arg is None:
-        state_dir = Path(tempfile.mkdtemp(prefix="tc300-state-"))
-        stops.callback(lambda: shutil.rmtree(state_dir, ignore_errors=True))
-    else:
-        state_dir = state_arg
-    try:
-        held = state.open_state(state_dir)
-    except state.StateInUse as exc:
-        raise StackError(f"--state {exc}; stop it first, or give another --state") from None
-    except state.LegacyState as exc:
-        raise StackError(f"--state {exc}") from None
-    stops.callback(lambda: state.close_state(held))
-    was_restored = state_arg is not None and state.has_state(state_dir)
+    state_dir, was_restored = _hold_state(state_arg, stops)
     folder = StateFolder(state_dir)
     folder.make_keys()
     template = load_template(root / "template.yaml")
@@ -288,12 +275,7 @@ def _start(  # noqa: PLR0915
     stops.callback(ports.close_local_edition)
 
     if has_corpus:
-        objects = edition.corpus(made.names["CorpusBucket"])
-        try:
-            if not (was_restored and _same_manifest(objects, corpus_dir)):
-                upload_corpus(corpus_dir, objects)
-        except (ValueError, OSError) as exc:
-            raise StackError(f"--corpus {corpus_dir}: {exc}") from exc
+        _copy_corpus(corpus_dir, edition.corpus(made.names["CorpusBucket"]), was_restored)
 
     routes = gateway.bind_routes(root, template)
     server = gateway.GatewayServer((host, port), routes)
@@ -329,6 +311,37 @@ def _start(  # noqa: PLR0915
     if background:
         _start_workers(context, ports, edition, stops)
     return LocalStack(url, context, stops)
+
+
+def _hold_state(state_arg: Path | None, stops: contextlib.ExitStack) -> tuple[Path, bool]:
+    """The state folder, held for this stack (``None``: a temporary one, removed at stop),
+    and whether it held a database already."""
+    from toolcall300.service.local import state
+
+    if state_arg is None:
+        state_dir = Path(tempfile.mkdtemp(prefix="tc300-state-"))
+        stops.callback(lambda: shutil.rmtree(state_dir, ignore_errors=True))
+    else:
+        state_dir = state_arg
+    try:
+        held = state.open_state(state_dir)
+    except state.StateInUse as exc:
+        raise StackError(f"--state {exc}; stop it first, or give another --state") from None
+    except state.LegacyState as exc:
+        raise StackError(f"--state {exc}") from None
+    stops.callback(lambda: state.close_state(held))
+    return state_dir, state_arg is not None and state.has_state(state_dir)
+
+
+def _copy_corpus(corpus_dir: Path, objects: Any, was_restored: bool) -> None:
+    """Copy the corpus into the edition's corpus bucket, unless a restored folder holds it."""
+    from toolcall300.service.sdk.s3 import upload_corpus
+
+    try:
+        if not (was_restored and _same_manifest(objects, corpus_dir)):
+            upload_corpus(corpus_dir, objects)
+    except (ValueError, OSError) as exc:
+        raise StackError(f"--corpus {corpus_dir}: {exc}") from exc
 
 
 def _start_workers(
