@@ -276,8 +276,17 @@ def test_the_reference_normaliser_follows_the_decision(
 
 
 def test_the_corpus_builds_cases_on_every_one_of_the_decisions() -> None:
-    """Each of the seven decisions issue-24 asked for has at least two cases in the private
-    corpus (version 3.1), in the category that measures it: D5.4 ("1e3" read as 1000.0) and
+    """Each decision of corpus 4.0 real traffic reached has cases in the private corpus, in
+    the category that measures it and among its refusals: JSON text of an array or object
+    decoded (D5.6, type_coercion) and such text that is none refused, never wrapped (D8.4,
+    unrecoverable); empty arguments text, `{}` for a tool that declares no property and a
+    refusal for one with required properties (D9.3, args_as_string and unrecoverable); two
+    documents in one arguments string, one call when they agree and a refusal when they
+    differ (D9.4, multiple_calls and unrecoverable); arguments nested once more (E5) and a
+    required property beside them (D7.9), in nested_flattened.
+
+    And each of the seven decisions issue-24 asked for has at least two cases in the private
+    corpus (since version 3.1), in the category that measures it: D5.4 ("1e3" read as 1000.0) and
     D5.5 (a lossy value on an optional property, refused), D7.5 (re-nesting inside an
     object), D7.6 (a flattened key merged into the written object), D7.7 (a required property
     under a noisy name, refused), D8.3 (an object in a one-element array) and D10.4 (one
@@ -308,6 +317,25 @@ def test_the_corpus_builds_cases_on_every_one_of_the_decisions() -> None:
         ids = [i for i, rule in rules.items() if decision in re.split(r"[\s,;]+", rule)]
         assert len(ids) >= 2, decision
         assert {category[i] for i in ids} >= {measured_in}, decision
+    from collections import Counter
+
+    wild = {
+        ("D5.6", "type_coercion"): 5,
+        ("D8.4", "unrecoverable"): 2,
+        ("D9.3", "args_as_string"): 2,
+        ("D9.3", "unrecoverable"): 2,
+        ("D9.4", "multiple_calls"): 3,
+        ("D9.4", "unrecoverable"): 1,
+        ("E5", "nested_flattened"): 3,
+        ("D7.9", "nested_flattened"): 2,
+    }
+    built = Counter(
+        (did, category[i])
+        for i, rule in rules.items()
+        for did in re.split(r"[\s,;/]+", rule)
+        if (did, category.get(i)) in wild
+    )
+    assert dict(built) == wild
 
 
 #: Inputs both contracts read: container text that is JSON of the declared type (at any

@@ -272,6 +272,44 @@ def _break_manifest_pins(c: Corpus) -> None:
     c.manifest["files"]["rationale.jsonl"]["sha256"] = "0" * 64
 
 
+def _rule_of(c: Corpus, case: dict[str, Any]) -> str:
+    return next(str(r["rule"]) for r in c.rationale if r["id"] == case["id"])
+
+
+def _break_container_text_decoded(c: Corpus) -> None:
+    from toolcall300.generator.oracles import container_texts
+
+    case = first(c, "type_coercion", lambda x: "D5.6" in _rule_of(c, x))
+    call = one_call(case)
+    assert call is not None
+    (path, text, _), *_ = container_texts(call["arguments"], schema_of(case))
+    case["expected"]["arguments"][path[0]] = [text]  # what rule 8 once made of it (D8.4)
+
+
+def _break_empty_text_reads(c: Corpus) -> None:
+    case = first(c, "args_as_string", lambda x: "D9.3" in _rule_of(c, x))
+    case["expected"]["arguments"] = {"warehouse": "LIS-1"}  # invented: nothing was written
+
+
+def _break_documents_agree(c: Corpus) -> None:
+    case = first(c, "multiple_calls", lambda x: "D9.4" in _rule_of(c, x))
+    copy_of = json.dumps(case["expected"]["arguments"])
+    set_call(case, case["expected"]["name"], copy_of + copy_of)  # identical valid copies
+
+
+def _break_envelope_lifts(c: Corpus) -> None:
+    case = first(c, "nested_flattened", lambda x: "E5" in _rule_of(c, x))
+    case["expected"]["arguments"].popitem()
+
+
+def test_the_checks_of_corpus_4_are_registered_and_run_by_the_build(pristine: Corpus) -> None:
+    """The check classes that re-derive corpus 4.0's decisions from the text (D5.6 and D8.4,
+    D9.3, D9.4, E5 and D7.9): removing one fails here as well as in its breaker."""
+    new = {"container_text_decoded", "empty_text_reads", "documents_agree", "envelope_lifts"}
+    assert pristine.manifest is not None
+    assert new <= set(CHECKS) and new <= set(pristine.manifest["checks"])
+
+
 BREAKERS: dict[str, Callable[[Corpus], None]] = {
     name: globals()[f"_break_{name}"] for name in CHECKS if f"_break_{name}" in globals()
 }

@@ -331,14 +331,20 @@ def test_a_baseline_saved_on_corpus_version_1_is_refused_naming_both(tmp_path: P
 
 @pytest.mark.parametrize(
     ("version", "spec"),
-    [("2.0", "toolcall300-grading/2.0"), ("3.0", "toolcall300-grading/3.0")],
+    [
+        ("2.0", "toolcall300-grading/2.0"),
+        ("3.0", "toolcall300-grading/3.0"),
+        ("3.1", "toolcall300-grading/3.0"),
+    ],
 )
 def test_a_baseline_saved_on_an_earlier_corpus_version_is_refused_naming_both(
     tmp_path: Path, version: str, spec: str
 ) -> None:
-    """Corpus v3 rebuilt args_as_string and multiple_calls (D9.2, D10.3), and v3.1 added the
-    cases on D5.4, D7.5, D7.6 and D10.4 and a tool (every case moved): a score on an earlier
-    version is not comparable, so its baseline is refused in one line, as v1's was."""
+    """Corpus v3 rebuilt args_as_string and multiple_calls (D9.2, D10.3), v3.1 added the
+    cases on D5.4, D7.5, D7.6 and D10.4 and a tool, and v4.0 the cases on D5.6, D8.4, D9.3,
+    D9.4, E5 and D7.9 and a tool (every case moved): a score on an earlier version is not
+    comparable, so its baseline is refused in one line, as v1's was, with the command that
+    makes a new one."""
     saved = tmp_path / "base.json"
     score("--corpus", str(SAMPLE), "--adapter", "integrator", "--json", str(saved))
     report = json.loads(saved.read_text())
@@ -349,6 +355,8 @@ def test_a_baseline_saved_on_an_earlier_corpus_version_is_refused_naming_both(
     )
     assert (code, out, err.count("\n")) == (1, "", 1)
     assert f"corpus version {version}" in err and f"version {CORPUS_VERSION}" in err
+    remake = f"toolcall300 score --corpus {SAMPLE} --adapter integrator --json {saved}"
+    assert err.rstrip("\n").endswith(f"with: {remake}"), err
 
 
 def test_a_baseline_on_the_same_version_is_compared(tmp_path: Path) -> None:
@@ -450,3 +458,16 @@ def test_a_tool_declared_without_parameters_takes_no_arguments_through_the_score
         saved = tmp_path / f"{exact}.json"
         code, _, _ = score("--corpus", str(corpus), "--adapter", adapter, "--json", str(saved))
         assert code == 0 and json.loads(saved.read_text())["exact"] == exact, adapter
+
+
+def test_the_report_says_what_a_corpus_of_this_suite_is_and_is_not(tmp_path: Path) -> None:
+    """A discriminating test of each rule, not a sample of traffic: said under the table of a
+    corpus this suite built, and not under a third party's (it describes none of theirs)."""
+    from toolcall300.scoring.render import CORPUS_NOTE
+
+    code, out, _ = score("--corpus", str(SAMPLE), "--adapter", "integrator")
+    assert code == 0 and CORPUS_NOTE in out and "not a sample of traffic" in CORPUS_NOTE
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(SAMPLE.read_text().splitlines()[0] + "\n")
+    code, out, _ = score("--corpus", str(theirs), "--adapter", "integrator")
+    assert code == 0 and CORPUS_NOTE not in out

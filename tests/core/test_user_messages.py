@@ -23,7 +23,7 @@ def test_score_takes_a_corpus_folder(tmp_path: Path) -> None:
     shutil.copy(SAMPLE, tmp_path / "cases.jsonl")
     (tmp_path / "rationale.jsonl").write_text("{}\n")  # never taken for the corpus
     code, out, err = run("score", "--corpus", str(tmp_path), "--adapter", "naive")
-    assert code == 0 and "exact match             2 / 30" in out, err
+    assert code == 0 and "exact match             0 / 30" in out, err
     # the private corpus folder: its rationale and sample beside it are not the corpus
     code, out, _ = run("score", "--corpus", str(ROOT / "corpus_private"), "--adapter", "naive")
     assert code == 0 and "cases                   300" in out

@@ -108,5 +108,5 @@ def test_each_installs_in_a_fresh_venv_and_self_tests_outside_the_repository(
     )
     assert (
         scored.startswith("TOOLCALL-300 adapter: naive")
-        and "exact match             2 / 30" in scored
+        and "exact match             0 / 30" in scored
     )

@@ -272,6 +272,19 @@ _JSON_WS = " \t\n\r"
 _CONTAINERS = {"array": list, "object": dict}
 
 
+def takes_nothing(schema: Any) -> bool:
+    """D9.3: a parameter schema that declares no property at all (``properties`` empty, or
+    absent with ``additionalProperties: false``): ``{}`` is the only call it can receive.
+
+    >>> takes_nothing({"type": "object", "properties": {}}), takes_nothing({"type": "object"})
+    (True, False)
+    """
+    if not isinstance(schema, dict):
+        return False
+    props = schema.get("properties")
+    return props == {} or (props is None and schema.get("additionalProperties") is False)
+
+
 def reads_as_container(value: Any) -> bool:
     """D5.6: a string whose first character after JSON whitespace is ``[`` or ``{``.
 

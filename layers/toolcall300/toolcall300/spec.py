@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-SPEC_VERSION = "toolcall300-grading/3.0"
+SPEC_VERSION = "toolcall300-grading/4.0"
 #: The corpus version the generator builds under this contract; reports and hosted baselines
 #: record it, and one scored on another version is never compared with this one.
-CORPUS_VERSION = "3.1"
+CORPUS_VERSION = "4.0"
 
 #: The twelve categories of the case format (docs/case-format.md), in report order.
 CATEGORIES = (

@@ -23,12 +23,17 @@ from toolcall300.controls import integrator, naive
 from toolcall300.generator.envelopes import envelope_of
 from toolcall300.generator.oracles import (
     NAME_FIELD,
+    argument_documents,
     array_cut_calls,
     calls_of,
     completed_prefix,
+    container_held,
+    container_texts,
     cut_call_array,
     decisions_rested_on,
     decode_strings,
+    enveloped_arguments,
+    is_empty_text,
     names_of,
     one_call,
     parsed,
@@ -47,6 +52,7 @@ from toolcall300.rules import (
     coerce_lossless,
     enum_matches,
     resolve_tool_name,
+    takes_nothing,
     tool_name_matches,
 )
 from toolcall300.schema import format_path, is_valid
@@ -544,6 +550,14 @@ def _lossless(corpus: Corpus) -> Iterator[Result]:
             sub = schema_at(tool_schema(tool), path) if tool else None
             kind = value_type(sub) if sub else None
             where = ".".join(path)
+            if kind in ("array", "object") and sub is not None:  # D5.6: JSON text, decoded
+                held = container_held(sent, sub) if isinstance(sent, str) else (False, None)
+                yield _ok(
+                    held[0] and canonical(held[1]) == canonical(want),
+                    c,
+                    f"{where}: {sent!r} is not JSON text of exactly the expected {kind} (D5.6)",
+                )
+                continue
             if kind == "number":
                 yield _ok(
                     isinstance(sent, str) and _reads_as_number(sent, want),
@@ -596,6 +610,8 @@ def _args_string(corpus: Corpus) -> Iterator[Result]:
         calls = calls_of(c) or []
         args = calls[0]["arguments"] if len(calls) == 1 else None
         yield _ok(isinstance(args, str), c, "arguments are not a string")
+        if is_empty_text(args):
+            continue  # D9.3: empty text, not an encoding (check empty_text_reads)
         args, times = decode_strings(args)
         yield _ok(times >= 2, c, f"encoded {times} time(s): one decode undoes it (D9.2)")
         yield _ok(
@@ -613,6 +629,8 @@ def _args_string(corpus: Corpus) -> Iterator[Result]:
 def _multiple(corpus: Corpus) -> Iterator[Result]:
     for c in of(corpus.cases, "multiple_calls"):
         calls = calls_of(c) or []
+        if len(calls) == 1 and _documents(calls[0]) is not None:
+            continue  # D9.4: copies merged into one arguments string (check documents_agree)
         yield _ok(len(calls) >= 2, c, "fewer than two calls")
         written = [canonical(x) for x in calls]
         yield _ok(len(set(written)) == len(written), c, "two copies are written alike")
@@ -636,6 +654,9 @@ def _multiple(corpus: Corpus) -> Iterator[Result]:
 def _flattened(corpus: Corpus) -> Iterator[Result]:
     notes = {r.get("id"): f"{r.get('rule', '')} {r.get('rationale', '')}" for r in corpus.rationale}
     for c in of(corpus.cases, "nested_flattened"):
+        lifted = enveloped_arguments(c)
+        if lifted is not None and lifted.decisions:
+            continue  # E5, D7.9: arguments one level off (check envelope_lifts)
         call = one_call(c)
         tool = tool_of(c, c["expected"]["name"])
         if not call or not tool:
@@ -654,6 +675,126 @@ def _flattened(corpus: Corpus) -> Iterator[Result]:
         cites = cited(notes.get(c.get("id"), ""))
         for did in sorted(back.decisions & {"D7.5", "D7.6"}):
             yield _ok(did in cites, c, f"re-nesting uses {did}, which the rationale does not cite")
+
+
+def _documents(call: dict[str, Any]) -> list[Any] | None:
+    """D9.4: the documents of a call's arguments string (decoded as far as it decodes)."""
+    return argument_documents(decode_strings(call["arguments"])[0])
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        value = value.get(key, _MISSING) if isinstance(value, dict) else _MISSING
+    return value
+
+
+@check(
+    "container_text_decoded",
+    "every string written where an array or object is declared that reads as a JSON container "
+    "(D5.6) is, in the expected call, exactly the container it parses as, never wrapped into "
+    "a one-element array (D8.4); such text that is no JSON of the declared type is only ever "
+    "a refusal's; and every type_coercion case whose rule cites D5.6 writes one",
+)
+def _container_text(corpus: Corpus) -> Iterator[Result]:
+    rules = {r.get("id"): str(r.get("rule", "")) for r in corpus.rationale}
+    for c in corpus.cases:
+        calls = calls_of(c) or []
+        lifted = enveloped_arguments(c)
+        args = lifted.arguments if lifted is not None else None
+        tool = tool_of(c, calls[0]["name"]) if len(calls) == 1 else None
+        found = list(container_texts(args, tool_schema(tool))) if tool else []
+        if c.get("category") == "type_coercion" and "D5.6" in rules.get(c.get("id"), ""):
+            yield _ok(bool(found), c, "cites D5.6 but writes no JSON text of a container")
+        for path, text, sub in found:
+            held, value = container_held(text, sub)
+            where = ".".join(path)
+            if not isinstance(c.get("expected"), dict):
+                continue  # a refusal: its reasons are unrecoverable_has_defect's
+            yield _ok(held, c, f"{where}: {text!r} is no JSON {value_type(sub)}, labelled a value")
+            got = _at(c["expected"]["arguments"], path)
+            yield _ok(
+                canonical(got) != canonical([text]),
+                c,
+                f"{where}: JSON text wrapped into a one-element array (D8.4)",
+            )
+            yield _ok(
+                held and canonical(got) == canonical(value),
+                c,
+                f"{where}: the expected value is not the container {text!r} holds (D5.6)",
+            )
+
+
+@check(
+    "empty_text_reads",
+    "a call whose arguments text is empty or whitespace expects {} when its tool declares no "
+    "property, and a refusal otherwise (D9.3)",
+)
+def _empty_text(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        calls = calls_of(c) or []
+        if len(calls) != 1 or not is_empty_text(decode_strings(calls[0]["arguments"])[0]):
+            continue
+        tool = tool_of(c, calls[0]["name"])
+        nothing = tool is not None and takes_nothing(tool_schema(tool))
+        want = {"name": calls[0]["name"], "arguments": {}} if nothing else None
+        yield _ok(
+            canonical(c.get("expected")) == canonical(want),
+            c,
+            f"empty arguments text must be {'{}' if nothing else 'a refusal'} here (D9.3)",
+        )
+
+
+@check(
+    "documents_agree",
+    "an arguments string holding several JSON documents (D9.4) expects a call only when they "
+    "differ as written, none is the expected arguments as written, and each, repaired on its "
+    "own, is the expected call; a refusal only when they differ once repaired",
+)
+def _documents_agree(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        calls = calls_of(c) or []
+        documents = _documents(calls[0]) if len(calls) == 1 else None
+        if documents is None:
+            continue
+        copies = [repaired_copy({"name": calls[0]["name"], "arguments": d}, c) for d in documents]
+        agree = None not in copies and len({canonical(x) for x in copies}) == 1
+        if not isinstance(c.get("expected"), dict):
+            yield _ok(not agree, c, "the documents agree once repaired: a call, not a refusal")
+            continue
+        written = [canonical(d) for d in documents]
+        yield _ok(len(set(written)) == len(written), c, "two documents are written alike")
+        yield _ok(
+            canonical(c["expected"]["arguments"]) not in written,
+            c,
+            "a document is the expected arguments as written",
+        )
+        yield _ok(
+            agree and canonical(copies[0]) == canonical(c["expected"]),
+            c,
+            "a document, repaired on its own, is not the expected call (D9.4)",
+        )
+
+
+@check(
+    "envelope_lifts",
+    "arguments nested once more under an undeclared argument key (E5), and declared properties "
+    "written beside the arguments key (D7.9), read from the text alone, give exactly the "
+    "expected arguments (a lifted value conflicting with the one inside is a refusal)",
+)
+def _envelope_lifts(corpus: Corpus) -> Iterator[Result]:
+    for c in corpus.cases:
+        lifted = enveloped_arguments(c)
+        if lifted is None or not lifted.decisions:
+            continue
+        if not isinstance(c.get("expected"), dict):
+            yield _ok(lifted.arguments is None, c, "lifts without conflict: a call, not a refusal")
+            continue
+        yield _ok(
+            lifted.arguments is not None
+            and canonical(lifted.arguments) == canonical(c["expected"]["arguments"]),
+            c,
+            f"{'/'.join(sorted(lifted.decisions))} does not give the expected arguments",
+        )
 
 
 @check(
@@ -765,6 +906,11 @@ def _optional_defaults(corpus: Corpus) -> Iterator[Result]:
             continue  # D6.4: a refusal adds nothing
         calls = calls_of(c) or []
         args, _ = decode_strings(calls[0]["arguments"] if calls else None)
+        if is_empty_text(args):
+            args = {}  # D9.3: nothing was written
+        documents = argument_documents(args)
+        if documents is not None:  # D9.4: each document is a copy; the first is read
+            args, _ = decode_strings(documents[0])
         tool = tool_of(c, c["expected"]["name"])
         if not isinstance(args, dict) or tool is None:
             yield _ok(False, c, "no call to compare")
@@ -833,7 +979,8 @@ def _rationale(corpus: Corpus) -> Iterator[Result]:
 @check(
     "decisions_named",
     "a case whose answer rests on a decision the reference normaliser once took alone "
-    "(D1.3, D7.4, D8.2, D10.4, D11.7, D11.8) names it in its rationale",
+    "(D1.3, D7.4, D8.2, D10.4, D11.7, D11.8), or on one real traffic reached (D5.6, D8.4, "
+    "D9.3, D9.4, E5, D7.9), names it in its rationale",
 )
 def _decisions_named(corpus: Corpus) -> Iterator[Result]:
     notes = {r.get("id"): f"{r.get('rule', '')} {r.get('rationale', '')}" for r in corpus.rationale}

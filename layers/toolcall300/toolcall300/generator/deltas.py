@@ -32,7 +32,13 @@ from toolcall300.canonical import (
 )
 from toolcall300.catalog import tool_name, tool_schema
 from toolcall300.controls import integrator, passes
-from toolcall300.generator.oracles import calls_of, completed_prefix, required_defaults, tool_of
+from toolcall300.generator.oracles import (
+    calls_of,
+    completed_prefix,
+    read_whole,
+    required_defaults,
+    tool_of,
+)
 
 DELTAS_VERSION = "1.1"
 GENERATOR = "toolcall300-deltas/1"
@@ -442,8 +448,8 @@ def source_of(case: dict[str, Any]) -> Source | None:
     """The one call a main-corpus case carries, as a stream would carry it, or None (several
     calls belong to the parallel track; a cut inside string-encoded arguments has no
     arguments text of its own)."""
-    if case["category"] == "multiple_calls":
-        return None
+    if case["category"] == "multiple_calls" or read_whole(case):
+        return None  # D9.3, D9.4, D7.9: the answer rests on the whole call object, not a text
     calls = calls_of(case)
     if calls is not None:
         if len(calls) != 1:

@@ -23,12 +23,15 @@ from toolcall300.generator.envelopes import sent_calls
 from toolcall300.rules import (
     NotLossless,
     coerce_lossless,
+    decode_container_text,
     enum_matches,
+    reads_as_container,
     resolve_tool_name,
+    takes_nothing,
     tool_name_matches,
 )
 from toolcall300.schema import declared_types, is_number, json_type_matches
-from toolcall300.spec import CALLS_KEY, CATEGORIES
+from toolcall300.spec import ARGUMENT_KEYS, CALLS_KEY, CATEGORIES, ENVELOPE_KEYS, FUNCTION_KEYS
 
 # --------------------------------------------------------------------------- readers
 
@@ -191,6 +194,13 @@ def required_defaults(
 
 
 def _value_reasons(value: Any, schema: dict[str, Any], where: str) -> Iterator[str]:
+    types = declared_types(schema)
+    if reads_as_container(value) and "string" not in types and {"array", "object"} & set(types):
+        ok, held = container_held(value, schema)
+        if not ok:
+            yield f"JSON text at {where} is no {' or '.join(types)} (D5.6, D8.4)"
+            return
+        value = held  # D5.6: decoded, then judged like any written value
     if "enum" in schema and not any(canonical(value) == canonical(m) for m in schema["enum"]):
         if len(enum_matches(value, schema["enum"])) != 1:
             yield f"enum value at {where} matches no single member (rule 4)"
@@ -248,11 +258,23 @@ def refusal_reasons(case: dict[str, Any]) -> list[str]:
     if resolved is None:
         return [f"name matches {len(matches)} declared tools (rule 3)"]
     args, _ = decode_strings(call["arguments"])
+    tool = tool_of(case, resolved)
+    if is_empty_text(args):
+        if tool is not None and takes_nothing(tool_schema(tool)):
+            return []
+        return ["empty arguments text for a tool that declares properties (D9.3)"]
+    documents = argument_documents(args)
+    if documents is not None:
+        copies = [repaired_copy({"name": call["name"], "arguments": d}, case) for d in documents]
+        if any(c is None for c in copies):
+            return ["a document of the arguments string must be refused (D9.4)"]
+        if len({canonical(c) for c in copies}) > 1:
+            return ["the documents of the arguments string differ (D9.4)"]
+        return []
     if isinstance(args, str):
         return ["arguments string does not decode (rule 9)"]
     if not isinstance(args, dict):
         return ["arguments are not an object"]
-    tool = tool_of(case, resolved)
     if tool is None:
         return ["tool missing"]
     back = renested(args, tool_schema(tool))
@@ -488,7 +510,8 @@ def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
     each with why, so its rationale can name them: D1.3 (a call without an arguments key),
     D7.4 (keys of a free-form object), D8.2 (an object wrapped into an array), D10.4 (an
     array of calls cut after a complete call), D11.7 (a number then whitespace at the cut)
-    and D11.8 (a cut inside string-encoded arguments).
+    and D11.8 (a cut inside string-encoded arguments); and those real traffic reached (D5.6,
+    D8.4, D9.3, D9.4, E5, D7.9, see :func:`_decisions_of_the_wild`).
     D6.3 cannot arise: the catalog checks require every tool to declare ``parameters``."""
     out: dict[str, str] = {}
     text = str(case.get("text", ""))
@@ -505,6 +528,7 @@ def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
             one_object = isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
             if one_object and canonical(sent.get(key)) == canonical(value[0]):
                 out["D8.2"] = "rule 8 wraps an object too"
+    out.update(_decisions_of_the_wild(case, tool, calls))
     if not parsed(case)[0]:
         if _NUMBER_THEN_SPACE.search(text):
             out["D11.7"] = "whitespace after a number at the cut is a delimiter"
@@ -513,3 +537,178 @@ def decisions_rested_on(case: dict[str, Any]) -> dict[str, str]:
         if array_cut_calls(text):
             out["D10.4"] = "an array of calls cut after a complete call closes after it"
     return out
+
+
+# --------------------------------------------------------------------------- corpus 4.0's decisions
+
+_JSON_WS = " \t\n\r"
+
+
+def container_held(value: str, schema: dict[str, Any]) -> tuple[bool, Any]:
+    """D5.6: ``(True, container)`` when ``value`` is JSON text of exactly a container type
+    ``schema`` declares, else ``(False, None)`` (D8.4: refused, never wrapped)."""
+    try:
+        return True, decode_container_text(value, declared_types(schema))
+    except NotLossless:
+        return False, None
+
+
+def container_texts(
+    args: Any, schema: dict[str, Any], path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], str, dict[str, Any]]]:
+    """Every string written where its schema declares an array or object (and no string) that
+    reads as a container (D5.6), with its path and schema; object properties are walked."""
+    if not isinstance(args, dict):
+        return
+    for key, value in args.items():
+        sub = schema.get("properties", {}).get(key)
+        if not isinstance(sub, dict):
+            continue
+        types = declared_types(sub)
+        if (
+            reads_as_container(value)
+            and "string" not in types
+            and ({"array", "object"} & set(types))
+        ):
+            yield (*path, key), value, sub
+        elif isinstance(value, dict):
+            yield from container_texts(value, sub, (*path, key))
+
+
+def is_empty_text(value: Any) -> bool:
+    """D9.3: arguments text of JSON whitespace only."""
+    return isinstance(value, str) and not value.strip(_JSON_WS)
+
+
+def argument_documents(value: Any) -> list[Any] | None:
+    """D9.4: the two or more complete JSON documents an arguments string holds one after
+    another (JSON whitespace between them), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    out, pos = [], len(value) - len(value.lstrip(_JSON_WS))
+    while pos < len(value):
+        try:
+            document, pos = raw_decode_strict(value, pos)
+        except ValueError:
+            return None
+        out.append(document)
+        pos = len(value) - len(value[pos:].lstrip(_JSON_WS))
+    return out if len(out) > 1 else None
+
+
+def call_object(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The one object holding a text's call (E2: under ``tool_calls``' one entry, and under
+    ``function`` or ``function_call``), as written; ``None`` for any other text."""
+    ok, value = parsed(case)
+    if not ok or not isinstance(value, dict):
+        return None
+    entries = value.get(CALLS_KEY)
+    if isinstance(entries, list):
+        if len(entries) != 1 or not isinstance(entries[0], dict):
+            return None
+        value = entries[0]
+    inner = next((value[k] for k in FUNCTION_KEYS if isinstance(value.get(k), dict)), None)
+    value = inner if inner is not None else value
+    return value if isinstance(value.get("name"), str) else None
+
+
+@dataclass(frozen=True)
+class Enveloped:
+    """What E5 and D7.9 make of one call's arguments: the arguments (``None`` when a lifted
+    key conflicts), and the decisions used."""
+
+    arguments: Any
+    decisions: frozenset[str] = frozenset()
+
+
+def enveloped_arguments(case: dict[str, Any]) -> Enveloped | None:
+    """E5 and D7.9 read from the text alone: the arguments decoded (rule 9), unwrapped while
+    they are an object whose only key is an undeclared E2 argument key, then each declared
+    top-level property written beside the arguments key lifted into them (an equal value
+    collapses, another is a conflict: D7.6). ``None`` when the text holds no one call."""
+    obj = call_object(case)
+    tool = tool_of(case, obj["name"]) if obj else None
+    if obj is None or tool is None:
+        return None
+    schema = tool_schema(tool)
+    props = schema.get("properties")
+    declared = set(props) if isinstance(props, dict) else None
+    key = next((k for k in ARGUMENT_KEYS if k in obj), None)
+    args, _ = decode_strings(obj[key] if key else {})
+    used: set[str] = set()
+    while (
+        declared is not None
+        and isinstance(args, dict)
+        and len(args) == 1
+        and next(iter(args)) in ARGUMENT_KEYS
+        and next(iter(args)) not in declared
+    ):
+        args, _ = decode_strings(next(iter(args.values())))
+        used.add("E5")
+    if not isinstance(args, dict):
+        return Enveloped(args, frozenset(used))
+    out = dict(args)
+    for name, value in obj.items():
+        if name in ENVELOPE_KEYS or declared is None or name not in declared:
+            continue
+        used.add("D7.9")
+        if name in out and canonical(out[name]) != canonical(value):
+            return Enveloped(None, frozenset(used))
+        out[name] = value
+    return Enveloped(out, frozenset(used))
+
+
+def _decisions_of_the_wild(
+    case: dict[str, Any], tool: Tool | None, calls: list[dict[str, Any]]
+) -> dict[str, str]:
+    """The decisions corpus 4.0 builds cases on that a case's answer rests on, read from its
+    text: JSON text where a container is declared (D5.6, and D8.4 when it is no JSON of that
+    type), empty arguments text (D9.3), several documents in one arguments string (D9.4), an
+    envelope written twice (E5) and a declared property beside the arguments (D7.9)."""
+    out: dict[str, str] = {}
+    if len(calls) != 1:
+        return out
+    tool = tool or tool_of(case, calls[0]["name"])
+    if tool is None:
+        return out
+    schema = tool_schema(tool)
+    args, _ = decode_strings(calls[0]["arguments"])
+    if is_empty_text(args):
+        out["D9.3"] = "empty arguments text is {} only for a tool that declares no property"
+    documents = argument_documents(args)
+    if documents is not None:
+        out["D9.4"] = "several documents in one arguments string are one call only if they agree"
+        args = documents[0]
+    lifted = enveloped_arguments(case)
+    if lifted is not None:
+        for did in sorted(lifted.decisions):
+            out[did] = (
+                "arguments nested once more under an argument key are the arguments"
+                if did == "E5"
+                else "a declared property written beside the arguments is lifted into them"
+            )
+        if lifted.arguments is not None and "E5" in lifted.decisions:
+            args = lifted.arguments
+    for _, value, sub in container_texts(args, schema):
+        out["D5.6"] = "JSON text of a declared array or object is decoded (rule 5)"
+        if not container_held(value, sub)[0]:
+            out["D8.4"] = "a string reading as a JSON container is never wrapped"
+    return out
+
+
+def read_whole(case: dict[str, Any]) -> bool:
+    """Whether a case's answer rests on how the single-call track reads its whole call object:
+    empty arguments text (D9.3), several documents in one arguments string (D9.4, which the
+    parallel track reads as several calls) or a declared property beside the arguments (D7.9,
+    which the written arguments alone do not carry). The tracks built from the main corpus's
+    calls (deltas, parallel) take no such case: its arguments are not one call's text."""
+    calls = calls_of(case) or []
+    if len(calls) != 1:
+        return False
+    args, _ = decode_strings(calls[0]["arguments"])
+    lifted = enveloped_arguments(case)
+    return (
+        is_empty_text(args)
+        or argument_documents(args) is not None
+        or (lifted is not None and "D7.9" in lifted.decisions)
+    )

@@ -24,6 +24,7 @@ from typing import Any
 from toolcall300 import __version__
 from toolcall300.canonical import canonical, loads_strict
 from toolcall300.generator.envelopes import sent_calls
+from toolcall300.generator.oracles import read_whole
 from toolcall300.rules import declared_name_splits, resolve_tool_name, tool_name_matches
 from toolcall300.spec import (
     PARALLEL_CATEGORIES,
@@ -126,6 +127,8 @@ def sources_of(cases: list[dict[str, Any]]) -> dict[str, list[Source]]:
         if not calls or len(calls) != 1 or not isinstance(calls[0]["arguments"], (dict, str)):
             continue
         call = calls[0]
+        if read_whole(case):
+            continue  # D9.3, D9.4, D7.9: an answer that is no slot of a turn
         role = "value" if case["expected_kind"] == "value" else "refusal"
         out[role].append(
             Source(

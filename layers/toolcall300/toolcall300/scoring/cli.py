@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -250,7 +251,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noq
     baseline = tracks.load_baseline(args.baseline, track) if args.baseline else None
     mismatch = version_mismatch(baseline, version) if baseline is not None else None
     if mismatch:
-        raise UsageError(f"toolcall300 score: {args.baseline}: {mismatch}")
+        raise UsageError(
+            f"toolcall300 score: {args.baseline}: {mismatch}, with: {_rescore_command(args)}"
+        )
     if baseline is not None and baseline["corpus_sha256"] != corpus_sha:
         raise UsageError(
             f"toolcall300 score: baseline {args.baseline} was scored on corpus "
@@ -320,6 +323,28 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noq
         return EXIT_OK
     stdout.write("\n" + terminal_safe(track.render_comparison(comparison)))  # flipped case ids
     return EXIT_REGRESSION if comparison["regressed"] else EXIT_OK
+
+
+#: The flag each kind of adapter was given by (``_AddAdapter``'s ``const``).
+_ADAPTER_FLAGS = {"callable": "--adapter", "cmd": "--adapter-cmd", "stream": "--adapter-stream"}
+
+
+def _rescore_command(args: argparse.Namespace) -> str:
+    """The command that writes a new baseline for this run's corpus and adapter (quoted for a
+    POSIX shell), for the line refusing a baseline of another corpus version.
+
+    >>> ns = argparse.Namespace(corpus="c.jsonl", adapters=[("cmd", "python3 a.py")],
+    ...     stream=True, timeout=10.0, baseline="base.json")
+    >>> _rescore_command(ns)
+    "toolcall300 score --corpus c.jsonl --adapter-cmd 'python3 a.py' --stream --json base.json"
+    """
+    words = ["toolcall300", "score", "--corpus", str(args.corpus)]
+    for kind, value in args.adapters:
+        words += [_ADAPTER_FLAGS.get(kind, "--adapter"), str(value)]
+    if args.stream:
+        words.append("--stream")
+    words += ["--json", str(args.baseline)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -24,6 +24,12 @@ _ARROWS = {
     "schema_invalid_returns": "<- returned a call the declared schema still rejects",
     "adapter_errors": "<- broke instead of answering (graded as refusals)",
 }
+#: What a corpus this suite built is, and is not, said under every table scored on one.
+CORPUS_NOTE = (
+    "The corpus is a discriminating test of each rule of the contract (score --spec), not a "
+    "sample of traffic: a pass rate says which rules the code implements, not what share of "
+    "real calls it would mend."
+)
 IN_SAMPLE_NOTE = (
     "NOTE: toolshim is the reference normaliser, written from the same rulebook as this corpus: "
     "this figure is in-sample and proves little."
@@ -101,6 +107,8 @@ def render_text(report: Mapping[str, Any], *, in_sample: bool = False) -> str:
     lines += ["", f"{'category':<24}{'n':>5}{'pass':>6}"]
     for name, row in report["categories"].items():
         lines.append(f"{name:<24}{row['n']:>5}{row['pass']:>6}")
+    if in_sample:
+        lines += ["", CORPUS_NOTE]
     return "\n".join(lines) + "\n"
 
 
@@ -255,6 +263,8 @@ def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool
         lines.append(line(row))
     if in_sample and any(adapters.is_reference_normaliser(str(r["adapter"])) for r in reports):
         lines += ["", IN_SAMPLE_NOTE]
+    if in_sample:
+        lines += ["", CORPUS_NOTE]
     return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"
 
 
@@ -313,6 +323,8 @@ def render_markdown(
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows[1:]]
     if in_sample and any(adapters.is_reference_normaliser(str(r["adapter"])) for r in reports):
         lines += ["", IN_SAMPLE_NOTE]
+    if in_sample:
+        lines += ["", CORPUS_NOTE]
     if comparison is not None:
         verdict = "**REGRESSION**" if comparison["regressed"] else "no regression"
         lines += ["", f"Baseline: {verdict}"]

@@ -207,7 +207,11 @@ def _split_name(name: Any, pieces: int, catalog: _Catalog) -> list[str] | None:
 
 
 def _with(raw: RawCall, name: Any, arguments: Any) -> RawCall:
-    return RawCall(name, arguments, raw.args_key, raw.open, raw.where, raw.args_conflict)
+    """The call with its name and arguments as the turn reads them; the keys written beside
+    the arguments go with it (D7.9 lifts a declared one, as for a single call)."""
+    return RawCall(
+        name, arguments, raw.args_key, raw.open, raw.where, raw.args_conflict, raw.beside
+    )
 
 
 def _repair(raw: Any, catalog: _Catalog) -> dict[str, Any] | None:

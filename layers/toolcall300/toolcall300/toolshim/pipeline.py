@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolcall300.canonical import canonical, loads_strict, raw_decode_strict
-from toolcall300.rules import ToolNames
+from toolcall300.rules import ToolNames, takes_nothing
 from toolcall300.schema import (
     declared_types,
     format_path,
@@ -324,8 +324,7 @@ def _compiled(schema: Any) -> _Compiled:
             entry = replace(
                 entry,
                 declared=frozenset(props) if isinstance(props, dict) else None,
-                takes_nothing=props == {}
-                or (props is None and source.get("additionalProperties") is False),
+                takes_nothing=takes_nothing(source),
             )
         if key is not None:
             _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)

@@ -212,6 +212,23 @@ def dotted(path: Path) -> str:
     return ".".join(path)
 
 
+#: (id(catalog), what) -> (the catalog, whether a tool of it offers it): asked by a rule on
+#: every turn it keeps for a reading only some tools feed; a catalog is one list per build.
+_OFFERS: dict[tuple[int, str], tuple[list[Tool], bool]] = {}
+
+
+def catalog_offers(catalog: list[Tool], what: str, test: Callable[[Tool], bool]) -> bool:
+    """Whether some tool of ``catalog`` passes ``test`` (``what`` names the test), computed
+    once per catalog: a rule keeps a turn for a reading (D5.6, D7.5, D8.3, D9.3...) only when
+    the catalog can feed it, and otherwise makes its usual case there."""
+    held = _OFFERS.get((id(catalog), what))
+    if held is None or held[0] is not catalog:
+        if len(_OFFERS) > 256:
+            _OFFERS.clear()
+        held = _OFFERS[(id(catalog), what)] = (catalog, any(map(test, catalog)))
+    return held[1]
+
+
 def draft(
     category: str, text: str, tools: list[Tool], expected: Call | None, rule: str, why: str
 ) -> Draft:

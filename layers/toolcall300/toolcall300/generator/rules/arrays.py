@@ -10,6 +10,7 @@ from toolcall300.generator.rules import (
     SCALARS,
     Ctx,
     Draft,
+    catalog_offers,
     choose_tools,
     draft,
     quote,
@@ -31,6 +32,13 @@ def _one_element_array(sub: dict[str, Any]) -> bool:
     )
 
 
+def _declares_an_object(tool: Tool) -> bool:
+    return any(
+        value_type(p.schema) == "object" and "null" not in p.schema.get("type", ())
+        for p in props_of(tool)
+    )
+
+
 def plain_scalar(sub: dict[str, Any]) -> bool:
     return value_type(sub) in SCALARS and "null" not in sub.get("type", ())
 
@@ -47,6 +55,12 @@ def array_vs_scalar(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     ]
     if not to_array and (variant // 2) % 3 == 2 and objects:
         cands = objects
+    elif (
+        not to_array
+        and (variant // 2) % 3 == 2
+        and catalog_offers(ctx.catalog, "object property", _declares_an_object)
+    ):
+        return None  # D8.3's turn: another tool of the catalog writes it, not a scalar here
     else:
         cands = [
             p

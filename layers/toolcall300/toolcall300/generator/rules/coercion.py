@@ -1,10 +1,12 @@
-"""Rule 5: numbers and booleans written as strings that convert without loss."""
+"""Rule 5: numbers and booleans written as strings, and arrays and objects written as JSON
+text (D5.6), that convert without loss."""
 
 from __future__ import annotations
 
 import copy
 import json
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +17,7 @@ from toolcall300.generator.rules import (
     Path,
     _pick,
     call_with_path,
+    catalog_offers,
     choose_tools,
     dotted,
     draft,
@@ -75,11 +78,78 @@ def _spells_an_exponent(variant: int) -> bool:
     return variant % 3 == 0
 
 
+def _writes_json_text(variant: int) -> bool:
+    """Which cases write an array or object as JSON text (D5.6): one variant in five, chosen
+    by index so that it costs no draw of the random source."""
+    return variant % 5 == 4
+
+
+def container(sub: dict[str, Any]) -> bool:
+    return value_type(sub) in ("array", "object") and "null" not in sub.get("type", ())
+
+
+def _json_text_kind(variant: int) -> str:
+    """Arrays on three D5.6 turns in five (where rule 8 once wrapped the text), objects on the
+    others."""
+    return "array" if (variant // 5) % 2 == 0 else "object"
+
+
+def _top_level(kind: str) -> Callable[[Tool], bool]:
+    def offers(tool: Tool) -> bool:
+        props = tool_schema(tool).get("properties", {})
+        return any(container(s) and value_type(s) == kind for s in props.values())
+
+    return offers
+
+
+_JSON_TEXT_TESTS = {kind: _top_level(kind) for kind in ("array", "object")}
+_JSON_TEXT_KIND = {"array": "top-level array", "object": "top-level object"}
+
+
+def json_text_container(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """Rule 5 / D5.6: a declared array or object written as JSON text of exactly that type,
+    which decodes losslessly to the value the call means (never wrapped, D8.4)."""
+    schema = tool_schema(tool)
+    want = _json_text_kind(variant)
+    cands = [
+        (p, s) for p, s in leaf_paths(schema, container) if len(p) == 1 and value_type(s) == want
+    ]
+    if not cands:
+        return None
+    path, sub = cands[(variant // 10) % len(cands)]
+    call = call_with_path(ctx, tool, path, sub)
+    value = get_in(call["arguments"], path)
+    if not value or not is_valid(call["arguments"], schema):
+        return None  # an empty container would say little; its text is "[]" or "{}"
+    sent = copy.deepcopy(call["arguments"])
+    spelled = json.dumps(
+        value, ensure_ascii=False, separators=_pick(ctx.rng, ((",", ":"), (", ", ": ")))
+    )
+    set_in(sent, path, spelled)
+    text = render_call(ctx, tool_name(tool), sent, variant)
+    kind = value_type(sub)
+    why = (
+        f"{dotted(path)} is declared {kind} but was written as the JSON text {quote(spelled)}. "
+        f"The text reads as a container (its first character is {quote(spelled[0])}) and "
+        f"parses as JSON of exactly the declared type, so rule 5 decodes it losslessly (D5.6): "
+        f"every character is the writer's own. Rule 8 never wraps it into a one-element array "
+        f"(D8.4); nothing else differs."
+    )
+    return draft("type_coercion", text, choose_tools(ctx, tool), call, "rule 5 / D5.6", why)
+
+
 def type_coercion(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 5: one or two numbers or booleans written as strings that convert without loss.
 
     On a share of the cases a `number` is written with an exponent ("1.2e2"); its expected
-    value is then the one a JSON reader reads from that spelling, a float (120.0; D5.4)."""
+    value is then the one a JSON reader reads from that spelling, a float (120.0; D5.4). On
+    another share an array or object is written as JSON text (D5.6)."""
+    if _writes_json_text(variant) and catalog_offers(
+        ctx.catalog,
+        _JSON_TEXT_KIND[_json_text_kind(variant)],
+        _JSON_TEXT_TESTS[_json_text_kind(variant)],
+    ):
+        return json_text_container(ctx, tool, variant)
     schema = tool_schema(tool)
     cands = leaf_paths(schema, coercible)
     if not cands:

@@ -10,6 +10,7 @@ on its own, which is what rule 10 (D10.1) asks of a normaliser.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from toolcall300.canonical import canonical
@@ -77,8 +78,52 @@ def _spoil(
     return None
 
 
+#: D9.4: what stands between the documents a serving layer merged into one arguments string.
+DOCUMENT_SEPARATORS = ("", " ", "\n")
+
+
+def merged_documents(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """Rule 10 / D9.4: two copies of the arguments merged into one arguments string, as a
+    serving layer merges two calls' fragments; each copy needs its own repair (D10.3)."""
+    call = valid_call(ctx, tool)
+    tools = choose_tools(ctx, tool)
+    env = ("tool_calls", "function", "typed")[(variant // 8) % 3]
+    copies: list[tuple[Any, str]] = []
+    kinds = ["coerce", "enum", "string"]
+    ctx.rng.shuffle(kinds)
+    for kind in kinds:
+        if len(copies) == 2:
+            break
+        if kind == "string":  # a document that is itself the arguments' JSON text (rule 9)
+            copies.append(
+                (encode(ctx, call["arguments"], 1), "is the arguments' JSON text (rule 9 / D9.1)")
+            )
+            continue
+        spoilt = _spoil(ctx, tool, call, kind, variant + len(copies), env, [])
+        if spoilt is not None:
+            copies.append((spoilt[1], spoilt[2]))
+    if len(copies) < 2 or canonical(copies[0][0]) == canonical(copies[1][0]):
+        return None
+    sep = DOCUMENT_SEPARATORS[(variant // 8) % len(DOCUMENT_SEPARATORS)]
+    arguments = sep.join(json.dumps(a, ensure_ascii=False) for a, _ in copies)
+    text = render(ctx, wrap(call["name"], arguments, env, call_id(ctx.rng, env)))
+    told = "; ".join(f"document {i} {what}" for i, (_, what) in enumerate(copies, 1))
+    why = (
+        f"The text is {ENVELOPE_NOTES[env]} (E2) whose one arguments string holds two JSON "
+        f"documents one after another, as a serving layer writes two calls' fragments merged: "
+        f"{told}. Rule 10 reads them as copies (D9.4): each, repaired on its own, is the same "
+        "call, so they collapse to it; a client that decodes the string once gets no JSON at "
+        "all (D10.3)."
+    )
+    return draft("multiple_calls", text, tools, call, "rule 10 / D9.4, D10.1, D10.3", why)
+
+
 def multiple_calls(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
-    """Rule 10 / D10.3: two or three copies of one call, each with a different repairable defect."""
+    """Rule 10 / D10.3: two or three copies of one call, each with a different repairable
+    defect; on one variant in eight the copies are two documents in one arguments string
+    (D9.4)."""
+    if variant % 8 == 7:
+        return merged_documents(ctx, tool, variant)
     call = valid_call(ctx, tool)
     tools = choose_tools(ctx, tool)
     names = [tool_name(t) for t in tools]

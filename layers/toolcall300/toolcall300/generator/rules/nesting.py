@@ -16,6 +16,7 @@ from toolcall300.generator.rules import (
     Ctx,
     Draft,
     Path,
+    catalog_offers,
     choose_tools,
     draft,
     get_in,
@@ -23,6 +24,7 @@ from toolcall300.generator.rules import (
     render_call,
     valid_call,
 )
+from toolcall300.generator.rules.lifted import beside_arguments, nested_once_more
 from toolcall300.generator.values import build_value
 from toolcall300.schema import is_valid
 
@@ -98,14 +100,33 @@ def _split(
     return written, flat, both
 
 
+def _deep(tool: Tool) -> bool:
+    return bool(flatten_sites(tool)[1])
+
+
+def _flattens(tool: Tool) -> bool:
+    return any(flatten_sites(tool))
+
+
 def nested_flattened(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     """Rule 7: a nested object's keys written one level up (bare or dotted, D7.1), inside a
-    declared object on some variants (D7.5), merged with the object also written (D7.6)."""
+    declared object on some variants (D7.5), merged with the object also written (D7.6); on
+    one variant in eight the arguments nested once more (E5), on another a required property
+    written beside them (D7.9)."""
     top, inner_sites = flatten_sites(tool)
+    if variant % 12 == 2 and not inner_sites and catalog_offers(ctx.catalog, "deep", _deep):
+        return None  # D7.5's turn: a tool of the catalog with an object inside an object
+    # E5 and D7.9 share a category rule 7 feeds (never one of their own), and a tool with an
+    # object inside an object keeps those turns for its own readings (D7.5)
+    lifted = variant % 8 in (5, 6) and not inner_sites
+    if lifted and catalog_offers(ctx.catalog, "flattens", _flattens):
+        if variant % 8 == 5:
+            return nested_once_more(ctx, tool, variant)
+        return beside_arguments(ctx, tool, variant)
     # the variant picks the reading: a tool with a nested object inside an object re-nests
-    # one level down (D7.5) on three variants in four, merged (D7.6) on two of those; any
-    # other tool merges on half its variants
-    deep = bool(inner_sites) and variant % 4 != 1
+    # one level down (D7.5) on three variants in four (and on E5's turn), merged (D7.6) on two
+    # of those; any other tool merges on half its variants
+    deep = bool(inner_sites) and (variant % 4 != 1 or variant % 8 == 5)
     merging = variant % 4 in ((0, 3) if deep else (2, 3))
     sites = inner_sites if deep else top
     if not sites:

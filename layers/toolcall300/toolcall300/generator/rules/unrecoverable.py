@@ -5,7 +5,9 @@ value matching no member or two, a lossy coercion (on an optional property too, 
 matching two declared tools, calls that differ (every other turn a flattened key differing
 from the nested object also written, D7.6), several values for a scalar, a cut inside the
 tool name (every other turn in a second call begun after a complete one, D10.2), prose with
-no call, and a required property written under a noisy name (D7.7).
+no call, a required property written under a noisy name (D7.7), an array or object written
+as text that reads as JSON but is none (D8.4), empty arguments text for a tool with required
+properties (D9.3), and two different calls' arguments merged into one string (D9.4).
 Each builds a correct call first and breaks it in one named way. This module deliberately
 builds nothing that a normaliser could repair.
 """
@@ -16,6 +18,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from toolcall300.canonical import canonical
 from toolcall300.catalog import Tool, tool_name, tool_schema, value_type
 from toolcall300.generator.envelopes import STYLES, call_id, dumps, wrap
 from toolcall300.generator.rules import (
@@ -53,6 +56,9 @@ UNRECOVERABLE_KINDS = (
     "prose",
     "enum_two_members",
     "noisy_property_name",
+    "container_text",
+    "empty_text",
+    "documents_differ",
 )
 
 
@@ -365,6 +371,87 @@ def _u_prose(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
     return _refuse(choose_tools(ctx, tool), text, "rule 2 / D2.1", why)
 
 
+def _u_container_text(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """D8.4: an array or object written as text that reads as a JSON container but is no JSON
+    of the declared type: cut short, or an array of strings written without its quotes."""
+    cands = [
+        (p, sub)
+        for p, sub in leaf_paths(tool_schema(tool), lambda x: value_type(x) in ("array", "object"))
+        if len(p) == 1
+    ]
+    if not cands:
+        return None
+    path, sub = cands[variant % len(cands)]
+    call = call_with_path(ctx, tool, path, sub)
+    value = get_in(call["arguments"], path)
+    if not value:
+        return None
+    strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if strings and variant // len(UNRECOVERABLE_KINDS) % 2:
+        spelled = "[" + ", ".join(value) + "]"
+        how = "its strings written without their quotes"
+    else:
+        spelled = json.dumps(value, ensure_ascii=False)[:-1]
+        how = "its closing bracket missing"
+    set_in(call["arguments"], path, spelled)
+    why = (
+        f"{dotted(path)} is declared {value_type(sub)} but was written as the text "
+        f"{quote(spelled)}, {how}: it reads as a JSON container (D5.6) yet is no JSON of the "
+        "declared type, so nothing decodes it losslessly, and rule 8 never wraps such a string "
+        "into a one-element array (D8.4): that call would be accepted by the schema, plausible "
+        "and wrong."
+    )
+    return _refuse(
+        choose_tools(ctx, tool),
+        render_call(ctx, tool_name(tool), call["arguments"], variant),
+        "rule 5 / D5.6, D8.4",
+        why,
+    )
+
+
+def _u_empty_text(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """D9.3: empty arguments text for a tool with required properties."""
+    required = tool_schema(tool).get("required", [])
+    if not required:
+        return None
+    env = ("tool_calls", "typed", "function")[variant % 3]
+    blank = ("", " ")[variant // len(UNRECOVERABLE_KINDS) % 2]
+    text = render(ctx, wrap(tool_name(tool), blank, env, call_id(ctx.rng, env)))
+    why = (
+        f"The arguments of {quote(tool_name(tool))} are the empty text {quote(blank)}, what a "
+        "stream that lost its arguments also delivers; the tool declares required properties "
+        f"({', '.join(quote(k) for k in required)}), none written (rule 6), and `{{}}` is a call "
+        "only for a tool that declares no property (D9.3)."
+    )
+    return _refuse(choose_tools(ctx, tool), text, "rule 9 / D9.3", why)
+
+
+def _u_documents_differ(ctx: Ctx, tool: Tool, variant: int) -> Draft | None:
+    """D9.4: two different calls' arguments merged into one arguments string."""
+    first = valid_call(ctx, tool, fill=0.7)
+    for _ in range(10):
+        second = valid_call(ctx, tool, fill=0.7)
+        if canonical(second) != canonical(first):
+            break
+    else:
+        return None
+    env = ("tool_calls", "function", "typed")[variant % 3]
+    arguments = json.dumps(first["arguments"]) + json.dumps(second["arguments"])
+    text = render(ctx, wrap(tool_name(tool), arguments, env, call_id(ctx.rng, env)))
+    diff = sorted(
+        k
+        for k in set(first["arguments"]) | set(second["arguments"])
+        if canonical(first["arguments"].get(k)) != canonical(second["arguments"].get(k))
+    )
+    why = (
+        f"The one arguments string of {quote(tool_name(tool))} holds two JSON documents, as a "
+        "serving layer writes two calls' fragments merged; they differ in "
+        f"{', '.join(quote(k) for k in diff)}, and two different calls cannot be one answer "
+        "(D9.4, read as rule 10 / D10.1 reads several calls)."
+    )
+    return _refuse(choose_tools(ctx, tool), text, "rule 10 / D9.4, D10.1", why)
+
+
 _UNRECOVERABLE: dict[str, Maker] = {
     "missing_required": _u_missing_required,
     "enum_no_match": _u_enum_no_match,
@@ -376,6 +463,9 @@ _UNRECOVERABLE: dict[str, Maker] = {
     "prose": _u_prose,
     "enum_two_members": _u_enum_two,
     "noisy_property_name": _u_noisy_property_name,
+    "container_text": _u_container_text,
+    "empty_text": _u_empty_text,
+    "documents_differ": _u_documents_differ,
 }
 
 
