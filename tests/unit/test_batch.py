@@ -7,6 +7,7 @@ tests/unit/test_batch_harness.py.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -1104,3 +1105,54 @@ def test_one_runs_failing_renewal_does_not_stop_the_sweep(
     assert [(r.run_id, r.job_renewals) for r in changed] == [(other.run_id, 1)]
     left = runs.load(wiring.run_store(), stuck.run_id)
     assert left is not None and left.status == "queued" and left.job_id == stuck.job_id
+
+
+def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge(
+    batch_env: dict[str, str], call: Any, aws: Any, tmp_path: Path
+) -> None:
+    """The parallel track on the AWS path (moto): the upload derives the track's inputs, the
+    job is given only those (no label), and the Batch end scores with the track's judge
+    against the version its inputs came from; its baseline is not the single track's."""
+    from support.corpus import make_corpus
+
+    from toolcall300.scoring.adapters import AdapterRun
+    from toolcall300.scoring.tracks import get_track, read_corpus
+
+    make_corpus(tmp_path / "corpus", tracks=True)
+    upload_corpus(tmp_path / "corpus", CorpusObjects(aws.names["CorpusBucket"]))
+    single = submitted(call, aws)
+    put_answers(aws, single, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    done = flow.handle_batch_event(wiring.hosted_deps(), event(single, "SUCCEEDED"), now=NOW)
+    assert done is not None and done.verdict == "baseline_set" and done.track == "single"
+    data = (tmp_path / "corpus" / "parallel" / "toolcall300-parallel.jsonl").read_bytes()
+    track, turns = read_corpus(data)
+    run = submitted(call, aws, track="parallel")
+    assert run.track == "parallel" and run.corpus_sha256 == hashlib.sha256(data).hexdigest()
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
+    assert urlsplit(env["TC300_INPUTS_URL"]).path.endswith(
+        f"/job-inputs/parallel/{run.corpus_sha256}.jsonl"
+    )
+    inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
+        f"job-inputs/parallel/{run.corpus_sha256}.jsonl"
+    )
+    rows = [json.loads(line) for line in inputs.splitlines()]
+    assert rows == track.adapter_items(turns)
+    assert all(set(r) == {"id", "text", "tools"} for r in rows)  # no label reaches the job
+    answers = {t["id"]: t["expected"] for t in turns}  # every turn exactly right
+    answers[turns[0]["id"]] = []  # but one
+    put_answers(aws, run, {"answers": answers, "failure": None})
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    assert ended is not None and ended.status == "scored", ended and ended.failure
+    assert ended.verdict == "baseline_set" and ended.comparison is None  # its own baseline
+    mine = get_track("parallel").score(
+        turns,
+        AdapterRun(answers),
+        adapter="x",
+        corpus_sha256=run.corpus_sha256,
+        corpus_version="1.0",
+    )
+    assert ended.summary is not None
+    assert ended.summary["exact_turns"] == mine["exact_turns"] == len(turns) - 1
+    report = json.loads(ReportObjects(aws.names["ReportsBucket"]).get(ended.report_key or ""))
+    assert report["track"] == "parallel" and report["score"]["corpus_version"] == "1.0"

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from toolcall300.jobs.harness import JobOutput
+from toolcall300.scoring.tracks import DEFAULT_TRACK
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.images import ImageFacts, image_problem
 from toolcall300.service.domain.runs import (
@@ -23,7 +24,7 @@ from toolcall300.service.domain.runs import (
     RunStore,
     score_output,
 )
-from toolcall300.service.domain.runs.objects import INPUTS_POINTER
+from toolcall300.service.domain.runs.scoring import inputs_pointer
 from toolcall300.service.domain.runs.submission import Submission
 from toolcall300.service.errors import BadRequest
 from toolcall300.service.hosted import events, submit
@@ -70,7 +71,7 @@ class HostedDeps:
     job_links: Callable[[str], JobLinks]
     #: The labelled corpus of a sha256 (a run's ``corpus_sha256``; None: the current one) the
     #: trusted side scores against (``domain.runs.PinnedCorpora``; the batch-events function only).
-    corpus: Callable[[str | None], Corpus]
+    corpus: Callable[..., Corpus]
     #: What ECR says about an image (None: not there, or not readable by this stack).
     describe_image: Callable[[str], ImageFacts | None]
     #: A run's end -> its signed callback (never raises).
@@ -124,7 +125,7 @@ def _sign_and_submit(
 ) -> _Sent:
     """Submit ``run``'s job with two fresh links, signed as the link-signing role (a session
     whose end is known, so ``links_expire_at`` is true); reads only the job-inputs pointer."""
-    inputs = submit.read_inputs_pointer(deps.read_inputs(INPUTS_POINTER))
+    inputs = submit.read_inputs_pointer(deps.read_inputs(inputs_pointer(run.track)))
     links = deps.job_links(f"tc300-{run.run_id}")
     seconds = submit.link_lifetime(now, links.session_expires)
     sent = submit.submit_run(
@@ -222,7 +223,10 @@ def handle_batch_event_parsed(
 
     def score(run: Run, output: JobOutput) -> Run | None:
         try:  # the version the run's inputs came from, whatever was uploaded since
-            corpus = deps.corpus(run.corpus_sha256)
+            if run.track == DEFAULT_TRACK:
+                corpus = deps.corpus(run.corpus_sha256)
+            else:  # the run's own track's corpus (docs/tracks.md)
+                corpus = deps.corpus(run.corpus_sha256, run.track)
         except runs.CorpusVersionGone as exc:
             gone = runs.failure("infra_error", f"{exc}: submit it again")
             return runs.fail(deps.store, run.run_id, gone, now=when)

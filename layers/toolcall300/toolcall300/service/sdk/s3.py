@@ -17,7 +17,11 @@ import toolcall300
 from toolcall300.jobs.harness import CORPUS_FILE, derive_inputs
 from toolcall300.service.domain.corpus import RECIPE, content_type, manifest_entries, pinned_inputs
 from toolcall300.service.domain.runs.objects import pinned_corpus_key
-from toolcall300.service.domain.runs.scoring import track_folders
+from toolcall300.service.domain.runs.scoring import (
+    TRACK_CORPUS_FILES,
+    derive_track_inputs,
+    track_folders,
+)
 from toolcall300.service.errors import NotFound, UpstreamUnavailable
 from toolcall300.service.sdk.aws import LazyBucket
 
@@ -111,4 +115,9 @@ def upload_track_corpus(directory: Path, objects: Writable) -> None:
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ValueError(f"{directory.name}/{name}: sha256 does not match the manifest pin")
         objects.put(f"{directory.name}/{name}", data, content_type(name))
+        if f"{directory.name}/{name}" == TRACK_CORPUS_FILES.get(directory.name):
+            # as for the main corpus: kept by its pin, and the jobs' label-free inputs
+            objects.put(pinned_corpus_key(entry["sha256"]), data, content_type(name))
+            for key, body in derive_track_inputs(directory.name, data).items():
+                objects.put(key, body, content_type(key))
     objects.put(f"{directory.name}/manifest.json", manifest_bytes, "application/json")

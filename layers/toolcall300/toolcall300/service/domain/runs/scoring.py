@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolcall300.canonical import canonical_bytes, jsonl_bytes
 from toolcall300.jobs import harness
 from toolcall300.jobs.harness import CORPUS_FILE, JobOutput
 from toolcall300.scoring import adapters as scoring_adapters
@@ -91,17 +92,39 @@ def track_folders(directory: Path) -> list[Path]:
     return found
 
 
-def load_track_corpus(read: Callable[[str], bytes], track: str) -> Corpus:
+def inputs_pointer(track: str) -> str:
+    """Where a track's job-inputs pointer lives: the single-call track's is
+    ``harness.INPUTS_POINTER``, another track's ``job-inputs/<track>/current.json``."""
+    if track == tracks.DEFAULT_TRACK:
+        return harness.INPUTS_POINTER
+    return f"job-inputs/{track}/current.json"
+
+
+def derive_track_inputs(track: str, corpus: bytes) -> dict[str, bytes]:
+    """A track corpus's label-free job inputs (its ``adapter_items``) and the pointer naming
+    them, pointer last, as ``harness.derive_inputs`` does for the single-call track."""
+    sha = hashlib.sha256(corpus).hexdigest()
+    found, cases = tracks.read_corpus(corpus)
+    if found.name != track:
+        raise ValueError(f"the {track} corpus holds track {found.name!r}")
+    key = f"job-inputs/{track}/{sha}.jsonl"
+    body = jsonl_bytes(found.adapter_items(cases))
+    pointer = {"corpus_sha256": sha, "key": key, "cases": len(cases), "track": track}
+    return {key: body, inputs_pointer(track): canonical_bytes(pointer)}
+
+
+def load_track_corpus(
+    read: Callable[[str], bytes], track: str, *, key: str | None = None
+) -> Corpus:
     """A track's labelled corpus from the corpus bucket (``<track>/...``, uploaded beside the
     main one), read with the tracks' own reader (a corpus of another track is refused), its
     version the one its own manifest gives when that manifest pins these bytes. The
     single-call track is :func:`load_corpus`. Raises ``NotFound`` when none was uploaded."""
     if track == tracks.DEFAULT_TRACK:
         return load_corpus(read)
-    key = TRACK_CORPUS_FILES[track]
-    data = read(key)
+    data = read(key or TRACK_CORPUS_FILES[track])
     sha = hashlib.sha256(data).hexdigest()
-    folder, name = key.split("/", 1)
+    folder, name = TRACK_CORPUS_FILES[track].split("/", 1)
     try:
         manifest = json.loads(read(f"{folder}/manifest.json"))
     except NotFound:
@@ -112,7 +135,7 @@ def load_track_corpus(read: Callable[[str], bytes], track: str) -> Corpus:
     )
     found, cases = tracks.read_corpus(data)
     if found.name != track:
-        raise ValueError(f"{key} holds track {found.name!r}, not {track!r}")
+        raise ValueError(f"the {track} corpus holds track {found.name!r}")
     version = manifest.get("version") if pinned else None
     return Corpus(cases, sha, str(version) if version else None, track=track)
 
@@ -128,6 +151,22 @@ def job_inputs(corpus: Corpus) -> list[dict[str, Any]]:
 
 class CorpusVersionGone(LookupError):
     """The corpus a run's inputs came from is stored neither by its pin nor as the current one."""
+
+
+def load_pinned_track_corpus(read: Callable[[str], bytes], sha256: str, track: str) -> Corpus:
+    """:func:`load_pinned_corpus` for another track than the single-call one: the copy the
+    upload keeps by its pin, else the track's current corpus if it is that version."""
+    try:
+        return load_track_corpus(read, track, key=pinned_corpus_key(sha256))
+    except NotFound:
+        pass
+    current = load_track_corpus(read, track)
+    if current.sha256 != sha256:
+        raise CorpusVersionGone(
+            f"the {track} corpus its inputs came from ({sha256[:12]}) is no longer stored; it "
+            f"is now {current.sha256[:12]}"
+        )
+    return current
 
 
 def load_pinned_corpus(read: Callable[[str], bytes], sha256: str | None) -> Corpus:
@@ -159,12 +198,28 @@ class PinnedCorpora:
         self._held: dict[str | None, Corpus] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, sha256: str | None) -> Corpus:
+    def __call__(self, sha256: str | None, track: str = tracks.DEFAULT_TRACK) -> Corpus:
+        if track != tracks.DEFAULT_TRACK:
+            if sha256 is None:
+                return load_track_corpus(self._read, track)
+            return self._track_corpus(sha256, track)
         with self._lock:
             if sha256 is not None and sha256 in self._held:
                 self._held[sha256] = self._held.pop(sha256)  # most recently used last
                 return self._held[sha256]
         corpus = load_pinned_corpus(self._read, sha256)
+        with self._lock:
+            self._held[corpus.sha256] = corpus
+            while len(self._held) > self._keep:
+                self._held.pop(next(iter(self._held)))
+        return corpus
+
+    def _track_corpus(self, sha256: str, track: str) -> Corpus:
+        """Another track's corpus by pin, kept parsed beside the single-call ones."""
+        with self._lock:
+            if sha256 in self._held:
+                return self._held[sha256]
+        corpus = load_pinned_track_corpus(self._read, sha256, track)
         with self._lock:
             self._held[corpus.sha256] = corpus
             while len(self._held) > self._keep:

@@ -42,7 +42,7 @@ DEFAULT_TRACK = TRACKS_DEFAULT
 #: ``400 track_not_hosted``. The deltas track drives the adapter with its own process
 #: protocol (``scoring.tracks.deltas_process``), which the job harness does not speak yet.
 HOSTED_TRACKS = ("single", "parallel")
-AWS_TRACKS = ("single",)
+AWS_TRACKS = HOSTED_TRACKS
 ECR_IMAGE_RE = re.compile(
     r"^(?P<account>[0-9]{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/"
 )
