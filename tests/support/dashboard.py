@@ -273,6 +273,7 @@ class ContractApi:
                             "run_id": r["run_id"],
                             "ref": r["ref"],
                             "commit": r["commit"],
+                            "track": r["track"],
                             "set_at": r["finished_at"],
                             "summary": r["summary"],
                         }
