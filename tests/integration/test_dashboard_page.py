@@ -288,6 +288,26 @@ def test_scored_history_is_oldest_first_and_scored_only(helpers_page: Any) -> No
     assert got == ["a", "c"]
 
 
+def test_the_charts_draw_single_call_runs_and_other_tracks_say_their_track(
+    helpers_page: Any,
+) -> None:
+    """A parallel run's summary counts exact_turns, not exact: the charts (single-call counts)
+    leave it out, and the runs table shows its own figure with its track (it showed
+    'undefined / 300')."""
+    runs = [
+        {"run_id": "p", "track": "parallel", "status": "scored",
+         "created_at": "2026-11-02T00:00:00Z", "summary": {"exact_turns": 12, "cases": 300}},
+        {"run_id": "s", "status": "scored", "created_at": "2026-11-01T00:00:00Z",
+         "summary": {"exact": 7, "cases": 300}},
+    ]  # fmt: skip
+    got = helpers_page.evaluate(
+        "(r) => [TC300Dashboard.scoredHistory(r, '').map(x => x.run_id),"
+        " r.map(x => TC300Dashboard.exactText(x, x.summary))]",
+        runs,
+    )
+    assert got == [["s"], ["12 / 300 (parallel)", "7 / 300"]]
+
+
 def test_scored_history_keeps_the_api_order_of_runs_created_in_the_same_second(
     helpers_page: Any,
 ) -> None:

@@ -113,12 +113,28 @@
     return names;
   }
 
-  /** Scored runs measured against `baseline` (all runs when it is ""), oldest first. The API
-      lists newest first and breaks created_at ties (whole seconds) by its own order, so the
-      list is reversed before a stable sort: runs created in the same second keep that order. */
+  /** A run's track: a run recorded before tracks existed is the single-call track's. */
+  function trackOf(run) { return (run && run.track) || "single"; }
+
+  /** "exact / of" for a run of any track: the single-call and deltas tracks count `exact` of
+      `cases`, the parallel track `exact_turns` of `cases` (its turns); a run of another track
+      than the single-call one says which, so its figure is never read as a single-call score. */
+  function exactText(run, s) {
+    if (!s) { return ""; }
+    var exact = s.exact !== undefined ? s.exact : s.exact_turns;
+    var text = exact + " / " + s.cases;
+    return trackOf(run) === "single" ? text : text + " (" + trackOf(run) + ")";
+  }
+
+  /** Scored single-call runs measured against `baseline` (all runs when it is ""), oldest
+      first: the charts draw the single-call track's counts, so another track's runs are only
+      listed (with their own figure). The API lists newest first and breaks created_at ties
+      (whole seconds) by its own order, so the list is reversed before a stable sort: runs
+      created in the same second keep that order. */
   function scoredHistory(runs, baseline) {
     return (runs || []).filter(function (run) {
-      return run.status === "scored" && run.summary && (!baseline || runBaseline(run) === baseline);
+      return run.status === "scored" && run.summary && trackOf(run) === "single" &&
+        (!baseline || runBaseline(run) === baseline);
     }).reverse().sort(function (a, b) {
       return String(a.created_at).localeCompare(String(b.created_at));
     });
@@ -624,7 +640,9 @@
       badge(run.status), " ", run.verdict ? badge(run.verdict) : null,
       " " + (run.ref || "") + " @ " + shortCommit(run.commit) + ", " + formatTime(run.created_at)
     ]));
-    if (s) {
+    if (s && trackOf(run) !== "single") {
+      box.appendChild(el("p", { text: "Track " + trackOf(run) + ": exact " + exactText(run, s) }));
+    } else if (s) {
       box.appendChild(el("p", { text: "Exact " + s.exact + " of " + s.cases + " · refused correctly " + s.refused_correctly + " of " + s.refusal_cases + " · invented calls " + s.invented_calls + " · false refusals " + s.false_refusals + " · schema-invalid returns " + s.schema_invalid_returns }));
     }
   }
@@ -656,7 +674,7 @@
         el("td", {}, [el("code", { text: shortCommit(run.commit) })]),
         el("td", {}, [badge(run.status)]),
         el("td", {}, [badge(run.verdict)]),
-        el("td", { "class": "num", text: s ? s.exact + " / " + s.cases : "" }),
+        el("td", { "class": "num", text: exactText(run, s) }),
         el("td", { "class": "pick" }, run.status === "scored" ? [compareBox(run)] : [])
       ]));
     });
@@ -767,7 +785,7 @@
           el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(b.run_id), text: b.run_id })]),
           el("td", { text: b.ref || "" }),
           el("td", {}, [el("code", { text: shortCommit(b.commit) })]),
-          el("td", { "class": "num", text: b.summary ? b.summary.exact + " / " + b.summary.cases : "" })
+          el("td", { "class": "num", text: exactText(b, b.summary) })
         ]);
       });
       box.appendChild(scrollTable({
@@ -1238,7 +1256,7 @@
     metricSeries: metricSeries, categorySeries: categorySeries, categoriesOf: categoriesOf,
     chartPoints: chartPoints, categoryMoves: categoryMoves, assess: assess, formatTime: formatTime,
     failedCases: failedCases, caseHref: caseHref, branchOf: branchOf, branchNames: branchNames,
-    compareCases: compareCases,
+    compareCases: compareCases, trackOf: trackOf, exactText: exactText,
     CATEGORIES: CATEGORIES, METRICS: METRICS
   };
 
