@@ -58,6 +58,7 @@ test: venv sam-venv lint types
 corpus-check: venv
 	$(BIN)/toolcall300 generate --check-only --out corpus_private
 	$(BIN)/toolcall300 generate --track parallel --check-only --out corpus_private/parallel
+	$(BIN)/python -m toolcall300.generator.deltas_cli --check-only
 
 check: test corpus-check
 
