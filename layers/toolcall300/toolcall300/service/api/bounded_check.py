@@ -59,7 +59,7 @@ _CHILD = (
 #: A child reads ``seconds``, ``precheck`` and the body's length (8 + 1 + 8 bytes), then the
 #: body; sets its CPU limit; writes the answer; exits. It never reads a second body.
 _ZYGOTE = r"""
-import json, os, resource, signal, socket, struct, sys
+import contextlib, json, os, resource, signal, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 from toolcall300.argcheck import check as argcheck
 control = socket.socket(fileno=int(sys.argv[2]))
@@ -96,11 +96,10 @@ def fork():
     ours.close()
 
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-try:
-    while control.recv(1):  # empty: the service process is gone
+# an empty read or a broken control socket: the service process is gone, so the zygote ends
+with contextlib.suppress(OSError):
+    while control.recv(1):
         fork()
-except OSError:
-    pass  # the service process is gone
 """
 
 
