@@ -404,6 +404,23 @@ NO_BASELINE_NOTE = (
 )
 
 
+def render_junit_against(
+    reports: Sequence[Mapping[str, Any]],
+    *,
+    baseline_name: str,
+    baseline: Mapping[str, Any] | None,
+    comparison: Mapping[str, Any] | None,
+) -> bytes:
+    """The JUnit file of ``reports``, judged against a baseline when one was compared: what
+    every track whose reports this module renders writes (the single-call and parallel ones)."""
+    judged = (
+        junit_baseline(baseline_name, baseline, comparison)
+        if baseline is not None and comparison is not None
+        else None
+    )
+    return render_junit(reports, baseline=judged)
+
+
 def render_junit(
     reports: Sequence[Mapping[str, Any]], *, baseline: JunitBaseline | None = None
 ) -> bytes:

@@ -111,12 +111,9 @@ class SingleTrack:
         baseline: Mapping[str, Any] | None,
         comparison: Mapping[str, Any] | None,
     ) -> bytes:
-        judged = (
-            render.junit_baseline(baseline_name, baseline, comparison)
-            if baseline is not None and comparison is not None
-            else None
+        return render.render_junit_against(
+            reports, baseline_name=baseline_name, baseline=baseline, comparison=comparison
         )
-        return render.render_junit(reports, baseline=judged)
 
 
 TRACK = SingleTrack()
