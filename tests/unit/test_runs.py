@@ -883,3 +883,18 @@ def test_the_parallel_track_is_hosted_on_a_local_stack_and_on_aws() -> None:
     with pytest.raises(BadRequest) as err:
         runs.parse_submission(body(track="deltas"), local=False)
     assert err.value.code == "track_not_hosted"
+
+
+def test_a_deltas_summary_keeps_its_commit_lead_beside_its_counts() -> None:
+    """The commit lead is a headline figure of the deltas track but no count: the summary kept
+    counts only, so the dashboard could not draw it (docs/runs-contract.md)."""
+    from toolcall300.scoring.tracks import deltas
+
+    report: dict[str, Any] = {k: 7 for k in deltas.COUNT_FIELDS}
+    report.update(track="deltas", commit_lead=0.4125, per_case=[], forms={})
+    report["categories"] = {"type_coercion": {"n": 3, "pass": 2}}
+    s = summary_of(report)
+    assert s["commit_lead"] == 0.4125
+    assert set(s) == {*deltas.COUNT_FIELDS, "commit_lead", "categories"}
+    single = summary_of(scoring(GOOD).report)
+    assert "commit_lead" not in single

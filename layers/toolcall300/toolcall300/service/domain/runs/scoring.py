@@ -235,10 +235,16 @@ def _count_fields(report: dict[str, Any]) -> tuple[str, ...]:
     return tuple(module.COUNT_FIELDS)
 
 
+#: A track's headline figure that is no count of its counts, kept in the summary beside them
+#: so the dashboard can draw it (docs/runs-contract.md): the deltas track's commit lead.
+SUMMARY_FIGURES = {"deltas": ("commit_lead",)}
+
+
 def summary_of(report: dict[str, Any]) -> dict[str, Any]:
     """The contract's ``summary``: the counts and the per-category table of a scorer report
-    (a track's report: that track's counts, docs/tracks.md)."""
-    summary: dict[str, Any] = {k: report[k] for k in _count_fields(report) if k in report}
+    (a track's report: that track's counts, docs/tracks.md, and its :data:`SUMMARY_FIGURES`)."""
+    fields = _count_fields(report) + SUMMARY_FIGURES.get(tracks.report_track(report), ())
+    summary: dict[str, Any] = {k: report[k] for k in fields if k in report}
     summary["categories"] = {
         k: {"n": v["n"], "pass": v["pass"]} for k, v in report["categories"].items()
     }
