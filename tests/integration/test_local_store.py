@@ -257,6 +257,32 @@ def test_paid_checks_racing_refunds_leave_the_ledger_balanced(local_stack: Any, 
     assert pack["refunded_amount"] == 600
 
 
+def test_a_paid_check_is_one_commit_and_its_retry_is_charged_once(
+    local_stack: Any, buy_licence: Any
+) -> None:
+    """The charge, its day's count and the metrics commit as one transaction (they were
+    three); the guarantees are unchanged: a retry with the same Idempotency-Key is answered
+    again, signed, and not charged again, and the pack loses one check."""
+    from toolcall300.service.api import wiring
+
+    edition = wiring.local_edition()
+    assert edition is not None
+    key = buy_licence("checks-500")
+    payer = requests.get(f"{local_stack.url}/licence", headers=auth(key), timeout=30).json()[
+        "licence_id"
+    ]
+    headers = auth(key, **{"Idempotency-Key": f"one-commit-{os.urandom(3).hex()}"})
+    before = edition.db.commits
+    first = send("POST", f"{local_stack.url}/check", json=CHECK, headers=headers)
+    commits = edition.db.commits - before
+    again = send("POST", f"{local_stack.url}/check", json=CHECK, headers=headers)
+    assert first.status_code == again.status_code == 200, (first.text, again.text)
+    assert commits == 1
+    assert first.json()["signature"] and again.json()["signature"]
+    charged, pack = _ledger_rows(local_stack.context.state_dir, payer)
+    assert charged == 1 and pack["remaining"] == pack["granted"] - 1
+
+
 def test_the_database_holds_no_callback_secret_in_clear(local_stack: Any, buy_licence: Any) -> None:
     from toolcall300.service.domain.callback import callback_secret
 

@@ -404,3 +404,36 @@ def test_opening_the_database_deletes_what_a_ttl_would_have(tmp_path: Path) -> N
     assert runs.get("run_old") is None and runs.get("run_kept") is not None
     assert db.rows("SELECT count(*) FROM idempotency") == [(0,)]
     db.close()
+
+
+def test_port_calls_made_together_are_one_commit_and_a_failed_condition_undoes_only_its_own(
+    tmp_path: Path,
+) -> None:
+    """``LocalEdition.together``: a paid check's charge, its day's count and its metrics are
+    one SQLite commit; a charge refused inside it (the retry of a check already charged) undoes
+    only its own savepoint, and an error leaving the block undoes every write in it."""
+    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+
+    edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
+    ledger, usage = edition.ledger, edition.usage_for("")
+    try:
+        ledger.grant("lic_p", checks=2, payment_id="pi_1", granted_at="t")
+        before = edition.db.commits
+        with edition.together():
+            ledger.charge("lic_p", "c1", RECORD)
+            with pytest.raises(StoreConflict):  # the same check again: refused, nothing undone
+                ledger.charge("lic_p", "c1", RECORD)
+            ledger.count("2026-12-01", {"paid": 1})
+            usage.add("metrics#argcheck", ["verdict:VALID"])
+        assert edition.db.commits == before + 1
+        with pytest.raises(RuntimeError), edition.together():
+            ledger.charge("lic_p", "c2", RECORD)
+            usage.add("metrics#argcheck", ["verdict:VALID"])
+            raise RuntimeError("the answer failed after the charge")
+        assert edition.db.commits == before + 1
+        assert ledger.pack("lic_p")["remaining"] == 1
+        assert ledger.record("c1") is not None and ledger.record("c2") is None
+        assert ledger.days(["2026-12-01"])[0]["paid"] == 1
+        assert usage.get("metrics#argcheck")["verdict:VALID"] == 1
+    finally:
+        edition.close()

@@ -12,6 +12,7 @@ against both).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -92,6 +93,7 @@ class Edition(Protocol):
     def report_mac_for(self, key_id: str) -> Callable[[bytes], bytes]: ...
     def idempotency(self) -> Any: ...
     def wake(self) -> None: ...
+    def together(self) -> contextlib.AbstractContextManager[Any]: ...
 
 
 class AwsEdition:
@@ -136,6 +138,10 @@ class AwsEdition:
 
     def wake(self) -> None:
         """Nothing to wake: on AWS, Batch is the queue."""
+
+    def together(self) -> contextlib.AbstractContextManager[Any]:
+        """Each write stays its own conditional write (DynamoDB's, as each port makes it)."""
+        return contextlib.nullcontext()
 
 
 @cache
@@ -188,6 +194,13 @@ def client_id_salt() -> bytes:
     if not salt:
         raise UpstreamUnavailable("the free tier is not configured", code="secret_unavailable")
     return salt.encode()
+
+
+def together() -> contextlib.AbstractContextManager[Any]:
+    """Port calls that commit together where the edition can (``Edition.together``): one
+    transaction on the one-machine edition, each call's own write on AWS. Each call keeps its
+    own conditions either way; this only saves commits and never splits what one call does."""
+    return edition().together()
 
 
 def check_ledger() -> CheckLedger:

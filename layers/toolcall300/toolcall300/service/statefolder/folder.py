@@ -21,6 +21,7 @@ adapter over one folder; ``api.wiring`` builds it when ``TOOLCALL300_STATE_DIR``
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import hashlib
 import hmac
@@ -202,6 +203,12 @@ class LocalEdition:
     def report_mac_for(self, _key_id: str) -> Callable[[bytes], bytes]:
         """The folder's seed stands for the KMS key whatever its id (``sdk.signing``)."""
         return self.folder.report_mac
+
+    def together(self) -> contextlib.AbstractContextManager[Any]:
+        """The port calls made inside commit as one SQLite transaction (each call's own
+        transaction a savepoint in it): a paid check's charge, its day count and its metrics
+        are one commit instead of three, and none of them is stored without the others."""
+        return self.db.transaction()
 
     def idempotency(self) -> Any:
         from toolcall300.service.statefolder.idempotency import SqlitePersistenceLayer

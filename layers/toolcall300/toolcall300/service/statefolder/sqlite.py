@@ -85,6 +85,10 @@ class Database:
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
+        self._depth = 0  # transactions open on this connection (the lock's holder's)
+        #: Transactions committed through this connection (savepoints not counted): what a
+        #: request costs in commits, for the tests and the bench.
+        self.commits = 0
         self._clock = clock
         try:
             self._conn = sqlite3.connect(
@@ -110,15 +114,30 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` .. ``COMMIT`` (``ROLLBACK`` on any exception)."""
+        """``BEGIN IMMEDIATE`` .. ``COMMIT`` (``ROLLBACK`` on any exception). Inside another
+        transaction of this thread it is a ``SAVEPOINT`` instead: its own failure undoes only
+        its own writes (a failed condition leaves the outer transaction as it was), and what it
+        wrote commits with the outer one, so several port calls can be one commit
+        (``LocalEdition.together``)."""
         with self._lock, _translated():
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                begin, commit, rollback = (
+                    ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",))
+                    if self._depth == 1
+                    else ("SAVEPOINT inner", "RELEASE inner", ("ROLLBACK TO inner", "RELEASE inner"))
+                )
+                self._conn.execute(begin)
+                try:
+                    yield self._conn
+                except BaseException:
+                    for sql in rollback:
+                        self._conn.execute(sql)
+                    raise
+                self._conn.execute(commit)
+                self.commits += self._depth == 1
+            finally:
+                self._depth -= 1
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock, _translated():

@@ -140,14 +140,20 @@ def check() -> Response[str]:
     # D24: an unauthenticated attempt is counted before the work, whatever it answers
     payer = licence.account_id if licence else _take_free_check(settings, event)
     response = _bounded(body, payer=payer, settings=settings)
+    summary = argcheck.status_summary(response)
+    paid = licence is not None and "refusal" not in response
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
-        if licence is not None:
-            keys = report_keys()  # before the charge: no signing key, no check taken
-            _charge(licence, request, response)
-            response = _signed(request, response, keys)
-    usage.record_metrics(store, argcheck.status_summary(response))
+    keys = report_keys() if paid else None  # before the charge: no signing key, no check taken
+    # The charge (with its day's count) and the metrics commit together: one transaction on
+    # the one-machine edition, where each was its own (wiring.together).
+    with wiring.together():
+        if licence is not None and paid:
+            _charge(licence, request, summary)
+        usage.record_metrics(store, summary)
+    if keys is not None:
+        response = _signed(request, response, keys)
     count("Checks")
     return _answer(response)
 
@@ -159,21 +165,22 @@ def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> str:
     now = wiring.clock()
     client = usage.client_id(source_ip(event), client_id_salt())
     try:
-        usage.take_free_check(
-            usage_store(ArgcheckSettings),
-            client,
-            per_day=settings.free_checks_per_day,
-            min_gap_s=settings.free_min_interval_s,
-            now=now,
-        )
+        with wiring.together():  # the free check taken and counted in one commit
+            usage.take_free_check(
+                usage_store(ArgcheckSettings),
+                client,
+                per_day=settings.free_checks_per_day,
+                min_gap_s=settings.free_min_interval_s,
+                now=now,
+            )
+            ledger.count_free(check_ledger(), now)
     except PaymentRequired as exc:
         exc.details = ledger.payment_details()  # the 402 says the price and where to buy
         raise
-    ledger.count_free(check_ledger(), now)
     return "free#" + client
 
 
-def _charge(licence: Licence, request: dict[str, Any], response: dict[str, Any]) -> None:
+def _charge(licence: Licence, request: dict[str, Any], summary: dict[str, Any]) -> None:
     """One check from the licence's pack, counted once per ``Idempotency-Key`` (a retry with the
     same key and request is answered again and not charged again)."""
     key = router.current_event.headers.get("idempotency-key")
@@ -190,7 +197,7 @@ def _charge(licence: Licence, request: dict[str, Any], response: dict[str, Any])
         now=now,
         payment_id="",  # the store fills in the pack's payment
         criteria_version=version,
-        summary=argcheck.status_summary(response),
+        summary=summary,
         house=house,
     )
     ident = ledger.check_id(
