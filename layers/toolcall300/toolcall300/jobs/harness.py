@@ -13,6 +13,7 @@ does not sandbox (the caller passes ``popen_kwargs``) and it does not score.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,8 +150,30 @@ def classify(result: streamproto.StreamResult, limits: Limits) -> dict[str, str]
             f"no answer within the {limits.per_case_timeout:g} s per-case limit",
             tail,
         )
-    return failure(
-        "adapter_start_failed", f"the adapter exited with {result.exit_code} before answering", tail
+    detail = f"the adapter exited with {result.exit_code} before answering"
+    return failure("adapter_start_failed", detail + missing_module_fix(tail), tail)
+
+
+#: How Python says an import failed: ``ModuleNotFoundError: No module named 'jsonschema'``.
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+
+
+def missing_module_fix(stderr_tail: str) -> str:
+    """The fix, when the adapter stopped on a module it does not have ("" otherwise): the
+    package goes in its requirements file (the folder form) or its image
+    (docs/hosted-scoring.md).
+
+    >>> missing_module_fix("ModuleNotFoundError: No module named 'jsonschema.validators'")[:47]
+    ": it could not import 'jsonschema.validators': "
+    """
+    found = _MISSING_MODULE.findall(stderr_tail)
+    if not found:
+        return ""
+    top = found[-1].split(".")[0]
+    return (
+        f": it could not import {found[-1]!r}: add the package that provides {top!r} to the "
+        "adapter's requirements file (requirements.txt beside it, pinned with hashes) or "
+        "install it in the adapter's image"
     )
 
 
