@@ -2,9 +2,11 @@
 
 The stack runs as ``toolcall300 serve --no-state --port 0`` in its own process (its worker pool
 included), so the clients here do not share its interpreter. Load: ``--n`` paid ``POST /check``
-per level, spread over C client threads with a keep-alive connection each; prints requests a
-second (median of ``--repeat`` rounds) and the ratio to concurrency 1 (the peer, measured in
-the same run), with refused or reset connections and non-200 answers counted (expected: 0).
+per level, spread over C client threads with a keep-alive connection each, each round followed
+by as many GETs of the floor (a bare waitress app, ``FLOOR``) with the same clients; prints
+requests a second (median of ``--repeat`` rounds) for both, each one's growth from concurrency
+1 and the stack's rate as a share of the floor's (the peers, measured in the same run), with
+refused or reset connections and non-200 answers counted (expected: 0).
 The machine has 2 cores shared with these clients, so more than about 2x the peer is not to
 be had, and on a loaded machine the rate says little: the stack's CPU time per check (which
 bounds one interpreter at about 1000 / ms checks a second) and the load average are printed
@@ -65,8 +67,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def load(url: str, key: str, clients: int, n: int) -> tuple[float, int, int]:
-    """(requests a second, refused or reset connections, non-200 answers) for ``n`` paid checks."""
+def load(url: str, key: str | None, clients: int, n: int) -> tuple[float, int, int]:
+    """(requests a second, refused or reset connections, non-200 answers) for ``n`` paid checks
+    (``key`` None: ``n`` GETs of ``url``, the floor's load)."""
     import requests
 
     per_client = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
@@ -80,7 +83,10 @@ def load(url: str, key: str, clients: int, n: int) -> tuple[float, int, int]:
         start.wait()
         for _ in range(per_client[i]):
             try:
-                r = sessions[i].post(f"{url}/check", json=BODY, headers=headers, timeout=120)
+                if key is None:
+                    r = sessions[i].get(url, timeout=120)
+                else:
+                    r = sessions[i].post(f"{url}/check", json=BODY, headers=headers, timeout=120)
                 bad[i] += r.status_code != 200
             except requests.ConnectionError:
                 refused[i] += 1
@@ -101,7 +107,8 @@ def load(url: str, key: str, clients: int, n: int) -> tuple[float, int, int]:
 #: The floor: a bare waitress app answering a small JSON document, what any Python HTTP
 #: service on this machine pays per request before its own work.
 FLOOR = """
-import sys, waitress
+import logging, sys, waitress
+logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # no line per queued request
 def app(environ, start_response):
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
     return [b"{}"]
@@ -231,6 +238,53 @@ def idle_and_pickup(proc: subprocess.Popen[str], url: str, idle_s: float) -> Non
     print("submitted run still queued after 30 s")
 
 
+def levels(proc: subprocess.Popen[str], url: str, n_checks: int, repeat: int) -> None:
+    """Paid checks at concurrency 1, 8 and 32 next to the floor loaded the same way, rounds
+    interleaved (a paid round, then a floor round, at each level), and the ratios the stack is
+    held to: its growth from concurrency 1 against the floor's own, its rate against the
+    floor's at each level."""
+    from toolcall300.argcheck.criteria import PACK_CHECKS, PACK_PRODUCT
+    from toolcall300.client import dev as devtools
+
+    floor_proc, floor_url = start_floor()
+    rates: dict[int, float] = {}
+    floors: dict[int, float] = {}
+    try:
+        for clients in LEVELS:
+            samples, floor_samples, cpu, refused, bad = [], [], [], 0, 0
+            for _ in range(repeat):
+                key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
+                load(url, key, clients, min(8, n_checks))  # warm: connections, caches
+                n = min(n_checks, PACK_CHECKS - 8)
+                before = cpu_seconds(proc.pid)
+                rate, r, b = load(url, key, clients, n)
+                cpu.append((cpu_seconds(proc.pid) - before) / n)
+                samples.append(rate)
+                floor_rate, fr, fb = load(floor_url, None, clients, n)
+                floor_samples.append(floor_rate)
+                refused, bad = refused + r + fr, bad + b + fb
+            rates[clients] = statistics.median(samples)
+            floors[clients] = statistics.median(floor_samples)
+            print(
+                f"concurrency {clients:>2}: paid POST /check median {rates[clients]:.1f} req/s "
+                f"({rates[clients] / rates[LEVELS[0]]:.2f}x concurrency 1), the floor "
+                f"{floors[clients]:.1f} req/s ({floors[clients] / floors[LEVELS[0]]:.2f}x); "
+                f"paid / floor {rates[clients] / floors[clients]:.2f}x; stack CPU "
+                f"{statistics.median(cpu) * 1000:.2f} ms a check; refused/reset connections "
+                f"{refused}, non-200 answers {bad} ({repeat} rounds of {n} each; load average "
+                f"{os.getloadavg()[0]:.1f})"
+            )
+    finally:
+        floor_proc.kill()
+        floor_proc.wait()
+    paid_growth, floor_growth = rates[8] / rates[1], floors[8] / floors[1]
+    print(
+        f"from concurrency 1 to 8: paid checks grow {paid_growth:.2f}x, the floor "
+        f"{floor_growth:.2f}x (paid / floor growth {paid_growth / floor_growth:.2f}, wanted "
+        f">= 1); paid / floor at concurrency 8: {rates[8] / floors[8]:.2f}x (wanted >= 0.5)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="paid checks per level and round")
@@ -238,7 +292,7 @@ def main() -> int:
     parser.add_argument("--idle-s", type=float, default=10.0)
     args = parser.parse_args()
 
-    from toolcall300.argcheck.criteria import PACK_CHECKS, PACK_PRODUCT
+    from toolcall300.argcheck.criteria import PACK_PRODUCT
     from toolcall300.client import dev as devtools
 
     proc, url = start_stack()
@@ -246,26 +300,7 @@ def main() -> int:
         key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
         against_floor(proc, url, key, n=min(40, args.n), rounds=args.repeat + 2)
         idle_and_pickup(proc, url, args.idle_s)
-        rates: dict[int, float] = {}
-        for clients in LEVELS:
-            samples, cpu, refused, bad = [], [], 0, 0
-            for _ in range(args.repeat):
-                key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
-                load(url, key, clients, min(8, args.n))  # warm: connections, caches
-                n = min(args.n, PACK_CHECKS - 8)
-                before = cpu_seconds(proc.pid)
-                rate, r, b = load(url, key, clients, n)
-                cpu.append((cpu_seconds(proc.pid) - before) / n)
-                samples.append(rate)
-                refused, bad = refused + r, bad + b
-            rates[clients] = statistics.median(samples)
-            print(
-                f"paid POST /check at concurrency {clients:>2}: median {rates[clients]:.1f} req/s "
-                f"({rates[clients] / rates[LEVELS[0]]:.2f}x concurrency 1), stack CPU "
-                f"{statistics.median(cpu) * 1000:.0f} ms a check, "
-                f"refused/reset connections {refused}, non-200 answers {bad} "
-                f"({args.repeat} rounds of {args.n}; load average {os.getloadavg()[0]:.1f})"
-            )
+        levels(proc, url, args.n, args.repeat)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
