@@ -116,7 +116,7 @@ def execute(
     if args.noun == "pack":
         assert ledger is not None
         item = store.get(args.licence_id)
-        if item is None or licences.is_reference(item):
+        if item is None or not licences.is_licence(item):
             raise NotFound(f"no licence {args.licence_id}", code="not_found")
         lic = licences.Licence.from_item(item)
         if lic.source != "manual":

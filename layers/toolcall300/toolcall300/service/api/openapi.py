@@ -2,8 +2,9 @@
 
 Powertools derives paths, parameters and response models from the routers; this module adds
 what it cannot see: the request bodies of routes that read the raw body themselves (the
-checker hands bytes to ``toolcall300.argcheck.check``; the webhook verifies bytes). It serves the
-document; it does not route any other request.
+checker hands bytes to ``toolcall300.argcheck.check``; the webhook verifies bytes), and the
+path parameter of a route that matches slashes (Powertools routes it by a pattern, the
+template by ``{branch+}``). It serves the document; it does not route any other request.
 """
 
 from __future__ import annotations
@@ -31,6 +32,31 @@ RAW_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("/precheck", "post"): _ARGUMENT_CHECK_BODY,
     ("/webhooks/stripe", "post"): {"type": "object"},
 }
+
+
+#: Powertools path (a pattern) -> (the documented path, its parameter that may hold slashes).
+GREEDY_PATHS: dict[str, tuple[str, dict[str, Any]]] = {
+    "/badges/{team}/.+": (
+        "/badges/{team}/{branch}.svg",
+        {
+            "name": "branch",
+            "in": "path",
+            "required": True,
+            "description": "the branch (slashes allowed: feature/x), then .svg",
+            "schema": {"type": "string"},
+        },
+    ),
+}
+
+
+def _greedy_paths_named(doc: dict[str, Any]) -> None:
+    paths = doc.get("paths", {})
+    for pattern, (path, parameter) in GREEDY_PATHS.items():
+        if pattern in paths:
+            ops = paths.pop(pattern)
+            for op in ops.values():
+                op["parameters"] = [*op.get("parameters", []), parameter]
+            paths[path] = ops
 
 
 def _statuses_as_answered(doc: dict[str, Any]) -> None:
@@ -63,6 +89,7 @@ def document() -> dict[str, Any]:
         mode="json", by_alias=True, exclude_none=True
     )
     _statuses_as_answered(doc)
+    _greedy_paths_named(doc)
     for (path, method), schema in RAW_BODIES.items():
         op = doc.get("paths", {}).get(path, {}).get(method)
         if op is not None and "requestBody" not in op:

@@ -116,12 +116,12 @@ class ConstantDocument:
     def response(self, headers: Mapping[str, str]) -> Response[str]:
         body, etag = self._encoded
         common = {"ETag": etag, "Cache-Control": "public, max-age=300"}
-        if _names_tag(headers.get("if-none-match"), etag):
+        if names_tag(headers.get("if-none-match"), etag):
             return Response(status_code=304, content_type=None, body="", headers=common)
         return Response(status_code=200, content_type=JSON, body=body, headers=common)
 
 
-def _names_tag(header: str | None, etag: str) -> bool:
+def names_tag(header: str | None, etag: str) -> bool:
     """Whether an ``If-None-Match`` value names ``etag`` (or is ``*``)."""
     if not header:
         return False

@@ -62,6 +62,18 @@ def is_reference(item: dict[str, Any]) -> bool:
     return str(item.get("licence_id", "")).startswith(REF_PREFIX)
 
 
+#: A team's settings item (what the team chose, not a key): ``team#<team>``. It carries no
+#: ``team`` attribute, so the team index (its keys) never lists it.
+TEAM_SETTINGS_PREFIX = "team#"
+
+
+def is_licence(item: dict[str, Any]) -> bool:
+    """Whether a licence-table item is a licence (not a payment reference or team settings)."""
+    return not is_reference(item) and not str(item.get("licence_id", "")).startswith(
+        TEAM_SETTINGS_PREFIX
+    )
+
+
 def link_references(store: LicenceStore, licence_id: str, refs: Iterable[str]) -> None:
     """Record that each Stripe id in ``refs`` names ``licence_id`` (first writer wins)."""
     for ref in refs:
@@ -298,7 +310,7 @@ def apply_change(current: Licence | None, change: Change, *, now: datetime) -> L
 
 def _read(store: LicenceStore, licence_id: str) -> Licence | None:
     item = store.get(licence_id)
-    return Licence.from_item(item) if item else None
+    return Licence.from_item(item) if item and is_licence(item) else None
 
 
 def _write(store: LicenceStore, before: Licence | None, after: Licence) -> Licence:
@@ -423,7 +435,7 @@ def reissue(
 def list_licences(store: LicenceStore) -> list[Licence]:
     """Every licence, oldest first (operator listing; never shows keys)."""
     return sorted(
-        (Licence.from_item(i) for i in store.scan() if not is_reference(i)),
+        (Licence.from_item(i) for i in store.scan() if is_licence(i)),
         key=lambda lic: (lic.issued_at or "", lic.licence_id),
     )
 
@@ -486,3 +498,32 @@ def revoke_member(
         raise NotFound("no such member key in this team", code="key_not_found")
     t = _operator_transition("team.member_revoke", "revoke", now)
     return _update(store, key_id, lambda lic: replace(lic, transitions=(*lic.transitions, t)))
+
+
+# ----------------------------------------------------------------------------- team settings
+
+
+def badge_public(store: LicenceStore, team: str) -> bool:
+    """Whether ``team`` has made its badge public (off until its purchase key says so; a
+    string that is not a team identity has no settings, so it reads as private)."""
+    if team_id_or_none(team) is None:
+        return False
+    item = store.get(TEAM_SETTINGS_PREFIX + team)
+    return bool(item and item.get("badge_public") is True)
+
+
+def set_badge_public(store: LicenceStore, owner: Licence, team: str, public: bool) -> bool:
+    """Make ``team``'s badge public or private: its purchase key only, like member keys
+    (:func:`require_purchase_key`, docs/tenancy.md); returns what is now stored."""
+    _require_owner(owner, team)
+    key = TEAM_SETTINGS_PREFIX + team
+
+    def attempt() -> bool:
+        before = store.get(key)
+        version = int(before.get("version", 0)) if before else None
+        item = {**(before or {}), "licence_id": key, "badge_public": public}
+        item["version"] = (version or 0) + 1
+        store.put(item, expected_version=version)
+        return public
+
+    return retry_on_conflict(attempt, what="team settings")

@@ -13,4 +13,5 @@ OPENAPI_ROUTERS = [
     "toolcall300.service.api.routes.argcheck",
     "toolcall300.service.api.routes.dashboard",
     "toolcall300.service.api.routes.runs",
+    "toolcall300.service.api.routes.badges",
 ]

@@ -1,5 +1,6 @@
-"""``GET /licence/claim`` (the buyer's key, once), ``GET /licence`` (the bearer's licence) and a
-team's member keys (``/teams/{team}/keys``: the one way into an existing team, docs/tenancy.md).
+"""``GET /licence/claim`` (the buyer's key, once), ``GET /licence`` (the bearer's licence), a
+team's member keys (``/teams/{team}/keys``: the one way into an existing team, docs/tenancy.md)
+and whether its badge is public (``PUT /teams/{team}/badge``: its purchase key only).
 """
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import BaseModel
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from toolcall300.service.api.auth import require_licence
 from toolcall300.service.api.resolver import (
@@ -17,6 +18,7 @@ from toolcall300.service.api.resolver import (
     json_response,
     make_router,
     ok_response,
+    public_base_url,
 )
 from toolcall300.service.api.wiring import check_ledger, licence_store
 from toolcall300.service.domain import licences
@@ -154,3 +156,32 @@ def member_keys(team: TeamId) -> MemberKeysView:
 def revoke_member_key(team: TeamId, key_id: KeyId) -> MemberKeyView:
     member = licences.revoke_member(licence_store(), _owner(), team, key_id, now=datetime.now(UTC))
     return _member_view(member)
+
+
+class BadgeRequest(BaseModel):
+    """``PUT /teams/{team}/badge``: ``{"public": true | false}`` and nothing else (a string,
+    a number or another key is ``400 invalid_request``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    public: StrictBool
+
+
+class BadgeView(BaseModel):
+    team: str
+    public: bool
+    #: the badge of branch ``main``; another branch is ``/badges/{team}/{branch}.svg``
+    badge_url: str
+    #: the line a README holds to show it
+    markdown: str
+
+
+@router.put(
+    "/teams/<team>/badge",
+    summary="Make the team's badge public or private (its purchase key only; private by default)",
+    responses={**ok_response(BadgeView, "the badge setting"), **error_responses(400, 401, 403)},
+    tags=["licences"],
+)
+def set_badge(team: TeamId, request: Annotated[BadgeRequest, Body()]) -> BadgeView:
+    public = licences.set_badge_public(licence_store(), _owner(), team, request.public)
+    url = f"{public_base_url(router.current_event.raw_event)}/badges/{team}/main.svg"
+    return BadgeView(team=team, public=public, badge_url=url, markdown=f"![TOOLCALL-300]({url})")
