@@ -367,7 +367,127 @@ def _answer_key(raw_id: Any) -> str:
     return raw_id if isinstance(raw_id, str) else json.dumps(raw_id, sort_keys=True)
 
 
-def run_stream(  # noqa: C901, PLR0915
+class _Answers:
+    """What a stream run keeps from the adapter's stdout, and what it counts while taking it.
+
+    The first answer to an asked id wins; a later one is a duplicate, an id never asked is
+    unknown, a line that is no protocol answer is malformed. ``values_left`` (None: no bound)
+    is what :func:`count_values` may still keep; below zero the run stops (``value_cap``).
+    """
+
+    def __init__(
+        self,
+        order: list[str],
+        start: float,
+        values_left: int | None,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self.order = order
+        self.wanted = set(order)
+        self.start = start
+        self.values_left = values_left
+        self.progress = progress
+        self.answers: dict[str, Any] = {}
+        self.latencies: dict[str, float] = {}
+        self.answered_at: dict[str, float] = {}
+        self.sent_at: dict[str, float] = {}
+        self.unknown: list[str] = []
+        self.malformed = self.duplicates = 0
+        self.last_progress = start
+
+    @property
+    def complete(self) -> bool:
+        return len(self.answers) >= len(self.order)
+
+    @property
+    def over_value_cap(self) -> bool:
+        return self.values_left is not None and self.values_left < 0
+
+    def take(self, raw: bytes) -> None:
+        """Take one stdout line (an answer, or something counted as not one)."""
+        if not raw.strip():
+            return
+        parsed = parse_answer(raw)
+        if parsed is None:
+            self.malformed += 1
+            return
+        key = _answer_key(parsed[0])
+        if key not in self.wanted or not isinstance(parsed[0], str):
+            self.unknown.append(key)
+        elif key in self.answers:
+            self.duplicates += 1
+        else:
+            if self.values_left is not None:
+                self.values_left -= count_values(parsed[1], self.values_left)
+                if self.values_left < 0:
+                    return
+            now = time.monotonic()
+            self.answers[key] = parsed[1]
+            self.latencies[key] = now - self.sent_at.get(key, self.start)
+            self.answered_at[key] = now - self.start
+            self.last_progress = now
+            if self.progress:
+                self.progress(len(self.answers), len(self.order))
+
+    def result(
+        self, exit_code: int | None, stderr_tail: str, stopped: str | None, oversized: int
+    ) -> StreamResult:
+        """The run's :class:`StreamResult`, once the adapter is stopped and reaped."""
+        return StreamResult(
+            answers={key: self.answers.get(key) for key in self.order},
+            unanswered=[key for key in self.order if key not in self.answers],
+            unknown_ids=self.unknown,
+            malformed_lines=self.malformed + oversized,
+            duplicate_answers=self.duplicates,
+            exit_code=exit_code,
+            stderr_tail=stderr_tail,
+            stopped_reason=stopped,
+            elapsed=time.monotonic() - self.start,
+            latencies=self.latencies,
+            answered_at=self.answered_at,
+        )
+
+
+def _read_answers(
+    fd: int,
+    reader: _LineReader,
+    kept: _Answers,
+    *,
+    deadline: float,
+    per_case_timeout: float,
+    max_output_bytes: int,
+) -> str | None:
+    """Read the adapter's stdout into ``kept`` until every id is answered (None) or the run
+    stops early: the reason, one of :data:`STOP_REASONS`."""
+    total = 0
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while not kept.complete:
+            now = time.monotonic()
+            if now >= deadline:
+                return "total_timeout"
+            if now >= kept.last_progress + per_case_timeout:
+                return "idle_timeout"
+            if not sel.select(min(deadline, kept.last_progress + per_case_timeout) - now):
+                continue
+            chunk = os.read(fd, _READ_CHUNK)
+            if not chunk:
+                for raw in reader.close():
+                    kept.take(raw)
+                if kept.over_value_cap:
+                    return "value_cap"
+                return None if kept.complete else "exited"
+            total += len(chunk)
+            if total > max_output_bytes:
+                return "output_cap"
+            for raw in reader.feed(chunk):
+                kept.take(raw)
+            if kept.over_value_cap:
+                return "value_cap"
+    return None
+
+
+def run_stream(
     argv: Sequence[str],
     items: Sequence[Mapping[str, Any]],
     *,
@@ -398,100 +518,26 @@ def run_stream(  # noqa: C901, PLR0915
     ``preexec_fn`` that calls ``os.setsid()`` itself must pass ``start_new_session=False``.
     """
     lines = encode_items(items)
-    order = [key for key, _ in lines]
-    wanted = set(order)
-    answers: dict[str, Any] = {}
-    latencies: dict[str, float] = {}
-    answered_at: dict[str, float] = {}
-    unknown: list[str] = []
-    malformed = duplicates = 0
-    values_left = max_answer_values
-    sent_at: dict[str, float] = {}
     start = time.monotonic()
+    kept = _Answers([key for key, _ in lines], start, max_answer_values, progress)
     deadline = start + total_timeout
     proc = _spawn(argv, popen_kwargs)
     tail = _Tail(proc.stderr)
-    _write_all(proc, lines, sent_at)
+    _write_all(proc, lines, kept.sent_at)
     reader = _LineReader(max_line_bytes)
-    total = 0
-    stopped: str | None = None
-    last_progress = start
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-
-    def take(raw: bytes) -> None:
-        nonlocal malformed, duplicates, last_progress, values_left
-        if not raw.strip():
-            return
-        parsed = parse_answer(raw)
-        if parsed is None:
-            malformed += 1
-            return
-        key = _answer_key(parsed[0])
-        if key not in wanted or not isinstance(parsed[0], str):
-            unknown.append(key)
-        elif key in answers:
-            duplicates += 1
-        else:
-            if values_left is not None:
-                values_left -= count_values(parsed[1], values_left)
-                if values_left < 0:
-                    return
-            now = time.monotonic()
-            answers[key] = parsed[1]
-            latencies[key] = now - sent_at.get(key, start)
-            answered_at[key] = now - start
-            last_progress = now
-            if progress:
-                progress(len(answers), len(order))
-
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while len(answers) < len(order):
-            now = time.monotonic()
-            if now >= deadline:
-                stopped = "total_timeout"
-                break
-            if now >= last_progress + per_case_timeout:
-                stopped = "idle_timeout"
-                break
-            if not sel.select(min(deadline, last_progress + per_case_timeout) - now):
-                continue
-            chunk = os.read(fd, _READ_CHUNK)
-            if not chunk:
-                for raw in reader.close():
-                    take(raw)
-                if values_left is not None and values_left < 0:
-                    stopped = "value_cap"
-                elif len(answers) < len(order):
-                    stopped = "exited"
-                break
-            total += len(chunk)
-            if total > max_output_bytes:
-                stopped = "output_cap"
-                break
-            for raw in reader.feed(chunk):
-                take(raw)
-            if values_left is not None and values_left < 0:
-                stopped = "value_cap"
-                break
+    stopped = _read_answers(
+        proc.stdout.fileno(),
+        reader,
+        kept,
+        deadline=deadline,
+        per_case_timeout=per_case_timeout,
+        max_output_bytes=max_output_bytes,
+    )
     grace = (
         min(deadline, time.monotonic() + _EXIT_GRACE_SECONDS)
         if stopped in (None, "exited")
         else 0.0
     )
     code = _finish(proc, grace)
-    unanswered = [key for key in order if key not in answers]
-    return StreamResult(
-        answers={key: answers.get(key) for key in order},
-        unanswered=unanswered,
-        unknown_ids=unknown,
-        malformed_lines=malformed + reader.oversized,
-        duplicate_answers=duplicates,
-        exit_code=code,
-        stderr_tail=tail.text(),
-        stopped_reason=stopped,
-        elapsed=time.monotonic() - start,
-        latencies=latencies,
-        answered_at=answered_at,
-    )
+    return kept.result(code, tail.text(), stopped, reader.oversized)
