@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from toolcall300.canonical import pretty_bytes, sha256_hex
@@ -225,16 +226,21 @@ def _select(
     return kept, field
 
 
-def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noqa: C901, PLR0915
-    """Score, print, save, gate. Exit 0, 1 (usage or input error, or an adapter that failed on
-    every case) or 2 (regression only)."""
-    if args.spec:
-        stdout.write(render_spec())
-        return EXIT_OK
-    if args.selftest:
-        from toolcall300.scoring.selftest import run_selftest  # the checks import this module
+@dataclass(frozen=True)
+class _Scored:
+    """One run's corpus and what scoring it gave: enough to print, save and gate."""
 
-        return run_selftest(stdout)
+    track: tracks.Track
+    cases: list[dict[str, Any]]
+    in_sample: bool
+    baseline: Mapping[str, Any] | None
+    reports: list[dict[str, Any]]
+    runs: list[Any]
+
+
+def _read_corpus(args: argparse.Namespace) -> tuple[tracks.Track, list[dict[str, Any]], str]:
+    """The corpus ``--corpus`` names (a file, or a folder holding one): its track, its cases
+    and its sha256. A folder is replaced in ``args`` by the file it holds."""
     if os.path.isdir(args.corpus):  # a downloaded or generated corpus folder: its one corpus
         try:
             args.corpus = str(corpus_in(args.corpus))
@@ -245,9 +251,14 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noq
         track, cases = tracks.read_corpus(data)
     except CorpusError as exc:
         raise UsageError(f"toolcall300 score: corpus {args.corpus} {exc}") from None
-    corpus_sha = sha256_hex(data)
-    in_sample = built_by_this_suite(args.corpus, corpus_sha)
-    version = corpus_version(args.corpus, corpus_sha)
+    return track, cases, sha256_hex(data)
+
+
+def _read_baseline(
+    args: argparse.Namespace, track: tracks.Track, corpus_sha: str, version: str | None
+) -> Mapping[str, Any] | None:
+    """The ``--baseline`` report (None without one), refused when it was scored on another
+    corpus version or on other bytes: reports over different corpora cannot be compared."""
     baseline = tracks.load_baseline(args.baseline, track) if args.baseline else None
     mismatch = version_mismatch(baseline, version) if baseline is not None else None
     if mismatch:
@@ -260,6 +271,16 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noq
             f"{baseline['corpus_sha256'][:12]}, not on {args.corpus} ({corpus_sha[:12]}); "
             "reports over different corpora cannot be compared"
         )
+    return baseline
+
+
+def _score_adapters(args: argparse.Namespace, stderr: TextIO) -> _Scored:
+    """Read the corpus and the baseline, run every adapter over the selected cases, and score
+    each run (its warnings go to ``stderr``)."""
+    track, cases, corpus_sha = _read_corpus(args)
+    in_sample = built_by_this_suite(args.corpus, corpus_sha)
+    version = corpus_version(args.corpus, corpus_sha)
+    baseline = _read_baseline(args, track, corpus_sha, version)
     cases, selected = _select(args, cases, baseline)
     chosen = [track.build_adapter(kind, value, stream=args.stream) for kind, value in args.adapters]
     items = track.adapter_items(cases)
@@ -288,37 +309,67 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:  # noq
     if selected is not None:
         for one in reports:
             one["selection"] = selected
-    broken = [line for line in map(all_errored_line, reports) if line]
+    return _Scored(track, cases, in_sample, baseline, reports, runs)
+
+
+def _print_reports(args: argparse.Namespace, scored: _Scored, stdout: TextIO) -> None:
+    """The report (or the side-by-side table) on stdout, after a partial run's note, and then
+    the failures when ``--show-failures`` asks."""
+    track, reports = scored.track, scored.reports
+    partial = partial_note(reports[0])
+    if partial:
+        stdout.write(terminal_safe(partial) + "\n")  # first, so no reader takes it for a full run
+    if len(reports) == 1:
+        stdout.write(terminal_safe(track.render_text(reports[0], in_sample=scored.in_sample)))
+    else:
+        stdout.write(terminal_safe(track.render_side_by_side(reports, in_sample=scored.in_sample)))
+    if args.show_failures:
+        failures = track.render_failures(reports[0], scored.cases, scored.runs[0])
+        stdout.write("\n" + terminal_safe(failures))  # case ids, stderr tails
+
+
+def _save_reports(
+    args: argparse.Namespace, scored: _Scored, comparison: Mapping[str, Any] | None
+) -> None:
+    """The files the flags ask for: ``--json`` (the first report), ``--junit``, ``--summary``."""
+    track, reports = scored.track, scored.reports
+    if args.json:
+        _write(args.json, pretty_bytes(reports[0]))
+    baseline_name = f"baseline {args.baseline}"
+    if args.junit:
+        junit = track.render_junit(
+            reports, baseline_name=baseline_name, baseline=scored.baseline, comparison=comparison
+        )
+        _write(args.junit, junit)
+    if args.summary:
+        markdown = track.render_markdown(
+            reports, in_sample=scored.in_sample, comparison=comparison, baseline_name=baseline_name
+        )
+        _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Score, print, save, gate. Exit 0, 1 (usage or input error, or an adapter that failed on
+    every case) or 2 (regression only)."""
+    if args.spec:
+        stdout.write(render_spec())
+        return EXIT_OK
+    if args.selftest:
+        from toolcall300.scoring.selftest import run_selftest  # the checks import this module
+
+        return run_selftest(stdout)
+    scored = _score_adapters(args, stderr)
+    broken = [line for line in map(all_errored_line, scored.reports) if line]
     if broken:
         stderr.write(terminal_safe("\n".join(broken) + "\n"))  # an adapter's error line
         if args.summary:
             error = render_markdown_error(" ".join(broken).replace("toolcall300 score: ", ""))
             _write(args.summary, error.encode("utf-8"), append=True)
         return EXIT_ERROR
-    comparison = track.compare(baseline, reports[0]) if baseline is not None else None
-    partial = partial_note(reports[0])
-    if partial:
-        stdout.write(terminal_safe(partial) + "\n")  # first, so no reader takes it for a full run
-    if len(reports) == 1:
-        stdout.write(terminal_safe(track.render_text(reports[0], in_sample=in_sample)))
-    else:
-        stdout.write(terminal_safe(track.render_side_by_side(reports, in_sample=in_sample)))
-    if args.show_failures:
-        failures = track.render_failures(reports[0], cases, runs[0])
-        stdout.write("\n" + terminal_safe(failures))  # case ids, stderr tails
-    if args.json:
-        _write(args.json, pretty_bytes(reports[0]))
-    baseline_name = f"baseline {args.baseline}"
-    if args.junit:
-        junit = track.render_junit(
-            reports, baseline_name=baseline_name, baseline=baseline, comparison=comparison
-        )
-        _write(args.junit, junit)
-    if args.summary:
-        markdown = track.render_markdown(
-            reports, in_sample=in_sample, comparison=comparison, baseline_name=baseline_name
-        )
-        _write(args.summary, markdown.encode("utf-8"), append=True)  # CI summaries accumulate
+    track, baseline = scored.track, scored.baseline
+    comparison = track.compare(baseline, scored.reports[0]) if baseline is not None else None
+    _print_reports(args, scored, stdout)
+    _save_reports(args, scored, comparison)
     if comparison is None:
         return EXIT_OK
     stdout.write("\n" + terminal_safe(track.render_comparison(comparison)))  # flipped case ids
