@@ -29,7 +29,7 @@ PYTHON_LIBRARIES = (
     "openai",
     "anthropic",
 )
-NPM_LIBRARIES = ("jsonrepair", "ajv")
+NPM_LIBRARIES = ("jsonrepair", "ajv", "ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "@ai-sdk/google")
 CORPORA = (
     ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl",
     ROOT / "corpus_private/toolcall300.jsonl",
@@ -57,19 +57,31 @@ DELTAS_PEERS = (
 )
 
 
+def node_installed(package: str) -> bool:
+    """node is on PATH and ``make peers`` installed ``package`` into peers/node."""
+    return bool(shutil.which("node")) and (HERE / "node" / "node_modules" / package).is_dir()
+
+
 def deltas_flags() -> list[str]:
-    """The controls (C1, C2 on the accumulated call), then every deltas peer."""
+    """The controls (C1, C2 on the accumulated call), then every deltas peer (the Vercel AI
+    SDK's, a deltas process-protocol program, when node and it are here)."""
     flags = ["--adapter", "naive", "--adapter", "integrator"]
     for name in DELTAS_PEERS:
         flags += ["--adapter", f"peers/deltas_peers.py:{name}"]
+    if node_installed("ai"):
+        flags += ["--adapter-cmd", "node peers/node/deltas_vercel.mjs"]
     return flags
 
 
 def parallel_flags() -> list[str]:
-    """The controls (C1, C3), then every parallel peer."""
+    """The controls (C1, C3), then every parallel peer (the Vercel AI SDK's, plain and with an
+    Ajv validator, list stream-protocol programs, when node and it are here)."""
     flags = ["--adapter", "naive", "--adapter", "integrator"]
     for name in PARALLEL_PEERS:
         flags += ["--adapter", f"peers/parallel_peers.py:{name}"]
+    if node_installed("ai"):
+        script = "peers/node/parallel_vercel.mjs"
+        flags += ["--adapter-stream", f"node {script}", "--adapter-stream", f"node {script} --ajv"]
     return flags
 
 
@@ -87,7 +99,7 @@ def adapter_flags() -> list[str]:
     ):
         flags += ["--adapter", f"peers/{spec}"]
     script = "peers/node/jsonrepair_stream.mjs"
-    if shutil.which("node") and (HERE / "node" / "node_modules" / "jsonrepair").is_dir():
+    if node_installed("jsonrepair"):
         flags += ["--adapter-stream", f"node {script}", "--adapter-stream", f"node {script} --ajv"]
     return flags
 

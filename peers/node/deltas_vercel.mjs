@@ -14,6 +14,15 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 
+// The SDK logs its warnings with console.info / console.warn, and console.info is stdout: the
+// first warning of a process (Anthropic's "maxOutputTokens ... compatibility mode" for an
+// unknown model id) put "AI SDK Warning System: ..." on the protocol's stdout, a line that is
+// not the answer, so that stream errored and the process was restarted. The SDK's documented
+// switch, AI_SDK_LOG_WARNINGS, takes a function: the warnings go to stderr.
+globalThis.AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) => {
+  for (const w of warnings) process.stderr.write(`AI SDK warning (${provider} / ${model}): ${JSON.stringify(w)}\n`);
+};
+
 function sse(events, named, done) {
   const lines = events.map((e) => (named ? `event: ${e.type}\n` : "") + `data: ${JSON.stringify(e)}\n\n`);
   if (done) lines.push("data: [DONE]\n\n");

@@ -1,0 +1,132 @@
+"""The node peers' drivers speak the scorer's protocols (peers/node, docs/adapter-protocols.md).
+
+The Vercel AI SDK peers are programs: ``parallel_vercel.mjs`` answers the parallel track's list
+over the JSON Lines stream protocol, ``deltas_vercel.mjs`` the deltas process protocol. They
+need node and the locked npm packages (``make peers``, or ``npm ci --prefix peers/node``): here
+they skip saying so, under ``CI=true`` they fail (support.tiers; ``.ci/run`` installs them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.tiers import unavailable
+
+from toolcall300.cli import dispatch
+from toolcall300.generator.deltas import render
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_PEERS = ROOT / "peers" / "node"
+PARALLEL_SAMPLE = ROOT / "layers/toolcall300/toolcall300/data/parallel-sample24.jsonl"
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+@pytest.fixture
+def node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        unavailable(
+            "node is not installed: the node peers' drivers need it (apt-get install nodejs)"
+        )
+    if not (NODE_PEERS / "node_modules" / "ai").is_dir():
+        unavailable("the node peers are not installed: make peers (npm ci --prefix peers/node)")
+    return found
+
+
+def _run(node: str, script: str, lines: list[dict[str, Any]], *args: str) -> list[dict[str, Any]]:
+    """Every stdout line the driver wrote, each of which must be a JSON object."""
+    done = subprocess.run(
+        [node, str(NODE_PEERS / script), *args],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True, text=True, check=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _openai_turn(*calls: tuple[str, str]) -> str:
+    tool_calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+        for i, (n, a) in enumerate(calls)
+    ]
+    return json.dumps({"role": "assistant", "content": None, "tool_calls": tool_calls})
+
+
+def test_the_vercel_parallel_peer_answers_one_slot_per_call(node: str) -> None:
+    anthropic = [
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": 7}},
+    ]
+    rows = [
+        # a declared call, an undeclared one, arguments that are not JSON: the SDK marks the
+        # last two invalid, so their slots are null and the first stands
+        {"id": "a", "text": _openai_turn(("get_weather", '{"city": "Oslo"}'), ("nope", "{}"),
+                                         ("get_weather", '{"city": "Ber')), "tools": [WEATHER]},
+        {"id": "b", "text": json.dumps(anthropic), "tools": [WEATHER]},
+        {"id": "c", "text": '[{"name": "get_weather", "arguments": {"city": "Oslo"}}]', "tools": [WEATHER]},
+        {"id": "d", "text": '{"role": "assistant", "tool_calls": [', "tools": [WEATHER]},
+    ]  # fmt: skip
+    oslo = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    assert _run(node, "parallel_vercel.mjs", rows) == [
+        {"id": "a", "call": [oslo, None, None]},
+        # jsonSchema(parameters) validates nothing: the SDK hands on {"city": 7}
+        {"id": "b", "call": [oslo, {"name": "get_weather", "arguments": {"city": 7}}]},
+        {"id": "c", "call": None},  # a bare array is neither provider's wire form
+        {"id": "d", "call": None},  # text that does not parse
+    ]
+    # with an Ajv validator as the docs' `validate` option, the SDK marks {"city": 7} invalid
+    assert _run(node, "parallel_vercel.mjs", rows[1:2], "--ajv") == [
+        {"id": "b", "call": [oslo, None]}
+    ]
+
+
+@pytest.mark.parametrize("args", ["", " --ajv"])
+def test_the_vercel_parallel_peer_scores_the_parallel_sample(
+    node: str, args: str, tmp_path: Path
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    command = f"{node} peers/node/parallel_vercel.mjs{args}"
+    report = tmp_path / "r.json"
+    argv = ["score", "--corpus", str(PARALLEL_SAMPLE), "--adapter-stream", command]
+    assert dispatch([*argv, "--json", str(report)], out, err) == 0, err.getvalue()
+    assert err.getvalue() == ""  # every turn answered once, no stray line on its stdout
+    figures = json.loads(report.read_text())
+    assert figures["track"] == "parallel"
+    assert figures["adapter_errors"] == 0
+    assert figures["returned_calls"] > 0  # it read the envelopes, not refused every turn
+
+
+def test_the_vercel_deltas_peer_keeps_the_sdks_warnings_off_its_stdout(node: str) -> None:
+    """The SDK's first warning of a process (Anthropic's maxOutputTokens for an unknown model)
+    went to stdout through console.info: that stream's answer was a line that is not the
+    protocol's, an adapter error, and the process was restarted."""
+    events, *_ = render("anthropic", "standard", "get_weather", '{"city": "Oslo"}', 1, cut=False)
+    lines: list[dict[str, Any]] = [{"id": "s/0", "tools": [WEATHER]}]
+    lines += [{"id": "s/0", "event": event} for event in events]
+    lines.append({"id": "s/0", "end": True})
+    answers = _run(node, "deltas_vercel.mjs", lines)
+    assert answers == [{"id": "s/0", "commits": []}] * len(events) + [
+        {"id": "s/0", "call": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+    ]
+
+
+def test_ci_installs_the_node_peers() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "need+=(nodejs)" in script
+    assert "make peers/node/node_modules/.installed" in script
