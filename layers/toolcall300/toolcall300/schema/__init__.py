@@ -5,7 +5,8 @@ Every enforced keyword has one entry in :data:`KEYWORDS` (``keywords.py``) that 
 defect code; ``is_valid`` means nothing was yielded. The subset is the one ``tool-argument/v1``
 publishes; the tool catalog, the generator, the scorer, ``toolshim`` and ``argcheck`` all use
 this one engine. ``types.py`` holds the one type table, ``patterns.py`` the regular-expression
-dialect, ``paths.py`` the instance paths.
+dialect (``ecma.py`` its grammar and translation, ``backtracking.py`` its safety rule),
+``paths.py`` the instance paths.
 
 Keyword policy (one rule, applied everywhere): a keyword in :data:`ENFORCED` is checked; a
 keyword in :data:`ANNOTATIONS` is accepted and enforced as nothing (``format`` included, and
