@@ -29,7 +29,15 @@ PYTHON_LIBRARIES = (
     "openai",
     "anthropic",
 )
-NPM_LIBRARIES = ("jsonrepair", "ajv", "ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "@ai-sdk/google")
+NPM_LIBRARIES = (
+    "jsonrepair",
+    "ajv",
+    "ai",
+    "@ai-sdk/openai",
+    "@ai-sdk/anthropic",
+    "@ai-sdk/google",
+    "@langchain/core",
+)
 CORPORA = (
     ROOT / "layers/toolcall300/toolcall300/data/sample30.jsonl",
     ROOT / "corpus_private/toolcall300.jsonl",
@@ -74,11 +82,13 @@ def deltas_flags() -> list[str]:
 
 
 def parallel_flags() -> list[str]:
-    """The controls (C1, C3), then every parallel peer (the Vercel AI SDK's, plain and with an
-    Ajv validator, list stream-protocol programs, when node and it are here)."""
+    """The controls (C1, C3), then every parallel peer (LangChain.js's and the Vercel AI SDK's,
+    plain and with an Ajv validator, list stream-protocol programs, when node and they are here)."""
     flags = ["--adapter", "naive", "--adapter", "integrator"]
     for name in PARALLEL_PEERS:
         flags += ["--adapter", f"peers/parallel_peers.py:{name}"]
+    if node_installed("@langchain/core"):
+        flags += ["--adapter-stream", "node peers/node/parallel_langchain.mjs"]
     if node_installed("ai"):
         script = "peers/node/parallel_vercel.mjs"
         flags += ["--adapter-stream", f"node {script}", "--adapter-stream", f"node {script} --ajv"]

@@ -1,7 +1,8 @@
 """The node peers' drivers speak the scorer's protocols (peers/node, docs/adapter-protocols.md).
 
-The Vercel AI SDK peers are programs: ``parallel_vercel.mjs`` answers the parallel track's list
-over the JSON Lines stream protocol, ``deltas_vercel.mjs`` the deltas process protocol. They
+The node peers are programs: ``parallel_vercel.mjs`` (the Vercel AI SDK) and
+``parallel_langchain.mjs`` (LangChain.js) answer the parallel track's list over the JSON Lines
+stream protocol, ``deltas_vercel.mjs`` (the Vercel AI SDK) the deltas process protocol. They
 need node and the locked npm packages (``make peers``, or ``npm ci --prefix peers/node``): here
 they skip saying so, under ``CI=true`` they fail (support.tiers; ``.ci/run`` installs them).
 """
@@ -45,7 +46,7 @@ def node() -> str:
         unavailable(
             "node is not installed: the node peers' drivers need it (apt-get install nodejs)"
         )
-    if not (NODE_PEERS / "node_modules" / "ai").is_dir():
+    if not all((NODE_PEERS / "node_modules" / p).is_dir() for p in ("ai", "@langchain/core")):
         unavailable("the node peers are not installed: make peers (npm ci --prefix peers/node)")
     return found
 
@@ -96,12 +97,32 @@ def test_the_vercel_parallel_peer_answers_one_slot_per_call(node: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("args", ["", " --ajv"])
-def test_the_vercel_parallel_peer_scores_the_parallel_sample(
-    node: str, args: str, tmp_path: Path
+def test_the_langchain_parallel_peer_answers_one_slot_per_call(node: str) -> None:
+    rows = [
+        # parseToolCall on each: blank arguments are not JSON to JavaScript (Python's
+        # parse_tool_call reads them as {}), an undeclared name or arguments that are not an
+        # object do not stand: null in their slots
+        {"id": "a", "text": _openai_turn(("get_weather", '{"city": "Oslo"}'), ("get_weather", ""),
+                                         ("nope", "{}"), ("get_weather", '"{}"')), "tools": [WEATHER]},
+        {"id": "b", "text": '[{"name": "get_weather", "arguments": {"city": "Oslo"}}]', "tools": [WEATHER]},
+        {"id": "c", "text": "not json", "tools": [WEATHER]},
+    ]  # fmt: skip
+    oslo = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    assert _run(node, "parallel_langchain.mjs", rows) == [
+        {"id": "a", "call": [oslo, None, None, None]},
+        {"id": "b", "call": [oslo]},  # the glue reads a bare array, as the Python peer's does
+        {"id": "c", "call": None},
+    ]
+
+
+@pytest.mark.parametrize(
+    "script", ["parallel_vercel.mjs", "parallel_vercel.mjs --ajv", "parallel_langchain.mjs"]
+)
+def test_a_node_parallel_peer_scores_the_parallel_sample(
+    node: str, script: str, tmp_path: Path
 ) -> None:
     out, err = io.StringIO(), io.StringIO()
-    command = f"{node} peers/node/parallel_vercel.mjs{args}"
+    command = f"{node} peers/node/{script}"
     report = tmp_path / "r.json"
     argv = ["score", "--corpus", str(PARALLEL_SAMPLE), "--adapter-stream", command]
     assert dispatch([*argv, "--json", str(report)], out, err) == 0, err.getvalue()
