@@ -1,0 +1,117 @@
+"""Every function of the package is at most :data:`MAX_LINES` lines long, so that a new one is
+cut into named steps as it is written, not after.
+
+A function's length is counted from its ``def`` line to its last line, docstring included,
+decorators not; methods and nested functions count on their own (a nested function's lines
+count in its parent too). ruff's C901 (complexity) and PLR0915 (statements) hold the other
+two bounds (pyproject.toml); this one holds what they let through, a long run of simple steps.
+
+The functions already past the bound are listed in :data:`LONGER` with their length today:
+debts, not precedents. An entry may only shrink: a listed function that grows fails, and one
+that is cut to the bound (or renamed, or gone) must leave the list, so the list only gets
+shorter.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import toolcall300
+
+PACKAGE = Path(toolcall300.__file__).parent
+MAX_LINES = 60
+
+#: ``path/in/package.py::Qualified.name`` -> its length when it was listed (the most it may be).
+LONGER = {
+    "argcheck/compiled.py::_Generator.admit": 73,
+    "client/ci.py::parse_args": 72,
+    "client/ci.py::run": 61,
+    "generator/cli.py::parse_args": 67,
+    "generator/deltas.py::build": 90,
+    "generator/deltas.py::check": 72,
+    "generator/deltas.py::render": 152,
+    "generator/rules/nesting.py::nested_flattened": 75,
+    "importers/dialects.py::rewrite": 76,
+    "importers/dialects.py::rewrite.walk": 67,
+    "scoring/cli.py::parse_args": 99,
+    "scoring/render.py::_junit_suite": 66,
+    "scoring/report.py::score_cases": 68,
+    "scoring/selection.py::parse_expression": 63,
+    "scoring/selftest.py::selftest_checks": 127,
+    "scoring/tracks/deltas.py::score": 99,
+    "scoring/tracks/parallel.py::score_turns": 94,
+    "service/domain/runs/lifecycle.py::finish_scored": 82,
+    "service/local/gateway.py::build_event": 78,
+    "service/local/stack.py::_start": 79,
+    "service/local/stack.py::run": 73,
+    "toolshim/deltas.py::_Reading.feed": 85,
+    "toolshim/repair.py::_compile_object": 70,
+}
+
+
+def function_lengths(root: Path) -> dict[str, int]:
+    """``path::qualname`` -> lines, for every function and method of the ``.py`` files under
+    ``root`` (nested ones named through their parent: ``outer.inner``)."""
+    found: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        stack: list[tuple[ast.AST, str]] = [(tree, "")]
+        while stack:
+            node, prefix = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    name = prefix + child.name
+                    found[f"{where}::{name}"] = (
+                        (child.end_lineno or child.lineno) - child.lineno + 1
+                    )
+                    stack.append((child, name + "."))
+                elif isinstance(child, ast.ClassDef):
+                    stack.append((child, prefix + child.name + "."))
+                else:
+                    stack.append((child, prefix))
+    return found
+
+
+def length_problems(lengths: dict[str, int], listed: dict[str, int]) -> list[str]:
+    """What breaks the rule: a function past the bound that is not listed, a listed one that
+    grew past its figure, and a listed one that no longer needs its entry."""
+    problems = []
+    for name, lines in sorted(lengths.items()):
+        allowed = listed.get(name, MAX_LINES)
+        if lines > allowed:
+            how = f"grew past its listed {allowed}" if name in listed else f"is past {MAX_LINES}"
+            problems.append(f"{name} has {lines} lines and {how}: cut it into named steps")
+    for name, allowed in sorted(listed.items()):
+        if lengths.get(name, 0) <= MAX_LINES:
+            problems.append(
+                f"{name} is listed in LONGER ({allowed}) but is now within {MAX_LINES} lines "
+                "or gone: remove its entry"
+            )
+    return problems
+
+
+def test_every_function_of_the_package_is_within_the_bound() -> None:
+    assert length_problems(function_lengths(PACKAGE), LONGER) == []
+
+
+def test_the_bound_catches_a_new_long_function_and_a_grown_listed_one(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_LINES))  # def line + 60: one too many
+    (tmp_path / "mod.py").write_text(
+        "class A:\n    def short(self) -> None:\n        pass\n\n"
+        f"def long() -> None:\n{body}\n"
+        f"def listed() -> None:\n{body}"
+    )
+    lengths = function_lengths(tmp_path)
+    assert lengths["mod.py::A.short"] == 2
+    assert lengths["mod.py::long"] == MAX_LINES + 1
+    problems = length_problems(lengths, {"mod.py::listed": MAX_LINES})
+    assert [p.split(" has ")[0] for p in problems] == ["mod.py::listed", "mod.py::long"]
+    assert "grew past its listed 60" in problems[0] and "is past 60" in problems[1]
+
+
+def test_a_listed_function_cut_to_the_bound_must_leave_the_list(tmp_path: Path) -> None:
+    (tmp_path / "mod.py").write_text("def f() -> None:\n    pass\n")
+    problems = length_problems(function_lengths(tmp_path), {"mod.py::f": 70, "mod.py::gone": 80})
+    assert len(problems) == 2 and all("remove its entry" in p for p in problems)
