@@ -49,8 +49,9 @@ from support.sam import translated
 
 from toolcall300.jobs import harness
 from toolcall300.service.api import wiring
-from toolcall300.service.domain import runs
+from toolcall300.service.domain import licences, runs
 from toolcall300.service.domain.images import ImageFacts
+from toolcall300.service.errors import UpstreamUnavailable
 from toolcall300.service.hosted import batch, flow
 from toolcall300.service.local.cfn import load_template
 from toolcall300.service.local.provision import provision
@@ -66,7 +67,14 @@ ACCOUNT, REGION = "123456789012", "us-east-1"
 CASES = fakes.small_corpus(6)
 IMAGE = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/acme/adapter@sha256:" + "d" * 64
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-FUNCTIONS = ("RunsFunction", "BatchEventsFunction", "SweeperFunction", "TripwiresFunction")
+FUNCTIONS = (
+    "RunsFunction",
+    "BatchEventsFunction",
+    "SweeperFunction",
+    "TripwiresFunction",
+    "LicencesFunction",
+    "BadgesFunction",
+)
 
 
 class Resolver:
@@ -680,3 +688,70 @@ def test_moto_authorises_an_s3_request_by_the_iam_action_aws_checks() -> None:
     finally:
         requests.post(f"{endpoint}/moto-api/reset-auth", data=b"inf", timeout=10)
         server.stop()
+
+
+def _handler_call(stack: dict[str, Any], who: str, method: str, target: str, **kw: Any) -> Any:
+    """One request through ``who``'s real handler (the gateway's routes) under its policy."""
+    from toolcall300.service.local.gateway import bind_routes, invoke
+
+    # as the template's Globals set them; metrics off (an earlier test's buffered count would
+    # otherwise be flushed, and refused without the namespace, by this handler)
+    stack["monkeypatch"].setenv("POWERTOOLS_METRICS_NAMESPACE", "TOOLCALL300")
+    stack["monkeypatch"].setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    act_as(stack, who)
+    routes = bind_routes(ROOT, load_template(ROOT / "template.yaml"))
+    mine = [r for r in routes if r.route.function == who]
+    return invoke(mine, method=method, target=target, source_ip="198.51.100.7", **kw)
+
+
+def test_the_badge_is_set_by_the_licences_function_and_drawn_by_the_badges_function(
+    enforced: dict[str, Any],
+) -> None:
+    """PUT /teams/{team}/badge as the Licences function, GET /badges/... as the Badges
+    function, each through its real handler under its own generated policy; the Badges
+    function (public, no key) may read a team's settings item and its runs by index, and
+    may neither write the licences table nor scan it."""
+    act_as(enforced, "operator")
+    key, owner = licences.issue_manual(
+        wiring.licence_store(), tier="team", team_name="acme", now=NOW
+    )
+    team = str(owner.team)
+    run = runs.Run(
+        run_id=runs.new_run_id(NOW),
+        team=team,
+        licence_id=owner.licence_id,
+        adapter={"kind": "image"},
+        ref="refs/heads/feature/x",
+        commit="abc1234",
+        status="scored",
+        created_at="2026-12-01T12:00:00Z",
+        finished_at="2026-12-01T12:05:00Z",
+        verdict="regression",
+        summary={"cases": 300, "exact": 271},
+        version=1,
+    )
+    wiring.run_store().put(run.to_item(), expected_version=None)
+    target = f"/badges/{team}/feature/x.svg"
+    status, _, _ = _handler_call(enforced, "BadgesFunction", "GET", target, headers=[], body=b"")
+    assert status == 404  # private by default (the settings item is read, and absent)
+    status, _, body = _handler_call(
+        enforced,
+        "LicencesFunction",
+        "PUT",
+        f"/teams/{team}/badge",
+        headers=[("authorization", f"Bearer {key}"), ("content-type", "application/json")],
+        body=b'{"public": true}',
+    )
+    assert status == 200, body
+    status, headers, body = _handler_call(
+        enforced, "BadgesFunction", "GET", target, headers=[], body=b""
+    )
+    assert status == 200 and headers["content-type"] == "image/svg+xml", body
+    assert "regression · 271/300 exact" in body.decode()
+    act_as(enforced, "BadgesFunction")
+    with pytest.raises(UpstreamUnavailable) as refused:
+        licences.set_badge_public(wiring.licence_store(), owner, team, False)
+    assert "AccessDenied" in str(refused.value.__cause__)
+    with pytest.raises(UpstreamUnavailable):
+        wiring.licence_store().scan()
+    assert licences.badge_public(wiring.licence_store(), team)
