@@ -3,7 +3,7 @@ label, a flattering corpus is refused, the scorer grades it with its own metrics
 toolshim's stream reader is exact, invariant and commits nothing unsafe.
 
 IN-SAMPLE WARNING: toolshim.deltas and this corpus were written from the same decisions
-(DS1-DS4); its 612 / 612 measures agreement with them, nothing more.
+(DS1-DS4); its 640 / 640 measures agreement with them, nothing more.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def test_every_form_shape_and_partition_kind_is_there(built: Any) -> None:
         for offsets in case["partitions"]:
             inside_escape += any(text[o - 1 : o + 1] in ('\\"', "\\u") for o in offsets)
     assert inside_escape
-    # the main corpus holds no character past U+FFFF, so no stream has a surrogate pair; the
-    # special cuts would split one between its halves
+    # the special cuts split an escaped surrogate pair between its halves (the astral_in_string
+    # streams carry one: tests/core/test_deltas_forms.py)
     text = '{"q": "\\ud83d\\ude00", "n": 12.5}'
     cuts = gen._special_cuts(text)
     assert text.index("\\ude00") in cuts and text.index("2.5") in cuts

@@ -112,7 +112,7 @@ def test_the_kit_scores_the_deltas_sample(kit: Path) -> None:
     ).read_bytes()
     result = run(kit, "score.py", "--corpus", "deltas-sample.jsonl", "--adapter", "toolshim")
     assert result.returncode == 0, result.stderr
-    assert "18/18 (100.0%)" in result.stdout and "in-sample" in result.stdout
+    assert "34/34 (100.0%)" in result.stdout and "in-sample" in result.stdout
     assert re.search(r"unsafe commits \(goal 0\) +0\n", result.stdout)
     result = run(kit, "score.py", "--corpus", "deltas-sample.jsonl", "--adapter", "integrator")
     assert result.returncode == 0 and "exact (every partition" in result.stdout

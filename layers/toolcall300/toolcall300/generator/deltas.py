@@ -14,11 +14,12 @@ and refuse a flattering corpus. It grades nothing and repairs nothing.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,9 @@ from toolcall300.generator.oracles import (
     required_defaults,
     tool_of,
 )
+from toolcall300.schema import is_valid
 
-DELTAS_VERSION = "1.1"
+DELTAS_VERSION = "1.2"
 GENERATOR = "toolcall300-deltas/1"
 SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "vertex")
 #: shapes whose stream carries no final copy of the arguments (a lost fragment is lost)
@@ -50,12 +52,17 @@ FORMS = (
     "name_with_arguments",  # the name and the first arguments fragment in one delta
     "whole_call",  # the whole call and its finish in one delta
     "cut",  # stopped by the token limit mid-call, with the provider's own signal (rule 11)
+    "no_arguments",  # a tool that takes none: each provider's empty arguments (DS3)
+    "closer_in_string",  # a string value holding a closing quote and brace, escaped
+    "astral_in_string",  # a string value holding a character past U+FFFF (a surrogate pair)
     "first_fragment_dropped",  # broken serving layer (DS2)
     "last_fragment_dropped",  # broken serving layer (DS2)
     "fragment_repeated",  # broken serving layer (DS2)
     "arguments_emptied",  # broken serving layer (DS3)
 )
-BROKEN_FORMS = FORMS[4:]
+BROKEN_FORMS = FORMS[7:]
+#: what the constructed forms append to one plain string value (``_constructed``)
+SUFFIXES = {"closer_in_string": ' "} \\"}', "astral_in_string": " \U0001f600"}
 RANDOM_PARTITIONS = 4
 SEED = 31
 #: The free sample (CC0, in the kit): the first case of every form and shape there is.
@@ -82,9 +89,10 @@ def _chat_args(piece: str) -> dict[str, Any]:
 CHAT_PATH = ["choices", 0, "delta", "tool_calls", 0, "function", "arguments"]
 
 
-def render(
-    shape: str, form: str, name: str, text: str, n: int, *, cut: bool
-) -> tuple[list[dict[str, Any]], int | None, list[Any], dict[str, Any] | None]:
+Rendered = tuple[list[dict[str, Any]], int | None, list[Any], dict[str, Any] | None]
+
+
+def render(shape: str, form: str, name: str, text: str, n: int, *, cut: bool) -> Rendered:
     """``(events, fragment_event, fragment_path, continuation)`` of one stream carrying
     ``name`` and the arguments ``text`` whole in the event ``fragment_event`` at
     ``fragment_path``; ``continuation`` is the event every further fragment rides in (its
@@ -218,13 +226,13 @@ def render(
             {**delta_event, "delta": {**delta_event["delta"], "partial_json": ""}},
         )
     if shape == "gemini":  # the Gemini API streams a call whole: args is an object, no fragments
+        call: dict[str, Any] = {"name": name}
+        if text:  # FunctionCall.args is optional: a call of no arguments may leave it out
+            call["args"] = loads_strict(text)
         event = {
             "candidates": [
                 {
-                    "content": {
-                        "role": "model",
-                        "parts": [{"functionCall": {"name": name, "args": loads_strict(text)}}],
-                    },
+                    "content": {"role": "model", "parts": [{"functionCall": call}]},
                     "finishReason": "MAX_TOKENS" if cut else "STOP",
                     "index": 0,
                 }
@@ -303,7 +311,14 @@ def _vertex(
 ) -> tuple[list[dict[str, Any]], int | None, list[Any], dict[str, Any] | None]:
     leaves = vertex_leaves(args) or []
     strings = [i for i, (_, v) in enumerate(leaves) if isinstance(v, str)]
-    longest = max(strings, key=lambda i: (len(leaves[i][1]), -i)) if strings else None
+    grown = [i for i in strings if any(x in leaves[i][1] for x in SUFFIXES.values())]
+    longest = (
+        grown[0]
+        if grown
+        else max(strings, key=lambda i: (len(leaves[i][1]), -i))
+        if strings
+        else None
+    )  # the fragment cut: a constructed value (``constructed``), else the longest string
     events = [_vertex_chunk({"name": name, "willContinue": True})]
     fragment = None
     for i, (path, value) in enumerate(leaves):
@@ -313,19 +328,30 @@ def _vertex(
     events.append(_vertex_chunk({"willContinue": False}, "MAX_TOKENS" if cut else "STOP"))
     if fragment is None:
         return events, None, [], None
-    frag_path: list[Any] = [
-        "candidates",
-        0,
-        "content",
-        "parts",
-        0,
-        "functionCall",
-        "partialArgs",
-        0,
-        "stringValue",
-    ]
+    frag_path: list[Any] = [*VERTEX_FRAGMENT, "stringValue"]
     continuation = copy.deepcopy(events[fragment])
     return events, fragment, frag_path, continuation
+
+
+VERTEX_FRAGMENT = ["candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0]
+
+
+def vertex_cut(name: str, done: dict[str, Any], key: str, begun: str, n: int = 0) -> Rendered:
+    """A Vertex stream stopped by its token limit mid-value: the values ``done`` whole, then
+    the string at ``key`` begun as ``begun`` and still continuing (``willContinue: true``),
+    then a chunk whose ``finishReason`` is ``MAX_TOKENS`` and which continues nothing
+    (``n``, the case's number, names nothing here: a Vertex chunk carries no id)."""
+    del n
+    events = [_vertex_chunk({"name": name, "willContinue": True})]
+    events += [
+        _vertex_chunk({"partialArgs": [_partial(path, value)], "willContinue": True})
+        for path, value in vertex_leaves(done) or []
+    ]
+    open_arg = {**_partial((key,), begun), "willContinue": True}
+    events.append(_vertex_chunk({"partialArgs": [open_arg], "willContinue": True}))
+    events.append({"candidates": [{"finishReason": "MAX_TOKENS", "index": 0}]})
+    k = len(events) - 2
+    return events, k, [*VERTEX_FRAGMENT, "stringValue"], copy.deepcopy(events[k])
 
 
 def _set(value: Any, path: list[Any], piece: str) -> None:
@@ -364,10 +390,12 @@ def replay(case: dict[str, Any], offsets: list[int]) -> list[dict[str, Any]]:
 
 
 def _continues(pieces: list[dict[str, Any]], path: list[Any]) -> None:
-    """Vertex's ``PartialArg.willContinue``: every piece but the last of a value says true."""
+    """Vertex's ``PartialArg.willContinue``: every piece but the last of a value says true;
+    the last says what the whole fragment said (the head piece is a copy of it): true on a
+    value cut mid-way."""
     parents = [_get(event, path[:-1]) for event in pieces]
     if all(isinstance(p, dict) and "willContinue" in p for p in parents):
-        last = parents[-1]["willContinue"] if len(parents) == 1 else False
+        last = parents[0]["willContinue"]
         for parent in parents:
             parent["willContinue"] = True
         parents[-1]["willContinue"] = last
@@ -488,6 +516,66 @@ def _respelled(text: str, index: int) -> str:
     return json.dumps(value, ensure_ascii=True) if isinstance(value, dict) else text
 
 
+_OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*"((?:[^"\\]|\\.)*)\Z')
+
+
+def cut_value(src: Source) -> tuple[dict[str, Any], str, str] | None:
+    """A cut source stopped inside a top-level string value, as ``(the values completed
+    before it, its key, the string begun)``; None for any other cut (mid-number, mid-key,
+    inside a container: Vertex sends numbers and array items whole, so there the values it
+    completed would not be rule 11's)."""
+    if not src.cut:
+        return None
+    m = _OPEN_STRING.search(src.text)
+    if m is None:
+        return None
+    head = src.text[: m.start()].rstrip(" \t\r\n")
+    try:
+        key, begun = loads_strict(f'"{m[1]}"'), loads_strict(f'"{m[2]}"')
+        done = loads_strict(head.rstrip(",") + "}") if head.endswith(",") else None
+    except ValueError:
+        return None  # a key or string cut inside an escape, or not at the top level
+    whole = completed_prefix('"arguments":' + src.text)
+    if not isinstance(done, dict) or whole is None or canonical(done) != canonical(whole):
+        return None
+    if key in done or "'" in key or "\\" in key or not begun:
+        return None
+    if done and vertex_leaves(done) is None:
+        return None
+    return done, key, begun
+
+
+def _plain_string(schema: Any) -> bool:
+    """A property schema that accepts any string as it is (no enum, const, pattern, format)."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not {"enum", "const", "pattern", "format", "maxLength"} & set(schema)
+    )
+
+
+def constructed(case: dict[str, Any], text: str, form: str) -> tuple[Any, Any] | None:
+    """``(arguments, label)`` of a constructed form: the first top-level string the source
+    wrote that its label keeps as written, under a plain string schema, with ``SUFFIXES[form]``
+    appended in both (the rules keep a valid plain string as written, so the label follows by
+    construction). None when the source has no such value."""
+    label = case["expected"]
+    tool = tool_of(case, label["name"]) if label is not None else None
+    if label is None or tool is None or not text.startswith("{"):
+        return None
+    args = loads_strict(text)
+    props = tool_schema(tool).get("properties") or {}
+    for key, value in args.items():
+        kept = label["arguments"].get(key) if isinstance(label["arguments"], dict) else None
+        if isinstance(value, str) and value == kept and _plain_string(props.get(key)):
+            grown = value + SUFFIXES[form]
+            new_label = {**label, "arguments": {**label["arguments"], key: grown}}
+            if not is_valid(new_label["arguments"], tool_schema(tool)):
+                return None
+            return {**args, key: grown}, new_label
+    return None
+
+
 def _broken_text(form: str, text: str, rng: random.Random) -> str | None:
     """The arguments text a broken serving layer sends for ``form``, or None when it would
     be strict JSON again (then no stream could tell it from a real call: not a case)."""
@@ -528,9 +616,20 @@ def build(
     cases: list[dict[str, Any]] = []
     rationale: list[dict[str, Any]] = []
 
-    def add(src: Source, shape: str, form: str, text: str, expected: Any, why: str) -> None:
+    def add(
+        src: Source,
+        shape: str,
+        form: str,
+        text: str,
+        expected: Any,
+        why: str,
+        rendered: Callable[[int], Rendered] | None = None,
+        unless_flattering: bool = False,
+    ) -> None:
         n = len(cases) + 1
-        events, k, path, continuation = render(shape, form, src.name, text, n, cut=form == "cut")
+        events, k, path, continuation = (
+            rendered(n) if rendered else render(shape, form, src.name, text, n, cut=form == "cut")
+        )
         case = {
             "id": f"tcd-{n:04d}",
             "track": "deltas",
@@ -543,14 +642,18 @@ def build(
             "fragment_event": k,
             "fragment_path": path,
             "continuation": continuation,
-            "partitions": (
-                partitions(_get(events[k], path), rng)
-                if k is not None and form != "whole_call"
-                else [[]]
-            ),
+            "partitions": [[]],
             "expected_kind": "value" if expected is not None else "unrecoverable",
             "expected": expected,
         }
+        if unless_flattering and flatters(case):
+            return  # accumulate-parse-validate would pass it: no case (see ``check``)
+        if k is not None and form != "whole_call":
+            fragment = _get(events[k], path)
+            case["partitions"] = partitions(fragment, rng)
+            around = _around_suffix(fragment, form)
+            if around and around not in case["partitions"]:
+                case["partitions"].append(around)
         cases.append(case)
         rationale.append({"id": case["id"], "source": src.case["id"], "rationale": why})
 
@@ -609,7 +712,95 @@ def build(
                     base.format(shape=shape, form=form)
                     + f": {rule}, a refusal, never an invented call",
                 )
+    _later_forms(usable, add)
     return cases, rationale
+
+
+#: a tool of no arguments as each provider streams it: (shape, arguments text, how it is sent)
+EMPTY_SPELLINGS = (
+    ("openai_chat", "", '`arguments: ""` in the first chunk, no further fragment'),
+    ("openai_chat", "{}", '`arguments: "{}"` after the first chunk'),
+    ("openai_responses", "{}", 'a `.delta` of "{}" and `.done` with "{}"'),
+    ("anthropic", "", 'one `input_json_delta` with `partial_json: ""`'),
+    ("anthropic", None, "no `input_json_delta` at all (the block's `input: {}` only)"),
+    ("gemini", "", "a `functionCall` without `args` (it is optional)"),
+    ("gemini", "{}", "`args: {}`"),
+    ("vertex", "{}", "a name chunk and a closing chunk, no `partialArgs`"),
+)
+
+
+def _empty_rendering(shape: str, text: str | None, name: str, n: int) -> Rendered:
+    """One stream of a call with no arguments, spelled as ``EMPTY_SPELLINGS`` says."""
+    if shape == "openai_chat" and text == "":
+        return render(shape, "name_with_arguments", name, "", n, cut=False)
+    events, k, path, continuation = render(shape, "standard", name, text or "", n, cut=False)
+    if text is None:  # Anthropic: the tool_use block opens and stops with no delta between
+        del events[k or 0]
+        return events, None, [], None
+    return events, k, path, continuation
+
+
+def _later_forms(usable: list[Source], add: Any) -> None:
+    """The forms added in version 1.2, after every earlier case (whose ids and partitions
+    stay as they were): a tool of no arguments in each provider's spelling, a closing quote
+    and brace inside a string value, a character past U+FFFF (its escaped surrogate pair cut
+    between and inside its halves), and a Vertex stream cut mid-value."""
+    for src in usable:
+        label = src.case["expected"]
+        base = f"{src.case['id']} ({src.case['category']}) as one {{shape}} stream, {{form}}"
+        if label is not None and label["arguments"] == {} and not src.cut:
+            for shape, text, how in EMPTY_SPELLINGS:
+                why = base.format(shape=shape, form="of a tool that takes no arguments, " + how)
+                rendered = functools.partial(_empty_rendering, shape, text, src.name)
+                why += ": DS3 reads it as {}, the source's label"
+                add(src, shape, "no_arguments", text or "", label, why, rendered, True)
+    for form in ("closer_in_string", "astral_in_string"):
+        built = [(s, constructed(s.case, s.text, form)) for s in usable if not s.cut]
+        for number, (src, made) in enumerate([(s, m) for s, m in built if m is not None][:3]):
+            args, label = made
+            for shape in SHAPES:
+                if shape == "vertex" and not vertex_leaves(args):
+                    continue
+                text = json.dumps(args, ensure_ascii=number != 2)
+                why = (
+                    f"{src.case['id']} ({src.case['category']}) as one {shape} stream, a string "
+                    f"value with {SUFFIXES[form]!r} appended in the text and the label (a plain "
+                    "string is kept as written: the label by construction)"
+                )
+                add(src, shape, form, text, label, why, None, True)
+    for src in usable:
+        found = cut_value(src)
+        if found is not None:
+            why = (
+                f"{src.case['id']} ({src.case['category']}) as one vertex stream cut mid-value "
+                "(MAX_TOKENS, the value still continuing); rule 11 reads the provider's own "
+                "signal, so the label is the source's"
+            )
+            rendered = functools.partial(vertex_cut, src.name, *found)
+            add(src, "vertex", "cut", "", src.case["expected"], why, rendered)
+
+
+def _around_suffix(fragment: str, form: str) -> list[int]:
+    """For a constructed form, one partition cutting at every offset next to and inside what
+    was appended (the closing quote and brace, or the surrogate pair), as providers split it."""
+    if form not in SUFFIXES:
+        return []
+    for spelled in (json.dumps(SUFFIXES[form])[1:-1], SUFFIXES[form]):
+        at = fragment.find(spelled)
+        if at >= 0:
+            lo, hi = max(1, at - 1), min(len(fragment), at + len(spelled) + 2)
+            return list(range(lo, hi))
+    return []
+
+
+def flatters(case: dict[str, Any]) -> bool:
+    """Whether the plain accumulate-parse-validate integrator (C2 on the accumulated call)
+    passes this value case: it reads only the accumulated text, so it would pass it under
+    every partition."""
+    if case["expected_kind"] != "value":
+        return False
+    name, text, _ = reassemble(case, case["events"])
+    return passes(case, integrator(json.dumps({"name": name, "arguments": text}), case["tools"]))
 
 
 # --------------------------------------------------------------------------- integrity checks
@@ -650,11 +841,12 @@ def reassemble(case: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str 
             cand = event["candidates"][0]
             call = cand["content"]["parts"][0]["functionCall"]
             name = call["name"]
-            parts.append(json.dumps(call["args"], ensure_ascii=False))
+            parts.append(json.dumps(call["args"], ensure_ascii=False) if "args" in call else "")
             end = "cut" if cand["finishReason"] == "MAX_TOKENS" else end
         else:  # vertex: partialArgs, each value by its jsonPath, strings in pieces
             cand = event["candidates"][0]
-            call = cand["content"]["parts"][0]["functionCall"]
+            content = cand.get("content", {"parts": [{"functionCall": {}}]})
+            call = content["parts"][0]["functionCall"]
             name = call.get("name", name)
             for arg in call.get("partialArgs", []):
                 pieces.append(arg)
@@ -729,8 +921,12 @@ def check(  # noqa: C901, PLR0915
             ):
                 yield f"{where}: partition {offsets} is not increasing cuts inside the text"
                 break
-            again = reassemble(case, replay(case, offsets))
-            if again != (name, text, end):
+            events = replay(case, offsets)
+            again = reassemble(case, events)
+            if again != (name, text, end) or (
+                case["shape"] == "vertex"
+                and vertex_completed(events) != vertex_completed(case["events"])
+            ):
                 yield f"{where}: partition {offsets} reads another call"
                 break
         splits = [p for p in case["partitions"] if len(p) == 1]
@@ -751,26 +947,66 @@ def check(  # noqa: C901, PLR0915
             if emptied and not _emptied_refuses(src, name or ""):
                 yield f"{where}: an emptied call that rule 6 would complete is no case"
             continue
-        if canonical(case["expected"]) != canonical(src["expected"]):
-            yield f"{where}: label differs from its source's"
-        sent = source_of(src)
-        if sent is None or name != sent.name:
-            yield f"{where}: the stream's name is not its source's"
-            continue
-        if end == "cut":
-            if completed_prefix('"arguments":' + text) != completed_prefix(src["text"]):
-                yield f"{where}: the cut stream's completed values are not its source's (rule 11)"
-        else:
-            streamed = loads_strict(text) if text else None
-            written = loads_strict(sent.text) if sent.text else None
-            if canonical(streamed) != canonical(written):
-                yield f"{where}: the streamed arguments are not its source's"
-        whole = {"name": name, "arguments": text}
-        answer = integrator(json.dumps(whole), case["tools"])
-        if case["expected_kind"] == "value" and passes(case, answer):
+        for problem in _label_problems(case, src, name, text, end):
+            yield f"{where}: {problem}"
+        if flatters(case):
             integrator_passed += 1
             yield f"{where}: flattering: accumulate-parse-validate passes it under every partition"
     del integrator_passed
+
+
+def _label_problems(
+    case: dict[str, Any], src: dict[str, Any], name: str | None, text: str, end: str
+) -> Iterator[str]:
+    """What is wrong with a value or cut case's label, re-derived from its stream and source."""
+    form = case["form"]
+    sent = source_of(src)
+    if sent is None or name != sent.name:
+        yield "the stream's name is not its source's"
+        return
+    if form in SUFFIXES:  # the label by construction: the source's, one plain string grown
+        made = constructed(src, sent.text, form)
+        if made is None or canonical(case["expected"]) != canonical(made[1]):
+            yield f"label is not its source's with {SUFFIXES[form]!r} appended to a plain string"
+        elif canonical(loads_strict(text)) != canonical(made[0]):
+            yield f"the streamed arguments are not its source's with {SUFFIXES[form]!r} appended"
+        return
+    if canonical(case["expected"]) != canonical(src["expected"]):
+        yield "label differs from its source's"
+    if form == "no_arguments":
+        label = src["expected"]
+        if text not in ("", "{}") or label is None or label["arguments"] != {}:
+            yield "a no-arguments stream carries none (DS3: empty is {}) for a call labelled {}"
+        return
+    if end == "cut" and case["shape"] == "vertex":
+        done, still = vertex_completed(case["events"])
+        if not still:
+            yield "a cut Vertex stream stops mid-value: a value still continuing"
+        if canonical(done) != canonical(completed_prefix(src["text"])):
+            yield "the cut stream's completed values are not its source's (rule 11)"
+    elif end == "cut":
+        if completed_prefix('"arguments":' + text) != completed_prefix(src["text"]):
+            yield "the cut stream's completed values are not its source's (rule 11)"
+    else:
+        streamed = loads_strict(text) if text else None
+        written = loads_strict(sent.text) if sent.text else None
+        if canonical(streamed) != canonical(written):
+            yield "the streamed arguments are not its source's"
+
+
+def vertex_completed(events: list[dict[str, Any]]) -> tuple[dict[str, Any], set[str]]:
+    """A Vertex stream's values whose last piece said no more follows, and the paths of
+    those still continuing (``PartialArg.willContinue``): rule 11 keeps only the first."""
+    args = [
+        arg
+        for event in events
+        for cand in event["candidates"]
+        for part in cand.get("content", {}).get("parts", [])
+        for arg in part.get("functionCall", {}).get("partialArgs", [])
+    ]
+    going = {a["jsonPath"]: a["willContinue"] for a in args}
+    still = {path for path, more in going.items() if more}
+    return _from_paths([a for a in args if a["jsonPath"] not in still]), still
 
 
 def sample(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:

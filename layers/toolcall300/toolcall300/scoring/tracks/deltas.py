@@ -126,7 +126,8 @@ def replay(case: Mapping[str, Any], offsets: Sequence[int]) -> list[dict[str, An
     ``fragment_event`` cut at ``offsets``; the first piece stays in its event, each further
     piece rides in a copy of ``continuation`` right after it; ``sequence_number``, where every
     event has one, is renumbered in order; a ``willContinue`` beside the fragment (Vertex's
-    ``PartialArg``) says true on every piece but the last (docs/deltas.md, "Partitions")."""
+    ``PartialArg``) says true on every piece but the last, which says what the whole fragment
+    said (true on a value cut mid-way) (docs/deltas.md, "Partitions")."""
     events = case["events"]
     k = case["fragment_event"]
     if k is None or not offsets:
@@ -143,7 +144,7 @@ def replay(case: Mapping[str, Any], offsets: Sequence[int]) -> list[dict[str, An
         more.append(event)
     parents = [_get(event, path[:-1]) for event in (head, *more)]
     if all(isinstance(p, dict) and "willContinue" in p for p in parents):
-        last = parents[-1]["willContinue"] if not more else False
+        last = _get(events[k], path[:-1])["willContinue"]
         for parent in parents:  # Vertex: every piece of a value but the last says it continues
             parent["willContinue"] = True
         parents[-1]["willContinue"] = last
