@@ -111,6 +111,27 @@ def test_licence_lookups_answer_only_a_unique_match(ports: Ports) -> None:
     assert sorted(i["licence_id"] for i in ports.licences.scan()) == ["lic_a", "lic_b", "lic_c"]
 
 
+def test_a_teams_badge_setting_is_kept_beside_its_licences_and_never_listed_as_one(
+    ports: Ports,
+) -> None:
+    from datetime import UTC, datetime
+
+    from toolcall300.service.domain import licences as domain
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    _, owner = domain.issue_manual(ports.licences, tier="team", team_name="acme", now=now)
+    team = str(owner.team)
+    assert domain.badge_public(ports.licences, team) is False  # private by default
+    assert domain.set_badge_public(ports.licences, owner, team, True) is True
+    assert domain.badge_public(ports.licences, team) is True
+    assert domain.set_badge_public(ports.licences, owner, team, False) is False
+    assert domain.badge_public(ports.licences, team) is False
+    assert ports.licences.get(f"team#{team}")["version"] == 2
+    assert [i["licence_id"] for i in ports.licences.by_team(team)] == [owner.licence_id]
+    assert [lic.licence_id for lic in domain.list_licences(ports.licences)] == [owner.licence_id]
+    assert domain.badge_public(ports.licences, "team#" + team) is False  # not a team: private
+
+
 # ----------------------------------------------------------------------------- usage
 
 

@@ -114,7 +114,7 @@ def test_route_patterns_match_concrete_paths(template: dict[str, Any], path: str
 
 
 @pytest.mark.parametrize(
-    "name", ["stripe_webhook", "licences", "corpus", "argcheck", "apidocs", "tripwires"]
+    "name", ["stripe_webhook", "licences", "corpus", "argcheck", "apidocs", "tripwires", "badges"]
 )
 def test_handlers_stay_thin(name: str) -> None:
     # CONVENTIONS: "If app.py grows past a screen, logic is leaking in."
