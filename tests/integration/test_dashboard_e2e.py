@@ -22,9 +22,13 @@ import requests
 from support.dashboard import shoot
 from support.runs import wait_for_run
 
+from toolcall300.spec import PARALLEL_CATEGORIES
+
 pytestmark = pytest.mark.slow
 
 TOOLSHIM = ["toolcall300", "toolshim", "--stream"]
+#: The reference normaliser answering lists: the parallel track's stream protocol.
+TOOLSHIM_ALL = ["toolcall300", "toolshim", "--all", "--stream"]
 #: An adapter that refuses every case: a clear regression against a toolshim baseline.
 REFUSE_ALL = [
     "python3",
@@ -62,7 +66,8 @@ def submit(url: str, key: str, body: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def team(dashboard_stack: str) -> Team:
-    """A team with five real runs: baseline, regression, pass, failure, a second baseline."""
+    """A team with six real runs: baseline, regression, pass, failure, a second baseline, and
+    a run of the parallel track on main (its own baseline, never on the single-call trend)."""
     url = dashboard_stack
     probe = requests.get(f"{url}/teams/nobody-here/runs", timeout=30)
     if probe.status_code == 404 and "route" in probe.text:
@@ -71,9 +76,11 @@ def team(dashboard_stack: str) -> Team:
     key = buy_team_licence(url, name)
     commit = iter(f"{n:07x}{secrets.token_hex(3)}" for n in range(1, 99))
 
-    def start(adapter: list[str], ref: str = "refs/heads/main", baseline: str = "main") -> str:
+    def start(
+        adapter: list[str], ref: str = "refs/heads/main", baseline: str = "main", **more: str
+    ) -> str:
         body = {"adapter_cmd": adapter, "ref": ref, "commit": next(commit), "baseline": baseline}
-        return submit(url, key, body)
+        return submit(url, key, {**body, **more})
 
     # The baseline must be scored before the runs measured against it; the other four
     # neither set nor move main's baseline, so they are scored side by side.
@@ -83,6 +90,7 @@ def team(dashboard_stack: str) -> Team:
         "pass": start(TOOLSHIM, ref="refs/heads/feature-x"),
         "failed": start(CRASHES),
         "release": start(TOOLSHIM, ref="refs/heads/release-1.2", baseline="release-1.2"),
+        "parallel": start(TOOLSHIM_ALL, track="parallel"),
     }
     runs.update({label: wait_for_run(url, key, run_id) for label, run_id in started.items()})
     return Team(url, name, key, runs)
@@ -105,6 +113,7 @@ def test_the_seeded_runs_have_the_verdicts_the_journey_needs(team: Team) -> None
     assert r["pass"]["verdict"] == "pass"
     assert r["failed"]["status"] == "failed" and r["failed"]["failure"]["reason"]
     assert r["release"]["verdict"] == "baseline_set"
+    assert r["parallel"]["track"] == "parallel" and r["parallel"]["verdict"] == "baseline_set"
 
 
 def test_sign_in_charts_open_run_comparison_sign_out(signed_in: Any, team: Team) -> None:
@@ -332,4 +341,39 @@ def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
     assert pg.get_by_role("button", name=f"Revoke {key_id}").count() == 0
     pg.get_by_role("button", name="Sign out").click()
     assert member not in pg.content()  # the key shown once does not outlive the session
+    assert pg.console_errors == []
+
+
+def test_the_track_filter_shows_the_parallel_runs_own_figures(signed_in: Any, team: Team) -> None:
+    """The real stack's parallel run: never on the single-call charts; under the track
+    filter, its own charts with its own figures, as its summary holds them."""
+    pg = signed_in
+    parallel = team.runs["parallel"]
+    assert pg.get_by_label("Track", exact=True).input_value() == "single"
+    assert parallel["run_id"] not in pg.locator("#runs-table").text_content()
+    tips = pg.locator("#count-charts svg title").all_text_contents()
+    assert tips and not any(parallel["run_id"] in t for t in tips)
+    pg.get_by_label("Track", exact=True).select_option("parallel")
+    charts = pg.locator("#count-charts")
+    assert charts.get_attribute("data-track") == "parallel"
+    s = parallel["summary"]
+    exact = charts.locator("figure[data-chart='Exact turns']")
+    assert exact.locator("svg").get_attribute("data-points") == "1"
+    caption = exact.locator("figcaption").text_content()
+    assert caption == f"Exact turns latest {s['exact_turns']} of {s['cases']}"
+    recall = 100 * s["matched_calls"] / s["expected_calls"]
+    assert (
+        f"latest {recall:.1f}%" in charts.locator("figure[data-chart='Call recall']").text_content()
+    )
+    false = charts.locator("figure[data-chart='False collapses'] figcaption").text_content()
+    assert false == f"False collapses latest {s['false_collapses']}"
+    cats = pg.locator("#category-charts figure.chart")
+    titles = cats.evaluate_all("fs => fs.map(f => f.dataset.chart)")
+    assert titles == [c for c in PARALLEL_CATEGORIES if c in s["categories"]]  # the track's order
+    latest = pg.locator("#latest-figures").text_content()
+    assert latest.startswith(f"Parallel track: Exact turns {s['exact_turns']} of {s['cases']}")
+    shown = [t.strip() for t in pg.locator("#runs-table tbody th a").all_text_contents()]
+    assert shown == [parallel["run_id"]]
+    assert parallel["run_id"] in pg.locator("#baselines").text_content()
+    shoot(pg, "e2e-4-track-parallel")
     assert pg.console_errors == []

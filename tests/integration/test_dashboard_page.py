@@ -31,7 +31,7 @@ from toolcall300.service.domain.dashboard import (
     server_facts,
     source_hash,
 )
-from toolcall300.spec import CATEGORIES
+from toolcall300.spec import CATEGORIES, PARALLEL_CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -349,3 +349,101 @@ def test_the_empty_state_suggests_what_a_local_stack_runs_and_what_aws_runs() ->
     assert "--adapter-cmd" in local and "--image" not in local  # a local stack refuses images
     assert "absolute path" in local and "toolshim --stream" in local
     assert "--image IMAGE@sha256:" in aws
+
+
+def test_a_tracks_figures_are_read_from_its_own_summary(helpers_page: Any) -> None:
+    """A share is derived from the counts it is a share of (or the stored fraction), a figure
+    a summary lacks is none (never 0), and each track's charts draw only its own figures."""
+    got = helpers_page.evaluate(
+        """() => {
+          const T = TC300Dashboard, p = T.TRACKS.parallel.metrics, d = T.TRACKS.deltas.metrics;
+          const by = (ms, k) => ms.filter(m => m.key === k)[0];
+          const s = {matched_calls: 966, returned_calls: 975, expected_calls: 1000,
+                     exact_turns: 262, cases: 300};
+          return [
+            T.figureText(T.figure(by(p, "call_precision"), s)),
+            T.figureText(T.figure(by(p, "call_recall"), s)),
+            T.figureText(T.figure(by(p, "exact_turns"), s)),
+            T.figure(by(p, "call_precision"), {matched_calls: 0, returned_calls: 0}),
+            T.figureText(T.figure(by(d, "commit_lead"), {commit_lead: 0.4125})),
+            T.figure(by(d, "commit_lead"), {exact: 3}),
+            T.trackMetrics("parallel", true).map(m => m.key),
+            T.trackMetrics("deltas", true).map(m => m.key),
+            T.trackMetrics("nonsense", true).map(m => m.key),
+          ];
+        }"""
+    )
+    assert got[:6] == ["99.1%", "96.6%", "262 of 300", None, "41.3%", None]
+    assert got[6] == [
+        "exact_turns", "call_precision", "call_recall", "invented_calls", "dropped_calls",
+        "false_collapses", "partial_refusals_exact",
+    ]  # fmt: skip
+    assert got[7] == [
+        "exact", "invariant", "unsafe_commits", "invented_values", "refused_correctly",
+        "commit_lead",
+    ]  # fmt: skip
+    assert got[8] == ["exact", "refused_correctly", "invented_calls", "false_refusals",
+                      "schema_invalid_returns"]  # fmt: skip
+
+
+def test_each_track_reads_its_gated_figures_in_its_own_direction(helpers_page: Any) -> None:
+    got = helpers_page.evaluate(
+        """() => [["dropped_calls", 2, "parallel"], ["exact_turns", 2, "parallel"],
+                  ["unsafe_commits", 1, "deltas"], ["commit_lead", 0.1, "deltas"],
+                  ["invariant", -1, "deltas"], ["dropped_calls", 2, "single"]]
+                 .map(([n, d, t]) => TC300Dashboard.assess(n, d, t))"""
+    )
+    assert got == ["worse", "better", "worse", "better", "worse", "same"]
+
+
+def test_scored_history_and_categories_keep_to_one_track(helpers_page: Any) -> None:
+    runs = [
+        {"run_id": "d", "track": "deltas", "status": "scored", "created_at": "2026-11-04T00:00:00Z",
+         "summary": {"categories": {"truncated": {}, "type_coercion": {}}}},
+        {"run_id": "p", "track": "parallel", "status": "scored",
+         "created_at": "2026-11-03T00:00:00Z",
+         "summary": {"categories": {"zz_new": {}, "split_call": {}, "distinct_calls": {}}}},
+        {"run_id": "s", "status": "scored", "created_at": "2026-11-01T00:00:00Z",
+         "summary": {"categories": {}}},
+    ]  # fmt: skip
+    got = helpers_page.evaluate(
+        """(r) => ["single", "parallel", "deltas"].map(t => {
+             const h = TC300Dashboard.scoredHistory(r, "", t);
+             return [h.map(x => x.run_id), TC300Dashboard.categoriesOf(h, t)];
+           })""",
+        runs,
+    )
+    assert got[0] == [["s"], list(CATEGORIES)]
+    assert got[1] == [["p"], ["distinct_calls", "split_call", "zz_new"]]
+    assert got[2] == [["d"], ["type_coercion", "truncated"]]
+
+
+def test_the_track_filter_lives_in_the_query_beside_the_route(helpers_page: Any) -> None:
+    got = helpers_page.evaluate(
+        """() => {
+          const T = TC300Dashboard, u = "http://127.0.0.1:8300/dashboard";
+          return [T.trackFromUrl(u + "?track=parallel#/runs/a"), T.trackFromUrl(u + "?track=x"),
+                  T.trackFromUrl(u), T.trackUrl(u + "#/", "deltas"),
+                  T.trackUrl(u + "?track=deltas#/runs/a", "single")];
+        }"""
+    )
+    assert got == [
+        "parallel",
+        "single",
+        "single",
+        "/dashboard?track=deltas#/",
+        "/dashboard#/runs/a",
+    ]
+
+
+def test_the_page_knows_each_tracks_gate_from_its_scorer() -> None:
+    from toolcall300.scoring.tracks import deltas, parallel
+
+    tracks = server_facts()["tracks"]
+    assert set(tracks) == {"single", "parallel", "deltas"}
+    assert tracks["deltas"]["better_when"] == deltas.BETTER_WHEN
+    assert set(tracks["parallel"]["better_when"]) == {
+        *parallel.MUST_NOT_FALL,
+        *parallel.MUST_NOT_RISE,
+    }
+    assert tracks["parallel"]["categories"] == list(PARALLEL_CATEGORIES)

@@ -14,7 +14,7 @@ import json
 import re
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolcall300.scoring.tracks import deltas, parallel
 from toolcall300.service.domain.dashboard import page
 from toolcall300.service.domain.runs.record import LISTING_FIELDS
-from toolcall300.spec import CATEGORIES
+from toolcall300.spec import CATEGORIES, PARALLEL_CATEGORIES
 
 #: Where the browser tests leave their screenshots (gitignored): look at them after a run.
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "integration" / "screenshots"
@@ -106,26 +107,77 @@ def run_record(n: int, **over: Any) -> dict[str, Any]:
 
 
 def comparison(baseline: dict[str, Any], current: dict[str, Any], **over: Any) -> dict[str, Any]:
-    bs, cs = baseline["summary"], current["summary"]
-    names = [
+    """A single-call comparison: the five counts and the twelve categories."""
+    names = (
         "exact",
         "refused_correctly",
         "invented_calls",
         "false_refusals",
         "schema_invalid_returns",
-    ]
+    )
+    return track_comparison(baseline, current, names, **over)
+
+
+def parallel_summary(exact_turns: int, *, invented: int = 1, dropped: int = 4) -> dict[str, Any]:
+    """A parallel run's summary: the parallel track's counts (docs/tracks.md), 300 turns."""
+    counts = {
+        "cases": 300,
+        "exact_turns": exact_turns,
+        "order_free_turns": exact_turns + 5,
+        "expected_calls": 1000,
+        "returned_calls": 980 + invented - dropped,
+        "matched_calls": 975 - dropped,
+        "invented_calls": invented,
+        "dropped_calls": dropped,
+        "false_collapses": 2,
+        "partial_refusal_turns": 25,
+        "partial_refusals_exact": 21,
+        "schema_invalid_returns": 0,
+    }
+    assert set(counts) == set(parallel.COUNT_FIELDS)
+    cats = {c: {"n": 25, "pass": 20 + i % 5} for i, c in enumerate(PARALLEL_CATEGORIES)}
+    return {**counts, "categories": cats}
+
+
+def deltas_summary(exact: int, *, unsafe: int = 0, lead: float = 0.4125) -> dict[str, Any]:
+    """A deltas run's summary: the deltas track's counts and its commit lead, 590 cases."""
+    counts = {
+        "cases": 590,
+        "exact": exact,
+        "streams": 47528,
+        "streams_exact": 47000,
+        "invariant": exact + 3,
+        "refusal_cases": 60,
+        "refused_correctly": 58,
+        "false_refusals": 1,
+        "invented_calls": 0,
+        "invented_values": 2,
+        "unsafe_commits": unsafe,
+        "commits": 9000,
+    }
+    assert set(counts) == set(deltas.COUNT_FIELDS)
+    cats = {c: {"n": 50, "pass": 45} for c in CATEGORIES if c != "multiple_calls"}
+    return {**counts, "commit_lead": lead, "categories": cats}
+
+
+def track_comparison(
+    baseline: dict[str, Any], current: dict[str, Any], gated: Iterable[str], **over: Any
+) -> dict[str, Any]:
+    """A comparison as the API sends it (``counts``: the track's ``gated`` counts, as its
+    scorer compares them; ``categories``: every category of the current run)."""
+    bs, cs = baseline["summary"], current["summary"]
     out: dict[str, Any] = {
         "baseline_run_id": baseline["run_id"],
         "regressed": False,
         "reasons": [],
-        "counts": {k: {"baseline": bs[k], "current": cs[k], "delta": cs[k] - bs[k]} for k in names},
+        "counts": {k: {"baseline": bs[k], "current": cs[k], "delta": cs[k] - bs[k]} for k in gated},
         "categories": {
             c: {
                 "baseline": bs["categories"][c]["pass"],
                 "current": cs["categories"][c]["pass"],
                 "delta": cs["categories"][c]["pass"] - bs["categories"][c]["pass"],
             }
-            for c in CATEGORIES
+            for c in cs["categories"]
         },
         "flipped": {"fixed": [], "broken": []},
     }
@@ -133,8 +185,39 @@ def comparison(baseline: dict[str, Any], current: dict[str, Any], **over: Any) -
     return out
 
 
+#: The parallel track's gated counts as its scorer compares them.
+PARALLEL_GATED = (*parallel.MUST_NOT_FALL, *parallel.MUST_NOT_RISE)
+
+
+def track_runs() -> list[dict[str, Any]]:
+    """Runs of the other tracks on main, newer than every single-call run: two parallel
+    runs (a baseline, then a regression: more dropped calls) and a deltas baseline."""
+    p1 = run_record(11, track="parallel", verdict="baseline_set", summary=parallel_summary(270))
+    p2 = run_record(
+        12,
+        track="parallel",
+        verdict="regression",
+        summary=parallel_summary(262, invented=4, dropped=9),
+    )
+    p2["comparison"] = track_comparison(
+        p1,
+        p2,
+        PARALLEL_GATED,
+        regressed=True,
+        reasons=[
+            "exact_turns fell 270 -> 262",
+            "invented_calls rose 1 -> 4",
+            "dropped_calls rose 4 -> 9",
+        ],
+        flipped={"fixed": [], "broken": ["tc300-0254"]},
+    )
+    d1 = run_record(13, track="deltas", verdict="baseline_set", summary=deltas_summary(571))
+    return [p1, p2, d1]
+
+
 def acme_runs() -> list[dict[str, Any]]:
-    """Six runs: a baseline, passes, a regression, a failure, a release-1.2 run; oldest first."""
+    """Six single-call runs: a baseline, passes, a regression, a failure, a release-1.2 run;
+    then the runs of the other tracks (:func:`track_runs`); oldest first."""
     r1 = run_record(1, verdict="baseline_set")
     r2 = run_record(2)
     r2["comparison"] = comparison(r1, r2, flipped={"fixed": ["tc300-0007"], "broken": []})
@@ -162,7 +245,7 @@ def acme_runs() -> list[dict[str, Any]]:
     )
     r5 = run_record(5, baseline="release-1.2", verdict="baseline_set", ref="refs/heads/release-1.2")
     r6 = run_record(6, status="running", verdict=None, summary=None, finished_at=None)
-    return [r1, r2, r3, r4, r5, r6]
+    return [r1, r2, r3, r4, r5, r6, *track_runs()]
 
 
 #: The rationale rows the contract API serves (``GET /cases/{id}/rationale``).

@@ -2,9 +2,10 @@
 
 ``static/dashboard.html`` carries three markers, ``{{style}}``, ``{{script}}`` and
 ``{{facts}}``; the CSS and JS files are inlined there, and the server's facts the page needs
-(the categories in order, each failure reason in words, which way each count is better) go in
-as one JSON data block, so the script never restates them; and the Content-Security-Policy allows exactly those two blocks
-by their sha256 and nothing else: no other script or style, no external host, no form
+(the categories in order, each failure reason in words, each track's categories and which
+way each of its gated figures is better) go in as one JSON data block, so the script never
+restates them; and the Content-Security-Policy allows exactly those two blocks by their
+sha256 and nothing else: no other script or style, no external host, no form
 submission, no framing, and network calls to this API's own origin only. The page loads
 without a key; every data call it makes carries ``Authorization: Bearer`` (runs contract).
 Standard library only. This module does not authenticate or serve data: it builds one page.
@@ -23,7 +24,7 @@ from typing import Any
 
 from toolcall300.jobs.failures import FAILURE_TEXT
 from toolcall300.scoring.report import BETTER_WHEN
-from toolcall300.spec import CATEGORIES
+from toolcall300.spec import CATEGORIES, PARALLEL_CATEGORIES
 
 STYLE_MARK = "{{style}}"
 SCRIPT_MARK = "{{script}}"
@@ -31,12 +32,31 @@ FACTS_MARK = "{{facts}}"
 _MARKS = re.compile(r"\{\{(?:style|script|facts)\}\}")
 
 
+def track_facts() -> dict[str, dict[str, Any]]:
+    """Each track's categories in report order and which way each of its gated figures is
+    better, from the track's own scorer (docs/tracks.md): the page draws a track's runs with
+    its own figures, never another's."""
+    from toolcall300.scoring.tracks import deltas, parallel
+
+    return {
+        "single": {"categories": list(CATEGORIES), "better_when": dict(BETTER_WHEN)},
+        "parallel": {
+            "categories": list(PARALLEL_CATEGORIES),
+            "better_when": {
+                **dict.fromkeys(parallel.MUST_NOT_FALL, "up"),
+                **dict.fromkeys(parallel.MUST_NOT_RISE, "down"),
+            },
+        },
+        "deltas": {"categories": list(CATEGORIES), "better_when": dict(deltas.BETTER_WHEN)},
+    }
+
+
 def server_facts() -> dict[str, Any]:
     """What the page shows that the server decides: one source, so the two never disagree."""
     return {
         "categories": list(CATEGORIES),
         "failure_text": dict(FAILURE_TEXT),
-        "better_when": dict(BETTER_WHEN),
+        "tracks": track_facts(),
     }
 
 

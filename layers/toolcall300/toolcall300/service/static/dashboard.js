@@ -15,20 +15,79 @@
   var POLL_MS = 4000;
   var LONG_LIST = 30;
 
-  // The server's facts (categories in the README's order, each failure reason in words, which
-  // way each count is better), put in the page as one JSON block when it was built.
+  // The server's facts (categories in the README's order, each failure reason in words, each
+  // track's categories and which way each of its gated figures is better), put in the page as
+  // one JSON block when it was built.
   var FACTS = JSON.parse(document.getElementById("server-facts").textContent);
   var CATEGORIES = FACTS.categories;
   var FAILURE_TEXT = FACTS.failure_text;
 
-  // The five outcome counts of the score report, labelled; `better` comes from the server.
-  var METRICS = [
-    { key: "exact", label: "Exact matches", of: "cases" },
-    { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases" },
-    { key: "invented_calls", label: "Invented calls", of: null },
-    { key: "false_refusals", label: "False refusals", of: null },
-    { key: "schema_invalid_returns", label: "Schema-invalid returns", of: null }
-  ].map(function (m) { m.better = FACTS.better_when[m.key]; return m; });
+  /* What each track's charts, tables and latest-run line show (docs/tracks.md): a figure is a
+     count of the run's summary (`key`), out of another (`of`), or a share in per cent, either
+     of two counts (`ratio`: matched calls of those returned) or of a stored fraction
+     (`fraction`: the commit lead). `chart: false` figures are in the tables, not drawn. Which
+     way a figure is better comes from the server (its track's gate); a share derived here is
+     better up. A track's runs are only ever drawn with its own figures. */
+  var TRACKS = {
+    single: {
+      name: "Single call",
+      unit: "cases",
+      legend: "the single-call track (one text, one expected call or refusal): exact matches out of the cases and correct refusals out of the refusal cases; invented calls, false refusals and schema-invalid returns as counts, fewer is better.",
+      categories: "Cases passed in each of the twelve categories, per scored run.",
+      metrics: [
+        { key: "exact", label: "Exact matches", of: "cases", column: true },
+        { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases" },
+        { key: "invented_calls", label: "Invented calls", column: true },
+        { key: "false_refusals", label: "False refusals" },
+        { key: "schema_invalid_returns", label: "Schema-invalid returns", column: true }
+      ]
+    },
+    parallel: {
+      name: "Parallel",
+      unit: "turns",
+      legend: "the parallel track (one turn of several calls): exact turns out of the turns; call precision (matched calls of those returned) and call recall (of those expected) in per cent; invented calls, dropped calls and false collapses as counts, fewer is better; partial refusals exact out of the turns that hold one.",
+      categories: "Turns passed in each category of the parallel track, per scored run.",
+      metrics: [
+        { key: "exact_turns", label: "Exact turns", of: "cases", column: true },
+        { key: "call_precision", label: "Call precision", ratio: ["matched_calls", "returned_calls"] },
+        { key: "call_recall", label: "Call recall", ratio: ["matched_calls", "expected_calls"] },
+        { key: "invented_calls", label: "Invented calls", column: true },
+        { key: "dropped_calls", label: "Dropped calls", column: true },
+        { key: "false_collapses", label: "False collapses", column: true },
+        { key: "partial_refusals_exact", label: "Partial refusals exact", of: "partial_refusal_turns" },
+        { key: "order_free_turns", label: "Order-free turns (BFCL)", of: "cases", chart: false },
+        { key: "matched_calls", label: "Matched calls", of: "expected_calls", chart: false },
+        { key: "schema_invalid_returns", label: "Schema-invalid returns", chart: false }
+      ]
+    },
+    deltas: {
+      name: "Deltas",
+      unit: "cases",
+      legend: "the deltas track (one call streamed in pieces): exact cases (right under every partition of the stream, identical across them, no unsafe commit) and cases invariant across partitions, out of the cases; unsafe commits (the goal is 0) and invented values as counts, fewer is better; correct refusals out of the refusal cases; the commit lead, how much of the stream was still to come when a value was committed, in per cent, more is earlier.",
+      categories: "Cases passed under every partition in each category of the deltas track, per scored run.",
+      metrics: [
+        { key: "exact", label: "Exact", of: "cases", column: true },
+        { key: "invariant", label: "Invariant across partitions", of: "cases", column: true },
+        { key: "unsafe_commits", label: "Unsafe commits", column: true },
+        { key: "invented_values", label: "Invented values" },
+        { key: "refused_correctly", label: "Refused correctly", of: "refusal_cases" },
+        { key: "commit_lead", label: "Commit lead", fraction: true, column: true },
+        { key: "streams_exact", label: "Streams exact", of: "streams", chart: false },
+        { key: "invented_calls", label: "Invented calls", chart: false },
+        { key: "false_refusals", label: "False refusals", chart: false },
+        { key: "commits", label: "Commits", chart: false }
+      ]
+    }
+  };
+  var TRACK_ORDER = ["single", "parallel", "deltas"];
+  TRACK_ORDER.forEach(function (name) {
+    var better = ((FACTS.tracks || {})[name] || {}).better_when || {};
+    TRACKS[name].metrics.forEach(function (m) {
+      m.better = better[m.key] || (m.ratio ? "up" : undefined);
+    });
+  });
+  // The single-call track's five counts (the comparison's rows since before tracks).
+  var METRICS = TRACKS.single.metrics;
   var NEUTRAL_COUNTS = { cases: "Cases", refusal_cases: "Refusal cases" };
 
   /* ------------------------------------------------------------------ pure helpers */
@@ -121,37 +180,83 @@
       than the single-call one says which, so its figure is never read as a single-call score. */
   function exactText(run, s) {
     if (!s) { return ""; }
-    var exact = s.exact !== undefined ? s.exact : s.exact_turns;
-    var text = exact + " / " + s.cases;
+    var text = exactFigure(s);
     return trackOf(run) === "single" ? text : text + " (" + trackOf(run) + ")";
   }
 
-  /** Scored single-call runs measured against `baseline` (all runs when it is ""), oldest
-      first: the charts draw the single-call track's counts, so another track's runs are only
-      listed (with their own figure). The API lists newest first and breaks created_at ties
-      (whole seconds) by its own order, so the list is reversed before a stable sort: runs
-      created in the same second keep that order. */
-  function scoredHistory(runs, baseline) {
+  /** "exact / of" alone, where a column's heading already names the track. */
+  function exactFigure(s) {
+    if (!s) { return ""; }
+    return (s.exact !== undefined ? s.exact : s.exact_turns) + " / " + s.cases;
+  }
+
+  /** The track a filter names: one of the tracks, else the single-call track's. */
+  function knownTrack(name) {
+    return TRACK_ORDER.indexOf(name) >= 0 ? name : "single";
+  }
+
+  /** Scored runs of `track` (the single-call track's when omitted) measured against
+      `baseline` (all runs when it is ""), oldest first: a chart draws one track's figures,
+      so it never holds a run of another track. The API lists newest first and breaks
+      created_at ties (whole seconds) by its own order, so the list is reversed before a
+      stable sort: runs created in the same second keep that order. */
+  function scoredHistory(runs, baseline, track) {
+    var wanted = track || "single";
     return (runs || []).filter(function (run) {
-      return run.status === "scored" && run.summary && trackOf(run) === "single" &&
+      return run.status === "scored" && run.summary && trackOf(run) === wanted &&
         (!baseline || runBaseline(run) === baseline);
     }).reverse().sort(function (a, b) {
       return String(a.created_at).localeCompare(String(b.created_at));
     });
   }
 
-  /** One chart series: a value per scored run, plus what each point should say. */
+  function isCount(v) { return typeof v === "number" && isFinite(v); }
+
+  /** One figure of a summary: {value, of} for a count (out of `of` when it has one),
+      {value, of: 100, percent: true} for a share, or null when the summary lacks it (a share
+      of nothing, or a figure the run's summary did not record). */
+  function figure(metric, s) {
+    if (!s) { return null; }
+    if (metric.ratio) {
+      var num = s[metric.ratio[0]], den = s[metric.ratio[1]];
+      if (!isCount(num) || !isCount(den) || den === 0) { return null; }
+      return { value: Math.round(1000 * num / den) / 10, of: 100, percent: true };
+    }
+    var v = s[metric.key];
+    if (!isCount(v)) { return null; }
+    if (metric.fraction) { return { value: Math.round(1000 * v) / 10, of: 100, percent: true }; }
+    return { value: v, of: metric.of && isCount(s[metric.of]) ? s[metric.of] : null, percent: false };
+  }
+
+  /** A figure in words: "97.5%", "262 of 300", "3"; "n/a" for none. */
+  function figureText(f) {
+    if (!f) { return "n/a"; }
+    if (f.percent) { return f.value.toFixed(1) + "%"; }
+    return f.of !== null && f.of !== undefined ? f.value + " of " + f.of : String(f.value);
+  }
+
+  /** The figures a track draws (`chart` not false) or lists (all). */
+  function trackMetrics(track, charted) {
+    return TRACKS[knownTrack(track)].metrics.filter(function (m) { return !charted || m.chart !== false; });
+  }
+
+  /** One chart series: a point per scored run whose summary holds the figure, plus what
+      each point should say. */
   function metricSeries(history, metric, baselineIds) {
-    return history.map(function (run) {
-      var s = run.summary;
-      return {
+    var out = [];
+    history.forEach(function (run) {
+      var f = figure(metric, run.summary);
+      if (!f) { return; }
+      out.push({
         run_id: run.run_id,
         when: run.created_at,
-        value: Number(s[metric.key]) || 0,
-        of: metric.of ? Number(s[metric.of]) || 0 : null,
+        value: f.value,
+        of: f.of,
+        percent: f.percent,
         mark: pointMark(run, baselineIds)
-      };
+      });
     });
+    return out;
   }
 
   function categorySeries(history, category, baselineIds) {
@@ -174,15 +279,26 @@
     return "run";
   }
 
-  /** Every category seen in the runs, the README's twelve first and in its order. */
-  function categoriesOf(history) {
-    var extra = {};
+  /** A track's categories in its report order (the server's), then any other, sorted. */
+  function orderedCategories(names, track) {
+    var known = (((FACTS.tracks || {})[knownTrack(track)] || {}).categories) || CATEGORIES;
+    return known.filter(function (c) { return names.indexOf(c) >= 0; })
+      .concat(names.filter(function (c) { return known.indexOf(c) < 0; }).sort());
+  }
+
+  /** Every category seen in the runs of `track`: the single-call track's twelve always
+      (the README's, in its order), another track's as its runs hold them, in its order. */
+  function categoriesOf(history, track) {
+    var seen = [];
     history.forEach(function (run) {
       Object.keys(run.summary.categories || {}).forEach(function (c) {
-        if (CATEGORIES.indexOf(c) < 0) { extra[c] = true; }
+        if (seen.indexOf(c) < 0) { seen.push(c); }
       });
     });
-    return CATEGORIES.concat(Object.keys(extra).sort());
+    if (knownTrack(track) === "single") {
+      return CATEGORIES.concat(seen.filter(function (c) { return CATEGORIES.indexOf(c) < 0; }).sort());
+    }
+    return orderedCategories(seen, track);
   }
 
   /** Chart geometry: x by run order (equal steps: CI runs are irregular in time and the
@@ -206,21 +322,21 @@
     };
   }
 
-  /** How a count changed, in the words of its better direction. */
-  function assess(name, delta) {
-    var metric = METRICS.filter(function (m) { return m.key === name; })[0];
-    if (!metric || !delta) { return "same"; }
+  /** How a figure of `track` (the single-call track's when omitted) changed, in the words
+      of its better direction; "same" for no change or a figure with no direction. */
+  function assess(name, delta, track) {
+    var metric = trackMetrics(track || "single", false).filter(function (m) { return m.key === name; })[0];
+    if (!metric || !metric.better || !delta) { return "same"; }
     var improved = metric.better === "up" ? delta > 0 : delta < 0;
     return improved ? "better" : "worse";
   }
 
-  /** The comparison's categories split into fell / rose / unchanged (deltas as the API sent). */
-  function categoryMoves(comparison) {
+  /** The comparison's categories split into fell / rose / unchanged (deltas as the API sent),
+      in the order of `track`'s categories. */
+  function categoryMoves(comparison, track) {
     var out = { fell: [], rose: [], same: [] };
     var cats = (comparison && comparison.categories) || {};
-    var names = CATEGORIES.filter(function (c) { return c in cats; })
-      .concat(Object.keys(cats).filter(function (c) { return CATEGORIES.indexOf(c) < 0; }).sort());
-    names.forEach(function (name) {
+    orderedCategories(Object.keys(cats), track).forEach(function (name) {
       var c = cats[name];
       var entry = { name: name, baseline: c.baseline, current: c.current, delta: c.delta };
       if (c.delta < 0) { out.fell.push(entry); }
@@ -232,6 +348,16 @@
 
   function signed(n) {
     return n > 0 ? "+" + n : String(n);
+  }
+
+  /** A count as the API sent it; a stored fraction (the commit lead) in per cent. */
+  function valueText(metric, v) {
+    return metric && metric.fraction && isCount(v) ? (Math.round(1000 * v) / 10).toFixed(1) + "%" : String(v);
+  }
+
+  /** The change between two shares in per cent, in percentage points to one decimal. */
+  function pointsDelta(b, a) {
+    return Math.round(10 * (b - a)) / 10;
   }
 
   /* ------------------------------------------------------------------ DOM helpers */
@@ -373,6 +499,7 @@
   }
 
   function pointText(p, unit) {
+    if (p.percent) { return figureText(p); }
     return p.of !== null && p.of !== undefined ? p.value + " of " + p.of : p.value + (unit ? " " + unit : "");
   }
 
@@ -420,7 +547,20 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, compare: {}, generation: 0 };
+  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: trackFromUrl(window.location.href), compare: {}, generation: 0 };
+
+  /** The track filter lives in the page's query (?track=parallel; none for the single-call
+      track), beside the hash route: a link or a reload keeps the chosen track's view, and
+      the key is never part of it. */
+  function trackFromUrl(href) {
+    return knownTrack(new URL(href).searchParams.get("track"));
+  }
+
+  function trackUrl(href, track) {
+    var url = new URL(href);
+    if (track === "single") { url.searchParams.delete("track"); } else { url.searchParams.set("track", track); }
+    return url.pathname + url.search + url.hash;
+  }
 
   function readKey() {
     try { return window.sessionStorage.getItem(KEY_SLOT); } catch (e) { return null; }
@@ -520,7 +660,7 @@
   function signOut(message) {
     forgetKey();
     clear($("member-new"));  // a key shown once is not left on the page
-    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, compare: {}, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: state.track, compare: {}, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -576,9 +716,20 @@
     });
   }
 
-  function renderHistory() {
-    show("history");
-    $("team-name").textContent = state.teamName;
+  /** The track filter: every track, each with how many of the team's runs it holds. */
+  function renderTrackSelect() {
+    var counts = {};
+    (state.runs || []).forEach(function (run) { counts[trackOf(run)] = (counts[trackOf(run)] || 0) + 1; });
+    var select = clear($("track-select"));
+    TRACK_ORDER.forEach(function (name) {
+      var n = counts[name] || 0;
+      select.appendChild(el("option", { value: name, selected: name === state.track,
+        text: TRACKS[name].name + " (" + n + " run" + (n === 1 ? "" : "s") + ")" }));
+    });
+    $("track-control").hidden = (state.runs || []).length === 0;
+  }
+
+  function renderFilters() {
     var names = baselineNames(state.baselines, state.runs);
     var select = clear($("baseline-select"));
     names.forEach(function (name) {
@@ -598,9 +749,16 @@
     });
     branchSelect.appendChild(el("option", { value: "", text: "All branches", selected: state.branch === "" }));
     $("branch-control").hidden = branches.length === 0;
+    renderTrackSelect();
+  }
 
+  function renderHistory() {
+    show("history");
+    $("team-name").textContent = state.teamName;
+    renderFilters();
     var runs = (state.runs || []).filter(function (run) {
-      return (!state.baseline || runBaseline(run) === state.baseline) &&
+      return trackOf(run) === state.track &&
+        (!state.baseline || runBaseline(run) === state.baseline) &&
         (!state.branch || branchOf(run) === state.branch);
     });
     var empty = runs.length === 0;
@@ -613,23 +771,33 @@
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
         ? "Team " + state.teamName + " has no hosted runs yet."
-        : "No runs " + (state.branch ? "of branch “" + state.branch + "” " : "") + "were measured against " + (state.baseline ? "the baseline “" + state.baseline + "”" : "any baseline") + " yet.";
+        : "No runs of the " + TRACKS[state.track].name.toLowerCase() + " track " + (state.branch ? "of branch “" + state.branch + "” " : "") + "were measured against " + (state.baseline ? "the baseline “" + state.baseline + "”" : "any baseline") + " yet" +
+          (state.track === "single" ? "." : " (submit one with --track " + state.track + ").");
       return;
     }
     renderLatest(runs[0]);
-    renderCharts(scoredHistory(runs, ""));
+    renderCharts(scoredHistory(runs, "", state.track));
     renderRunsTable(runs);
     renderBaselines();
   }
 
-  function baselineIdsFor(name) {
+  function baselineIdsFor(name, track) {
     var ids = {};
     var byName = (state.baselines && state.baselines.baselines) || {};
     Object.keys(byName).forEach(function (n) {
       if (name && n !== name) { return; }
-      (byName[n] || []).forEach(function (b) { ids[b.run_id] = true; });
+      (byName[n] || []).forEach(function (b) {
+        if (trackOf(b) === track) { ids[b.run_id] = true; }
+      });
     });
     return ids;
+  }
+
+  /** "Exact turns 12 of 300 · Call precision 97.5% · ..." for a summary of `track`. */
+  function figuresLine(track, s) {
+    return trackMetrics(track, false).map(function (m) {
+      return m.label + " " + figureText(figure(m, s));
+    }).join(" · ");
   }
 
   function renderLatest(run) {
@@ -640,30 +808,40 @@
       badge(run.status), " ", run.verdict ? badge(run.verdict) : null,
       " " + (run.ref || "") + " @ " + shortCommit(run.commit) + ", " + formatTime(run.created_at)
     ]));
-    if (s && trackOf(run) !== "single") {
-      box.appendChild(el("p", { text: "Track " + trackOf(run) + ": exact " + exactText(run, s) }));
-    } else if (s) {
-      box.appendChild(el("p", { text: "Exact " + s.exact + " of " + s.cases + " · refused correctly " + s.refused_correctly + " of " + s.refusal_cases + " · invented calls " + s.invented_calls + " · false refusals " + s.false_refusals + " · schema-invalid returns " + s.schema_invalid_returns }));
+    if (s) {
+      box.appendChild(el("p", { id: "latest-figures", "data-track": trackOf(run),
+        text: TRACKS[knownTrack(trackOf(run))].name + " track: " + figuresLine(trackOf(run), s) }));
     }
   }
 
   function renderCharts(history) {
+    var track = state.track;
     var counts = clear($("count-charts"));
     var cats = clear($("category-charts"));
+    counts.setAttribute("data-track", track);
+    cats.setAttribute("data-track", track);
+    $("track-legend").textContent = "Drawn: " + TRACKS[track].legend;
+    $("categories-hint").textContent = TRACKS[track].categories;
     if (history.length === 0) {
       counts.appendChild(el("p", { "class": "hint", text: "No scored runs yet: charts appear once a run has been scored." }));
       return;
     }
-    var ids = baselineIdsFor(state.baseline);
-    METRICS.forEach(function (metric) {
-      counts.appendChild(lineChart(metric.label, "", metricSeries(history, metric, ids)));
+    var ids = baselineIdsFor(state.baseline, track);
+    trackMetrics(track, true).forEach(function (metric) {
+      var series = metricSeries(history, metric, ids);
+      if (series.length === 0) {
+        counts.appendChild(el("p", { "class": "hint chart-missing", text: metric.label + ": not recorded by these runs." }));
+        return;
+      }
+      counts.appendChild(lineChart(metric.label, "", series));
     });
-    categoriesOf(history).forEach(function (category) {
+    categoriesOf(history, track).forEach(function (category) {
       cats.appendChild(lineChart(category, "", categorySeries(history, category, ids), true));
     });
   }
 
   function renderRunsTable(runs) {
+    $("runs-exact-head").textContent = trackMetrics(state.track, false)[0].label;
     var body = clear($("runs-table").tBodies[0]);
     runs.forEach(function (run) {
       var s = run.summary;
@@ -674,7 +852,7 @@
         el("td", {}, [el("code", { text: shortCommit(run.commit) })]),
         el("td", {}, [badge(run.status)]),
         el("td", {}, [badge(run.verdict)]),
-        el("td", { "class": "num", text: exactText(run, s) }),
+        el("td", { "class": "num", text: exactFigure(s) }),
         el("td", { "class": "pick" }, run.status === "scored" ? [compareBox(run)] : [])
       ]));
     });
@@ -699,9 +877,19 @@
 
   function updateCompareButton() {
     var picked = pickedRuns();
-    $("compare-runs").disabled = picked.length !== 2;
-    $("compare-hint").textContent = picked.length === 2 ? "Compare " + picked[0] + " with " + picked[1] + "."
-      : "Tick two scored runs to compare them case by case (" + picked.length + " ticked).";
+    var tracks = (state.runs || []).filter(function (run) { return picked.indexOf(run.run_id) >= 0; })
+      .map(trackOf).reverse();
+    var mixed = picked.length === 2 && tracks[0] !== tracks[1];
+    $("compare-runs").disabled = picked.length !== 2 || mixed;
+    $("compare-hint").textContent = mixed ? mixedTracksText(picked[0], tracks[0], picked[1], tracks[1])
+      : picked.length === 2 ? "Compare " + picked[0] + " with " + picked[1] + "."
+        : "Tick two scored runs of one track to compare them case by case (" + picked.length + " ticked).";
+  }
+
+  /** Why two runs of different tracks are not compared: they count different things. */
+  function mixedTracksText(idA, trackA, idB, trackB) {
+    return "Run " + idA + " is a run of the " + trackA + " track and run " + idB + " of the " + trackB +
+      " track: runs of different tracks count different things and are not compared. Tick two runs of one track.";
   }
 
   function renderMembers() {
@@ -769,28 +957,39 @@
     }).catch(function (err) { button.disabled = false; memberProblem(err); });
   }
 
+  /** Each baseline name's history of the chosen track, with that track's own figures. */
   function renderBaselines() {
     var box = clear($("baselines"));
+    var track = state.track;
     var byName = (state.baselines && state.baselines.baselines) || {};
-    var names = Object.keys(byName).filter(function (n) { return !state.baseline || n === state.baseline; }).sort();
+    var columns = trackMetrics(track, false).filter(function (m) { return m.column; });
+    var names = Object.keys(byName).filter(function (n) {
+      return (!state.baseline || n === state.baseline) &&
+        (byName[n] || []).some(function (b) { return trackOf(b) === track; });
+    }).sort();
+    box.setAttribute("data-track", track);
     if (names.length === 0) {
-      box.appendChild(el("p", { "class": "hint", text: "No baseline has been set yet. The first scored run on a baseline name sets it." }));
+      box.appendChild(el("p", { "class": "hint", text: "No baseline of the " + TRACKS[track].name.toLowerCase() + " track has been set yet. The first scored run of the track on a baseline name sets it." }));
       return;
     }
     names.forEach(function (name) {
-      var entries = (byName[name] || []).slice().reverse();
+      var entries = (byName[name] || []).filter(function (b) { return trackOf(b) === track; }).reverse();
       var rows = entries.map(function (b) {
         return el("tr", {}, [
           el("td", { text: formatTime(b.set_at) }),
-          el("th", { scope: "row" }, [el("a", { href: "#/runs/" + encodeURIComponent(b.run_id), text: b.run_id })]),
+          el("th", { scope: "row", "class": "run-id" }, [el("a", { href: "#/runs/" + encodeURIComponent(b.run_id), text: b.run_id })]),
           el("td", { text: b.ref || "" }),
-          el("td", {}, [el("code", { text: shortCommit(b.commit) })]),
-          el("td", { "class": "num", text: exactText(b, b.summary) })
-        ]);
+          el("td", {}, [el("code", { text: shortCommit(b.commit) })])
+        ].concat(columns.map(function (m) {
+          return el("td", { "class": "num", text: figureText(figure(m, b.summary)) });
+        })));
       });
       box.appendChild(scrollTable({
-        label: "Baseline " + name + " history", caption: "Baseline “" + name + "”, newest first", rows: rows,
-        head: [{ text: "Set at" }, { text: "Run" }, { text: "Ref" }, { text: "Commit" }, { text: "Exact", num: true }]
+        label: "Baseline " + name + " history, " + TRACKS[track].name.toLowerCase() + " track",
+        caption: "Baseline “" + name + "”, " + TRACKS[track].name.toLowerCase() + " track, newest first", rows: rows,
+        head: [{ text: "Set at" }, { text: "Run" }, { text: "Ref" }, { text: "Commit" }].concat(columns.map(function (m) {
+          return { text: m.label, num: true };
+        }))
       }));
     });
   }
@@ -827,6 +1026,7 @@
       fact("Ref", document.createTextNode(run.ref || "")),
       fact("Commit", el("code", { text: run.commit || "" })),
       fact("Baseline", document.createTextNode(runBaseline(run))),
+      fact("Track", el("span", { id: "run-track", text: TRACKS[knownTrack(trackOf(run))].name + " (" + trackOf(run) + ")" })),
       fact("Adapter", el("code", { text: (adapter.kind ? adapter.kind + ": " : "") + (adapterText || "") })),
       fact("Created", document.createTextNode(formatTime(run.created_at))),
       fact("Started", document.createTextNode(formatTime(run.started_at) || "not yet")),
@@ -844,7 +1044,7 @@
       body.appendChild(el("p", { "class": "panel", role: "status", text: "This run is " + run.status + ". The page checks it again every few seconds." }));
     }
     if (run.failure) { body.appendChild(renderFailure(run.failure)); }
-    if (run.summary) { body.appendChild(renderScores(run.summary)); }
+    if (run.summary) { body.appendChild(renderScores(run)); }
     body.appendChild(renderComparison(run));
     if (run.report_url && run.status === "scored") { body.appendChild(renderFailedCases(run)); }
     if (moveFocus) { $("run-title").focus(); }
@@ -852,6 +1052,8 @@
 
   /* ------------------------------------------------------------------ two runs */
 
+  /** Two runs of one track, case by case; two runs of different tracks are refused with
+      the reason before either report is fetched. */
   function openCompare(idA, idB) {
     var generation = state.generation;
     stopPolling();
@@ -859,13 +1061,48 @@
     function load(id) {
       return api("runs/" + encodeURIComponent(id), state.key).then(function (run) {
         if (!run.report_url) { throw new ApiError(404, "no_report", "Run " + id + " has no report: only scored runs can be compared."); }
-        return runReport(run).then(function (report) { return { run: run, report: report }; });
+        return run;
       });
     }
-    return Promise.all([load(idA), load(idB)]).then(function (both) {
+    function withReport(run) {
+      return runReport(run).then(function (report) { return { run: run, report: report }; });
+    }
+    return Promise.all([load(idA), load(idB)]).then(function (runs) {
+      if (trackOf(runs[0]) !== trackOf(runs[1])) { return runs; }
+      return Promise.all([withReport(runs[0]), withReport(runs[1])]);
+    }).then(function (both) {
       if (generation !== state.generation || currentCompare() === null) { return; }
       setLoading("");
+      if (!both[0].run) { renderMixedCompare(both[0], both[1]); return; }
       renderCompare(both[0], both[1]);
+    });
+  }
+
+  function renderMixedCompare(runA, runB) {
+    show("compare");
+    $("compare-title").textContent = "Run " + runA.run_id + " and " + runB.run_id + " are not compared";
+    var body = clear($("compare-body"));
+    body.appendChild(el("p", { id: "compare-refused", "class": "panel problem", role: "alert",
+      text: mixedTracksText(runA.run_id, trackOf(runA), runB.run_id, trackOf(runB)) }));
+    $("compare-title").focus();
+  }
+
+  /** The figures of A and B of their track, and B − A in the words of each one's direction. */
+  function compareFiguresTable(track, sa, sb) {
+    var rows = trackMetrics(track, false).map(function (m) {
+      var fa = figure(m, sa), fb = figure(m, sb);
+      var delta = fa && fb ? (fa.percent ? pointsDelta(fb.value, fa.value) : fb.value - fa.value) : 0;
+      var verdict = fa && fb ? assess(m.key, delta, track) : "same";
+      return el("tr", {}, [
+        el("th", { scope: "row", text: m.label }),
+        el("td", { "class": "num", text: figureText(fa) }),
+        el("td", { "class": "num", text: figureText(fb) }),
+        fa && fb ? changeCell(delta, verdict, fa.percent) : el("td", { "class": "num", text: "n/a" })
+      ]);
+    });
+    return scrollTable({
+      label: "Figures of A and B", caption: TRACKS[knownTrack(track)].name + " track", id: "compare-counts", rows: rows,
+      head: [{ text: "Figure" }, { text: "A", num: true }, { text: "B", num: true }, { text: "B − A", num: true }]
     });
   }
 
@@ -879,20 +1116,7 @@
         " (" + branchOf(x.run) + " @ " + shortCommit(x.run.commit) + ", " + formatTime(x.run.created_at) + ")"]);
     }
     body.appendChild(el("dl", { "class": "facts panel" }, [].concat(fact("A", who(a)), fact("B", who(b)))));
-    var rows = METRICS.map(function (m) {
-      var delta = (sb[m.key] || 0) - (sa[m.key] || 0);
-      var verdict = assess(m.key, delta);
-      return el("tr", {}, [
-        el("th", { scope: "row", text: m.label }),
-        el("td", { "class": "num", text: String(sa[m.key]) }),
-        el("td", { "class": "num", text: String(sb[m.key]) }),
-        el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: signed(delta) + (verdict === "same" ? "" : " (" + verdict + ")") })])
-      ]);
-    });
-    body.appendChild(scrollTable({
-      label: "Counts of A and B", caption: "Counts", id: "compare-counts", rows: rows,
-      head: [{ text: "Count" }, { text: "A", num: true }, { text: "B", num: true }, { text: "B − A", num: true }]
-    }));
+    body.appendChild(compareFiguresTable(trackOf(a.run), sa, sb));
     var moved = compareCases(a.report, b.report);
     function list(id, title, entries, failedIn) {
       return el("div", { id: id, "class": "panel" }, [
@@ -1004,7 +1228,9 @@
       viewRow("Run", el("a", { href: "#/runs/" + encodeURIComponent(run.run_id), text: run.run_id })),
       viewRow("Category", document.createTextNode(label(found.category))),
       viewRow("Outcome", el("code", { text: found.outcome })),
-      viewRow("Input", el("pre", { "class": "case-text", id: "case-input", tabindex: "0", text: typeof d.input === "string" ? d.input : "(this report predates the case view: score locally with --show-failures)" })),
+      viewRow("Input", el("pre", { "class": "case-text", id: "case-input", tabindex: "0", text: typeof d.input === "string" ? d.input : trackOf(run) === "deltas"
+        ? "(a stream of provider events: its report keeps no text; the deltas corpus holds the events under this case id)"
+        : "(this report predates the case view: score locally with --show-failures)" })),
       viewRow("Expected", el("pre", { "class": "case-text", id: "case-expected", text: d.expected || "" })),
       viewRow("Returned", el("pre", { "class": "case-text", id: "case-returned", text: d.returned || "" })),
       viewRow("Difference", Array.isArray(d.diff) && d.diff.length
@@ -1036,16 +1262,17 @@
     ]);
   }
 
-  function renderScores(summary) {
-    var rows = METRICS.map(function (m) {
+  /** The run's figures, its own track's. */
+  function renderScores(run) {
+    var rows = trackMetrics(trackOf(run), false).map(function (m) {
       return el("tr", {}, [
         el("th", { scope: "row", text: m.label }),
-        el("td", { "class": "num", text: m.of ? summary[m.key] + " of " + summary[m.of] : String(summary[m.key]) })
+        el("td", { "class": "num", text: figureText(figure(m, run.summary)) })
       ]);
     });
     return el("section", { "aria-labelledby": "scores-title" }, [
       el("h2", { id: "scores-title", text: "Scores" }),
-      scrollTable({ labelledBy: "scores-title", rows: rows })
+      scrollTable({ labelledBy: "scores-title", id: "scores-table", rows: rows })
     ]);
   }
 
@@ -1071,30 +1298,41 @@
     if ((cmp.reasons || []).length) {
       section.appendChild(el("ul", { "class": "reasons" }, cmp.reasons.map(function (r) { return el("li", { text: r }); })));
     }
-    section.appendChild(countsTable(cmp.counts || {}));
-    section.appendChild(movesBlock(categoryMoves(cmp)));
+    section.appendChild(countsTable(cmp.counts || {}, trackOf(run)));
+    section.appendChild(movesBlock(categoryMoves(cmp, trackOf(run))));
     section.appendChild(flippedBlock(cmp.flipped || { fixed: [], broken: [] }, run.run_id));
     return section;
   }
 
-  function countsTable(counts) {
-    var names = METRICS.map(function (m) { return m.key; }).filter(function (k) { return k in counts; })
-      .concat(Object.keys(NEUTRAL_COUNTS).filter(function (k) { return k in counts; }));
+  /** The comparison's counts as the API sent them, in the order and words of the run's track
+      (a count the page has no words for is shown under its own name). */
+  function countsTable(counts, track) {
+    var metrics = trackMetrics(track, false);
+    var keys = metrics.map(function (m) { return m.key; });
+    var names = keys.filter(function (k) { return k in counts; })
+      .concat(Object.keys(counts).filter(function (k) { return keys.indexOf(k) < 0; }).sort());
     var rows = names.map(function (name) {
       var c = counts[name];
-      var verdict = assess(name, c.delta);
-      var metric = METRICS.filter(function (m) { return m.key === name; })[0];
+      var verdict = assess(name, c.delta, track);
+      var metric = metrics.filter(function (m) { return m.key === name; })[0];
       return el("tr", {}, [
-        el("th", { scope: "row", text: metric ? metric.label : NEUTRAL_COUNTS[name] }),
-        el("td", { "class": "num", text: String(c.baseline) }),
-        el("td", { "class": "num", text: String(c.current) }),
-        el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: signed(c.delta) + (verdict === "same" ? "" : " (" + verdict + ")") })])
+        el("th", { scope: "row", text: metric ? metric.label : NEUTRAL_COUNTS[name] || label(name) }),
+        el("td", { "class": "num", text: valueText(metric, c.baseline) }),
+        el("td", { "class": "num", text: valueText(metric, c.current) }),
+        changeCell(metric && metric.fraction ? pointsDelta(100 * c.current, 100 * c.baseline) : c.delta, verdict, metric && metric.fraction)
       ]);
     });
     return scrollTable({
       label: "Counts compared with the baseline", caption: "Counts", id: "comparison-counts", rows: rows,
       head: [{ text: "Count" }, { text: "Baseline", num: true }, { text: "This run", num: true }, { text: "Change", num: true }]
     });
+  }
+
+  /** A change, signed, with its better or worse (a share's change in percentage points). */
+  function changeCell(delta, verdict, points) {
+    var text = (points ? (delta > 0 ? "+" : "") + delta.toFixed(1) + " pts" : signed(delta)) +
+      (verdict === "same" ? "" : " (" + verdict + ")");
+    return el("td", { "class": "num" }, [el("span", { "class": verdict === "same" ? "" : "delta-" + verdict, text: text })]);
   }
 
   function movesBlock(moves) {
@@ -1233,6 +1471,11 @@
       state.branch = event.target.value;
       renderHistory();
     });
+    $("track-select").addEventListener("change", function (event) {
+      state.track = knownTrack(event.target.value);
+      window.history.replaceState(null, "", trackUrl(window.location.href, state.track));
+      renderHistory();
+    });
     $("compare-runs").addEventListener("click", function () {
       var picked = pickedRuns();
       if (picked.length === 2) {
@@ -1256,8 +1499,9 @@
     metricSeries: metricSeries, categorySeries: categorySeries, categoriesOf: categoriesOf,
     chartPoints: chartPoints, categoryMoves: categoryMoves, assess: assess, formatTime: formatTime,
     failedCases: failedCases, caseHref: caseHref, branchOf: branchOf, branchNames: branchNames,
-    compareCases: compareCases, trackOf: trackOf, exactText: exactText,
-    CATEGORIES: CATEGORIES, METRICS: METRICS
+    compareCases: compareCases, trackOf: trackOf, exactText: exactText, figure: figure,
+    figureText: figureText, trackMetrics: trackMetrics, trackFromUrl: trackFromUrl, trackUrl: trackUrl,
+    CATEGORIES: CATEGORIES, METRICS: METRICS, TRACKS: TRACKS
   };
 
   if (document.readyState === "loading") {
