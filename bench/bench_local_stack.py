@@ -1,7 +1,8 @@
 """The local stack under load and at rest: paid checks at concurrency 1, 8 and 32; idle CPU.
 
-The stack runs as ``toolcall300 serve --no-state --port 0`` in its own process (its worker pool
-included), so the clients here do not share its interpreter. Load: ``--n`` paid ``POST /check``
+The stack runs as ``toolcall300 serve --no-state --port 0 --processes P`` (``--processes``, default
+the machine's cores) in processes of its own (its worker pool included), so the clients here do
+not share its interpreter; its CPU time is its whole process tree's. Load: ``--n`` paid ``POST /check``
 per level, spread over C client threads with a keep-alive connection each, each round followed
 by as many GETs of the floor (a bare waitress app, ``FLOOR``) with the same clients; prints
 requests a second (median of ``--repeat`` rounds) for both, each one's growth from concurrency
@@ -15,7 +16,7 @@ with nothing to do, as a share of one core; then one hosted run is submitted and
 its pickup (``status`` leaving ``queued``) is printed, which a polling worker would round up
 to its poll interval.
 
-    .venv/bin/python bench/bench_local_stack.py [--n 200] [--repeat 3] [--idle-s 10]
+    bench/.venv/bin/python bench/bench_local_stack.py [--n 200] [--repeat 3] [--idle-s 10] [--processes P]
 
 Figures, not assertions.
 """
@@ -42,10 +43,10 @@ BODY = {
 LEVELS = (1, 8, 32)
 
 
-def start_stack() -> tuple[subprocess.Popen[str], str]:
+def start_stack(processes: int) -> tuple[subprocess.Popen[str], str]:
     exe = Path(sys.executable).with_name("toolcall300")
     proc = subprocess.Popen(
-        [str(exe), "serve", "--no-state", "--port", "0"],
+        [str(exe), "serve", "--no-state", "--port", "0", "--processes", str(processes)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -62,9 +63,20 @@ def start_stack() -> tuple[subprocess.Popen[str], str]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU so far of a process, its children it reaped (``/proc/<pid>/stat``
+    fields 14 to 17) and its live descendants: the stack's sibling processes and pattern
+    checkers included."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # it ended meanwhile
+        return 0.0
+    total = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            total += sum(cpu_seconds(int(child)) for child in task.read_text().split())
+        except FileNotFoundError:
+            continue
+    return total
 
 
 def load(url: str, key: str | None, clients: int, n: int) -> tuple[float, int, int]:
@@ -238,7 +250,9 @@ def idle_and_pickup(proc: subprocess.Popen[str], url: str, idle_s: float) -> Non
     print("submitted run still queued after 30 s")
 
 
-def levels(proc: subprocess.Popen[str], url: str, n_checks: int, repeat: int) -> None:
+def levels(
+    proc: subprocess.Popen[str], url: str, n_checks: int, repeat: int, processes: int
+) -> None:
     """Paid checks at concurrency 1, 8 and 32 next to the floor loaded the same way, rounds
     interleaved (a paid round, then a floor round, at each level), and the ratios the stack is
     held to: its growth from concurrency 1 against the floor's own, its rate against the
@@ -279,6 +293,7 @@ def levels(proc: subprocess.Popen[str], url: str, n_checks: int, repeat: int) ->
         floor_proc.wait()
     paid_growth, floor_growth = rates[8] / rates[1], floors[8] / floors[1]
     print(
+        f"the stack served by {processes} processes (--processes); "
         f"from concurrency 1 to 8: paid checks grow {paid_growth:.2f}x, the floor "
         f"{floor_growth:.2f}x (paid / floor growth {paid_growth / floor_growth:.2f}, wanted "
         f">= 1); paid / floor at concurrency 8: {rates[8] / floors[8]:.2f}x (wanted >= 0.5)"
@@ -290,17 +305,20 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=200, help="paid checks per level and round")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per level (median)")
     parser.add_argument("--idle-s", type=float, default=10.0)
+    parser.add_argument(
+        "--processes", type=int, default=os.cpu_count() or 1, help="serve --processes (the cores)"
+    )
     args = parser.parse_args()
 
     from toolcall300.argcheck.criteria import PACK_PRODUCT
     from toolcall300.client import dev as devtools
 
-    proc, url = start_stack()
+    proc, url = start_stack(args.processes)
     try:
         key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
         against_floor(proc, url, key, n=min(40, args.n), rounds=args.repeat + 2)
         idle_and_pickup(proc, url, args.idle_s)
-        levels(proc, url, args.n, args.repeat)
+        levels(proc, url, args.n, args.repeat, args.processes)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -65,31 +65,12 @@ def auth(key: str, **extra: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", **extra}
 
 
-def listening_ports(pid: int) -> set[int]:
-    """The TCP ports process ``pid`` listens on (its sockets in /proc/net/tcp{,6}, state 0A)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[9] in inodes:
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
 def test_a_restart_changes_nothing_a_customer_can_see(tmp_path: Path) -> None:
     make_corpus(tmp_path / "corpus")
     state_dir = tmp_path / "state"
     first = Serve(tmp_path / "corpus", state_dir)
     try:
-        assert listening_ports(first.proc.pid) == {int(first.url.rsplit(":", 1)[1])}
+        assert fakes.listening_ports(first.proc.pid) == {int(first.url.rsplit(":", 1)[1])}
         team_key, pack_key = buy(first.url, "team", "Restart"), buy(first.url, "checks-500")
         signed = requests.post(f"{first.url}/check", json=CHECK, headers=auth(pack_key), timeout=30)
         assert signed.status_code == 200, signed.text

@@ -148,6 +148,25 @@ def pids_with(token: str) -> list[int]:
     return found
 
 
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (its sockets in /proc/net/tcp{,6}, state 0A)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
 def wait_for_run(base_url: str, key: str, run_id: str, *, timeout_s: float = 180) -> dict[str, Any]:
     """Poll ``GET /runs/{run_id}`` until the run is scored or failed, and return it."""
     headers = {"Authorization": f"Bearer {key}"}

@@ -80,3 +80,13 @@ def test_serve_refusing_a_folder_the_sandbox_shows_says_why(
     out, err = io.StringIO(), io.StringIO()
     assert dispatch(["serve", "--state", str(tmp_path), "--port", "0"], out, err) == 1
     assert reason in err.getvalue()
+
+
+def test_processes_default_to_the_cores_and_outside_1_to_64_is_a_usage_error() -> None:
+    import os
+
+    assert localstack.parse_args([]).processes == (os.cpu_count() or 1)
+    assert localstack.parse_args(["--processes", "3"]).processes == 3
+    for bad in ("0", "65", "two"):
+        with pytest.raises(UsageError):
+            localstack.parse_args(["--processes", bad])

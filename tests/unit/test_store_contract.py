@@ -458,3 +458,27 @@ def test_port_calls_made_together_are_one_commit_and_a_failed_condition_undoes_o
         assert usage.get("metrics#argcheck")["verdict:VALID"] == 1
     finally:
         edition.close()
+
+
+def test_a_payers_lane_is_held_by_one_holder_until_dropped_or_its_time_runs_out(
+    tmp_path: Path,
+) -> None:
+    """Criteria D26 across the stack's processes (``SqliteLanes``): a second holder is refused
+    while the first holds the lane, gets it once the first drops it, and gets a lane whose
+    holder died (never dropped) once its time has run out; another payer is never held up."""
+    from toolcall300.service.statefolder import sqlite
+
+    db = sqlite.Database(tmp_path / "state.db")
+    lanes = sqlite.SqliteLanes(db)
+    try:
+        assert lanes.take("p", "a", until=110.0, now=100.0)
+        assert not lanes.take("p", "b", until=111.0, now=101.0)
+        assert lanes.take("q", "b", until=111.0, now=101.0)
+        lanes.drop("p", "b")  # not b's: nothing changes
+        assert not lanes.take("p", "b", until=111.0, now=101.0)
+        lanes.drop("p", "a")
+        assert lanes.take("p", "b", until=112.0, now=102.0)  # b holds it; b dies here
+        assert not lanes.take("p", "c", until=120.0, now=111.9)
+        assert lanes.take("p", "c", until=122.0, now=112.0)
+    finally:
+        db.close()

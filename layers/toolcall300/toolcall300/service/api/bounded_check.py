@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import struct
@@ -41,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcall300.argcheck import check as argcheck
+from toolcall300.service.domain.usage import LaneStore
 from toolcall300.service.errors import TooManyRequests
 
 CHECK_SECONDS = 2
@@ -276,34 +278,52 @@ def ran_over(response: dict[str, Any]) -> bool:
 
 
 class PatternLanes:
-    """One bounded check in flight per payer (criteria D26), in this process.
+    """One bounded check in flight per payer (criteria D26), in this process and, given a
+    ``shared`` store (``domain.usage.LaneStore``), in every process that serves the same state
+    (the one-machine stack's processes share its database).
 
     The payer is the one the route verified (a licence id, or the free tier's pseudonymous
     client id), never a header's name. A payer's second bounded check while its first is in
     the child is refused at once (429 ``check_in_flight``, Retry-After the child's wall-clock
-    limit) rather than queued, so it holds no server thread either.
+    limit) rather than queued, so it holds no server thread either. A shared lane is held
+    until the check ends, or at most the refusal's Retry-After if its process dies first.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shared: LaneStore | None = None) -> None:
         self._lock = threading.Lock()
         self._busy: set[str] = set()
+        self._shared = shared
+
+    @staticmethod
+    def _refusal(seconds: int) -> TooManyRequests:
+        return TooManyRequests(
+            "a check with a pattern of this caller is still running; one at a time",
+            code="check_in_flight",
+            headers={"Retry-After": str(seconds * 2 + 1)},
+        )
 
     @contextmanager
     def lane(self, payer: str, *, seconds: int = CHECK_SECONDS) -> Iterator[None]:
         with self._lock:
             if payer in self._busy:
-                raise TooManyRequests(
-                    "a check with a pattern of this caller is still running; one at a time",
-                    code="check_in_flight",
-                    headers={"Retry-After": str(seconds * 2 + 1)},
-                )
+                raise self._refusal(seconds)
             self._busy.add(payer)
         try:
-            yield
+            with self._shared_lane(payer, seconds):
+                yield
         finally:
             with self._lock:
                 self._busy.discard(payer)
 
-
-#: The process's lanes (one Lambda environment, or the one-machine stack's handler threads).
-LANES = PatternLanes()
+    @contextmanager
+    def _shared_lane(self, payer: str, seconds: int) -> Iterator[None]:
+        if self._shared is None:
+            yield
+            return
+        holder, now = f"{os.getpid()}:{secrets.token_hex(8)}", time.time()
+        if not self._shared.take(payer, holder, until=now + seconds * 2 + 1, now=now):
+            raise self._refusal(seconds)
+        try:
+            yield
+        finally:
+            self._shared.drop(payer, holder)

@@ -25,7 +25,7 @@ from toolcall300.service.domain import ledger, usage
 from toolcall300.service.domain.ledger import CheckLedger
 from toolcall300.service.domain.licences import LicenceStore
 from toolcall300.service.domain.runs import RunStore
-from toolcall300.service.domain.usage import UsageStore
+from toolcall300.service.domain.usage import LaneStore, UsageStore
 from toolcall300.service.errors import TooManyRequests, UpstreamUnavailable
 from toolcall300.service.observability import logger
 from toolcall300.service.sdk.aws import reset_clients, signing_client
@@ -46,6 +46,7 @@ from toolcall300.service.settings import (
 )
 
 if TYPE_CHECKING:
+    from toolcall300.service.api.bounded_check import PatternLanes
     from toolcall300.service.domain.runs import Corpus, Launcher, PinnedCorpora, Run
     from toolcall300.service.hosted.flow import HostedDeps, JobLinks
     from toolcall300.service.sdk.signing import ReportKeys
@@ -94,6 +95,8 @@ class Edition(Protocol):
     def idempotency(self) -> Any: ...
     def wake(self) -> None: ...
     def together(self) -> contextlib.AbstractContextManager[Any]: ...
+    @property
+    def lanes(self) -> LaneStore | None: ...
 
 
 class AwsEdition:
@@ -142,6 +145,9 @@ class AwsEdition:
     def together(self) -> contextlib.AbstractContextManager[Any]:
         """Each write stays its own conditional write (DynamoDB's, as each port makes it)."""
         return contextlib.nullcontext()
+
+    #: No shared lanes: a Lambda environment serves one request at a time (its own lanes).
+    lanes: LaneStore | None = None
 
 
 @cache
@@ -201,6 +207,16 @@ def together() -> contextlib.AbstractContextManager[Any]:
     transaction on the one-machine edition, each call's own write on AWS. Each call keeps its
     own conditions either way; this only saves commits and never splits what one call does."""
     return edition().together()
+
+
+@cache
+def pattern_lanes() -> PatternLanes:
+    """Criteria D26's one check with a pattern in flight per payer: this process's lanes,
+    shared through the edition's store where several processes serve one state (the
+    one-machine stack's database)."""
+    from toolcall300.service.api.bounded_check import PatternLanes
+
+    return PatternLanes(shared=edition().lanes)
 
 
 def check_ledger() -> CheckLedger:
@@ -458,6 +474,7 @@ def clear_ports() -> None:
     for fn in (
         aws_edition,
         usage_store,
+        pattern_lanes,
         corpus_objects,
         stripe_event_processor,
         report_store,

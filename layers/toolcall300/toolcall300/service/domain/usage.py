@@ -23,6 +23,17 @@ from toolcall300.service.errors import BackendError, PaymentRequired, StoreConfl
 METRICS_COUNTER = "metrics#argcheck"
 
 
+class LaneStore(Protocol):
+    """Who holds each payer's one lane for a check with a pattern (criteria D26), shared by
+    every process that serves the same state: ``take`` claims ``payer``'s lane for ``holder``
+    until ``until`` (epoch seconds) unless another holder has it and its time has not run out
+    (a holder that died frees it at ``until``), and says whether it did; ``drop`` frees it
+    if ``holder`` still has it."""
+
+    def take(self, payer: str, holder: str, *, until: float, now: float) -> bool: ...
+    def drop(self, payer: str, holder: str) -> None: ...
+
+
 class UsageStore(Protocol):
     def get(self, counter_id: str) -> dict[str, Any] | None: ...
     def take(

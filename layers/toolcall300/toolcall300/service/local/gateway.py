@@ -35,6 +35,7 @@ import importlib.util
 import json
 import logging
 import select
+import socket
 import threading
 import time
 import uuid
@@ -464,7 +465,10 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
         *,
         limits: ServerLimits = ServerLimits(),
         clock: Callable[[], float] = time.monotonic,
+        sock: socket.socket | None = None,
     ) -> None:
+        """``sock``: a listening socket to serve instead of binding ``address`` (another
+        process of the same stack accepts on it too: the kernel hands each connection to one)."""
         self.limits = limits
         self.clock = clock
         self.adapter = LambdaAdapter(routes, local_routes)
@@ -488,7 +492,10 @@ class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
             expose_tracebacks=False,
             ident="",
         )
-        super().__init__(self.adapter, adj=adj)
+        if sock is None:
+            super().__init__(self.adapter, adj=adj)
+        else:
+            super().__init__(self.adapter, adj=adj, _sock=sock, bind_socket=False)
         host, port = self.server_address
         self.adapter.domain = f"{host}:{port}"  # as TOOLCALL300_PUBLIC_URL says
 

@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -70,16 +75,26 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve to anything
 
 
-def port_number(text: str) -> int:
-    """``--port``: 0 (any free port) to 65535; anything else is a usage error, never a
-    traceback (``-1``) or a random port (``99999``, which the socket layer reduced)."""
+def _whole_number(text: str, low: int, high: int, what: str) -> int:
+    """An integer flag from ``low`` to ``high``; anything else is a usage error, never a
+    traceback (``-1``) or a value the layer below would reduce (a port of ``99999``)."""
     try:
-        port = int(text)
+        number = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535)")
-    return port
+        raise argparse.ArgumentTypeError(f"{text!r} is not a {what}") from None
+    if not low <= number <= high:
+        raise argparse.ArgumentTypeError(f"{number} is not a {what} ({low} to {high})")
+    return number
+
+
+def port_number(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    return _whole_number(text, 0, 65535, "port number")
+
+
+def process_count(text: str) -> int:
+    """``--processes``: 1 to 64."""
+    return _whole_number(text, 1, 64, "number of processes")
 
 
 def repo_root() -> Path:
@@ -213,6 +228,7 @@ def start_local_stack(
     background: bool = True,
     state_dir: Path | None = None,
     dev_checkout: bool | None = None,
+    processes: int = 1,
 ) -> LocalStack:
     """Open the state folder (``None``: a temporary one, removed at stop), copy the corpus
     in, serve the functions. Raises StackError (having stopped what it started).
@@ -220,13 +236,15 @@ def start_local_stack(
     ``dev_checkout``: serve the free checkout page (``service.local.dev_checkout``, which pays
     any session, so anyone who reaches it gets a licence); None serves it on a loopback
     ``host`` only, so a stack bound to a public address gives nothing away unless the
-    operator says so (``serve --dev-checkout``)."""
+    operator says so (``serve --dev-checkout``). ``processes``: how many processes serve
+    the HTTP port on the one database (``serve --processes``; this one and its siblings)."""
     stops = contextlib.ExitStack()
     free = is_loopback(host) if dev_checkout is None else dev_checkout
     try:
         return _start(
-            host, port, corpus_dir, root or repo_root(), background, state_dir, stops, free
-        )
+            host, port, corpus_dir, root or repo_root(), background, state_dir, stops, free,
+            processes,
+        )  # fmt: skip
     except BaseException:
         LocalStack("", LocalStackContext(Path("."), "", Path("."), {}, {}, {}), stops).stop()
         raise
@@ -241,6 +259,7 @@ def _start(
     state_arg: Path | None,
     stops: contextlib.ExitStack,
     free_checkout: bool = True,
+    processes: int = 1,
 ) -> LocalStack:
     saved_env = dict(os.environ)
     stops.callback(lambda: _restore_environment(saved_env))
@@ -248,11 +267,9 @@ def _start(
     # (an untraced stack never loads the X-Ray SDK).
     os.environ.update(_LOCAL_POWERTOOLS)
     from toolcall300.service.api import wiring as ports
-    from toolcall300.service.local import dev_checkout, gateway
+    from toolcall300.service.local import gateway
     from toolcall300.service.local.cfn import load_template
     from toolcall300.service.local.provision import local_secrets, restored, stack_owned
-    from toolcall300.service.sdk import stripe_dev
-    from toolcall300.service.statefolder.files import serve_link
     from toolcall300.service.statefolder.folder import StateFolder
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
@@ -282,7 +299,38 @@ def _start(
     url = f"http://{host}:{server.server_address[1]}"
     os.environ["TOOLCALL300_PUBLIC_URL"] = url  # where the signed object links point
     ports.clear_ports()
-    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH)
+    sibling = {"root": str(root), "names": made.names, "free_checkout": free_checkout}
+    edition = _serve(server, sibling, stops)
+    if processes > 1:  # edition.wake is looked up at each wake: the pool sets it below
+        stops.callback(
+            start_siblings(processes - 1, server.socket, sibling, lambda: edition.wake())
+        )
+    protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
+    context = LocalStackContext(
+        root, url, state_dir, made.names, made.environment, template,
+        webhook_secret=str(webhook["current"]), protected=protected, restored=was_restored,
+        settings=used, extra={"sibling": sibling},
+    )  # fmt: skip
+    if background:
+        _start_workers(context, ports, edition, stops)
+    return LocalStack(url, context, stops)
+
+
+def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) -> Any:
+    """Serve the routes, the signed object links and (when ``free_checkout``) the dev checkout
+    page on ``server`` from a thread of this process, on the edition ``os.environ`` names;
+    the edition. The same in the stack's first process and in each of its siblings."""
+    from toolcall300.service.api import wiring as ports
+    from toolcall300.service.local import dev_checkout, gateway
+    from toolcall300.service.sdk import stripe_dev
+    from toolcall300.service.statefolder.files import serve_link
+
+    edition = ports.local_edition()
+    assert edition is not None
+    names, routes = sibling["names"], server.routes
+    url = os.environ["TOOLCALL300_PUBLIC_URL"]
+    webhook = edition.secret_json(names["StripeWebhookSecret"])
+    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH, edition.checkout_sessions)
     stops.callback(lambda: stripe_dev.uninstall(replaced))
     checkout = dev_checkout.local_routes(
         dev_stripe,
@@ -291,26 +339,102 @@ def _start(
             routes, method=method, target=target, headers=headers, body=body, source_ip="127.0.0.1"
         ),
     )
-    edition = ports.local_edition()
-    assert edition is not None
-    bucket_names = [made.names["CorpusBucket"], made.names["ReportsBucket"]]
-    links = serve_link(edition.signer, edition.buckets(bucket_names))
+    links = serve_link(
+        edition.signer, edition.buckets([names["CorpusBucket"], names["ReportsBucket"]])
+    )
+    free = bool(sibling["free_checkout"])
     server.local_routes = lambda method, target, body: (
-        links(method, target, body) or (checkout(method, target, body) if free_checkout else None)
+        links(method, target, body) or (checkout(method, target, body) if free else None)
     )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()
     stops.callback(server.server_close)
     stops.callback(server.shutdown)
-    protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
-    context = LocalStackContext(
-        root, url, state_dir, made.names, made.environment, template,
-        webhook_secret=str(webhook["current"]), protected=protected, restored=was_restored,
-        settings=used,
-    )  # fmt: skip
-    if background:
-        _start_workers(context, ports, edition, stops)
-    return LocalStack(url, context, stops)
+    return edition
+
+
+#: A sibling: one more process serving the stack's listening socket (``serve --processes``).
+_SIBLING = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from toolcall300.service.local.stack import serve_sibling; serve_sibling(sys.argv[2:])"
+)
+
+
+def start_sibling(
+    sock: Any, sibling: dict[str, Any], *, wake_fd: int, life_fd: int
+) -> subprocess.Popen[bytes]:
+    """One more process serving ``sock`` with the stack's routes on the same state folder (its
+    environment is this one's: the stack's). It takes no lock and runs no scoring worker: a run
+    it queues wakes the first process's pool through ``wake_fd``; it stops when ``life_fd``
+    reads end of file (the first process stopped or died). Tests give it a socket of its own
+    to reach one process and then the other."""
+    package_parent = str(Path(__file__).resolve().parents[3])
+    fds = [sock.fileno(), wake_fd, life_fd]
+    return subprocess.Popen(
+        [sys.executable, "-c", _SIBLING, package_parent, json.dumps(sibling), *map(str, fds)],
+        pass_fds=fds,
+        stdin=subprocess.DEVNULL,
+        cwd=sibling["root"],
+        env=dict(os.environ),
+    )
+
+
+def start_siblings(
+    count: int, sock: Any, sibling: dict[str, Any], wake: Callable[[], None]
+) -> Callable[[], None]:
+    """``count`` siblings serving ``sock`` (the first process's listening socket: the kernel
+    gives each connection to one process), and the thread that calls ``wake`` (the worker
+    pool's) when a sibling queues a run. Returns their stop: the life pipe closed, then each
+    waited for."""
+    wake_r, wake_w = os.pipe()
+    life_r, life_w = os.pipe()
+    procs = [start_sibling(sock, sibling, wake_fd=wake_w, life_fd=life_r) for _ in range(count)]
+    os.close(wake_w)
+    os.close(life_r)
+
+    def wakes() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(wake_r, 64):  # end of file: every sibling has gone
+                wake()
+        os.close(wake_r)
+
+    threading.Thread(target=wakes, name="tc300-sibling-wakes", daemon=True).start()
+
+    def stop() -> None:
+        os.close(life_w)
+        for proc in procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    return stop
+
+
+def serve_sibling(argv: list[str]) -> None:
+    """A sibling's main (:func:`start_sibling`): serve the inherited socket until the life
+    pipe ends, then stop what it started."""
+    sibling, (listen_fd, wake_fd, life_fd) = json.loads(argv[0]), map(int, argv[1:4])
+    from toolcall300.service.api import wiring as ports
+    from toolcall300.service.local import gateway
+    from toolcall300.service.local.cfn import load_template
+
+    os.set_blocking(wake_fd, False)
+
+    def wake() -> None:
+        with contextlib.suppress(BlockingIOError):  # a full pipe: the pool is woken already
+            os.write(wake_fd, b"w")
+
+    root = Path(sibling["root"])
+    routes = gateway.bind_routes(root, load_template(root / "template.yaml"))
+    server = gateway.GatewayServer(("127.0.0.1", 0), routes, sock=socket.socket(fileno=listen_fd))
+    with contextlib.ExitStack() as stops:
+        stops.callback(ports.close_local_edition)
+        edition = _serve(server, sibling, stops)
+        edition.wake = wake
+        with contextlib.suppress(KeyboardInterrupt, OSError):
+            os.read(life_fd, 1)
 
 
 def _hold_state(state_arg: Path | None, stops: contextlib.ExitStack) -> tuple[Path, bool]:
@@ -408,6 +532,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--no-state", action="store_true", help="keep state in a temporary folder (removed at exit)"
     )
+    parser.add_argument(
+        "--processes",
+        type=process_count,
+        default=os.cpu_count() or 1,
+        help="processes serving HTTP on the one database (default: the cores, "
+        f"{os.cpu_count() or 1} here)",
+    )
     return parser.parse_args(argv)
 
 
@@ -433,6 +564,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             root=root,
             state_dir=state_dir,
             dev_checkout=True if args.dev_checkout else None,
+            processes=args.processes,
         )
     except StackError as exc:
         stderr.write(f"toolcall300 serve: {exc}\n")
@@ -461,6 +593,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             "--dev-checkout serves it); issue licences with toolcall300 admin licence issue\n"
         )
         + f"  then: TOOLCALL300_LICENCE=<key> toolcall300 download --api {stack.url} --out corpus/\n"
+        f"  HTTP: {args.processes} process(es) on the one database (--processes)\n"
         f"  hosted runs: {env('TOOLCALL300_WORKERS', '2')} workers, "
         f"{env('TOOLCALL300_TEAM_RUNS', '1')} run(s) per team at once, "
         f"{env('TOOLCALL300_RUN_TIMEOUT_S', '900')} s per run; adapters run in the sandbox "

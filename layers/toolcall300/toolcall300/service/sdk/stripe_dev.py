@@ -15,8 +15,8 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 import stripe
@@ -49,16 +49,50 @@ def _error(status: int, message: str) -> tuple[str, int, Mapping[str, str]]:
     return json.dumps(body), status, {"Content-Type": "application/json"}
 
 
+class Sessions(Protocol):
+    """Where the sessions are kept: this process's memory (:class:`MemorySessions`), or the
+    state folder's database, which every process of a local stack shares
+    (``statefolder.sqlite.SqliteDocuments``)."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+    def put(self, key: str, item: dict[str, Any]) -> None: ...
+    def change(
+        self, key: str, change: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any] | None: ...
+
+
+class MemorySessions:
+    def __init__(self) -> None:
+        self._items: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._items.get(key)
+            return dict(found) if found is not None else None
+
+    def put(self, key: str, item: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[key] = dict(item)
+
+    def change(self, key: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return None
+            change(found)
+            return dict(found)
+
+
 class DevStripe(stripe.HTTPClient):
-    """Answers the Stripe API calls the service makes, from memory, with Stripe's shapes."""
+    """Answers the Stripe API calls the service makes, with Stripe's shapes, from ``sessions``."""
 
     name = "toolcall300-dev"
 
-    def __init__(self, page_url: str) -> None:
+    def __init__(self, page_url: str, sessions: Sessions | None = None) -> None:
         super().__init__()
         self._page_url = page_url.rstrip("/")
-        self._sessions: dict[str, dict[str, Any]] = {}
-        self._lock = threading.Lock()
+        self._sessions: Sessions = sessions if sessions is not None else MemorySessions()
 
     def request(
         self,
@@ -75,8 +109,7 @@ class DevStripe(stripe.HTTPClient):
             session = self._create(_listify(_nest(parse_qsl(form, keep_blank_values=True))))
             return json.dumps(session), 200, {"Content-Type": "application/json"}
         if method == "get" and path.startswith(_SESSIONS + "/"):
-            with self._lock:
-                found = self._sessions.get(path.rsplit("/", 1)[1])
+            found = self._sessions.get(path.rsplit("/", 1)[1])
             if found is None:
                 return _error(404, "No such checkout.session")
             return json.dumps(found), 200, {"Content-Type": "application/json"}
@@ -106,28 +139,26 @@ class DevStripe(stripe.HTTPClient):
             "created": int(time.time()),
             "livemode": False,
         }
-        with self._lock:
-            self._sessions[session_id] = session
+        self._sessions.put(session_id, session)
         return session
 
     def session(self, session_id: str) -> dict[str, Any] | None:
         """A copy of one session as created (what the test-mode checkout page shows), or None."""
-        with self._lock:
-            found = self._sessions.get(session_id)
-            return dict(found) if found is not None else None
+        return self._sessions.get(session_id)
 
     def pay(self, session_id: str, *, secret: str) -> tuple[bytes, str, str] | None:
         """The buyer pays: (signed event body, its ``Stripe-Signature``, the success URL)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
+
+        def paying(session: dict[str, Any]) -> None:
             session.update(
                 status="complete",
                 payment_status="paid",
                 payment_intent=session["payment_intent"] or "pi_" + secrets.token_hex(12),
             )
-            paid = dict(session)
+
+        paid = self._sessions.change(session_id, paying)
+        if paid is None:
+            return None
         now = int(time.time())
         event = {
             "id": "evt_" + secrets.token_hex(12),
@@ -146,9 +177,9 @@ class DevStripe(stripe.HTTPClient):
         return payload.encode(), header, success
 
 
-def install(page_url: str) -> tuple[DevStripe, Any]:
+def install(page_url: str, sessions: Sessions | None = None) -> tuple[DevStripe, Any]:
     """Make the stripe library talk to a new :class:`DevStripe`; returns it and what it replaced."""
-    dev = DevStripe(page_url)
+    dev = DevStripe(page_url, sessions)
     previous = stripe.default_http_client
     stripe.default_http_client = dev
     return dev, previous

@@ -41,6 +41,8 @@ from toolcall300.service.errors import UpstreamUnavailable
 from toolcall300.service.statefolder.files import FileBucket, FileCorpus, FileReports, LinkSigner
 from toolcall300.service.statefolder.sqlite import (
     Database,
+    SqliteDocuments,
+    SqliteLanes,
     SqliteLedger,
     SqliteLicences,
     SqliteRuns,
@@ -182,6 +184,9 @@ class LocalEdition:
         self.usage = SqliteUsage(self.db)
         self.ledger = SqliteLedger(self.db)
         self.runs = SqliteRuns(self.db, sealer=(self.folder.seal, self.folder.unseal))
+        self.lanes: SqliteLanes | None = SqliteLanes(self.db)
+        #: The dev checkout's sessions (``sdk.stripe_dev``), shared by the stack's processes.
+        self.checkout_sessions = SqliteDocuments(self.db)
 
     def corpus(self, bucket: str) -> FileCorpus:
         return FileCorpus(self.folder.root / OBJECTS, bucket, self.signer)

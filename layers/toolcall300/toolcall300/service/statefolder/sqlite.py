@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY, status TEXT NOT NULL, expiration INTEGER,
     in_progress_expiration INTEGER, data TEXT, validation TEXT);
 CREATE INDEX IF NOT EXISTS idempotency_by_expiry ON idempotency(expiration);
+CREATE TABLE IF NOT EXISTS lanes (payer TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS dev_checkout (id TEXT PRIMARY KEY, item TEXT NOT NULL);
 """
 
 
@@ -125,7 +127,11 @@ class Database:
                 begin, commit, rollback = (
                     ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",))
                     if self._depth == 1
-                    else ("SAVEPOINT inner", "RELEASE inner", ("ROLLBACK TO inner", "RELEASE inner"))
+                    else (
+                        "SAVEPOINT inner",
+                        "RELEASE inner",
+                        ("ROLLBACK TO inner", "RELEASE inner"),
+                    )
                 )
                 self._conn.execute(begin)
                 try:
@@ -291,6 +297,63 @@ class SqliteUsage:
                 "INSERT OR REPLACE INTO counters (counter_id, expires_at, item) VALUES (?, NULL, ?)",
                 (counter_id, _dump(item)),
             )
+
+
+class SqliteLanes:
+    """``LaneStore`` on SQLite: each payer's lane for a check with a pattern, one row held by
+    one process's check until it drops it or its time runs out, so every process serving the
+    database keeps criteria D26's one check in flight per payer."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def take(self, payer: str, holder: str, *, until: float, now: float) -> bool:
+        with self._db.transaction() as db:
+            found = db.execute(
+                "SELECT holder, until FROM lanes WHERE payer = ?", (payer,)
+            ).fetchone()
+            if found is not None and found[0] != holder and found[1] > now:
+                return False
+            db.execute(
+                "INSERT OR REPLACE INTO lanes (payer, holder, until) VALUES (?, ?, ?)",
+                (payer, holder, until),
+            )
+            return True
+
+    def drop(self, payer: str, holder: str) -> None:
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM lanes WHERE payer = ? AND holder = ?", (payer, holder))
+
+
+class SqliteDocuments:
+    """Items by id in one table, each changed in one transaction: the local stand-in for
+    Stripe's Checkout Sessions (``sdk.stripe_dev``), so a session made by one process of the
+    stack is paid on the page another one serves."""
+
+    def __init__(self, db: Database, table: str = "dev_checkout") -> None:
+        self._db = db
+        self._table = table
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        rows = self._db.rows(f"SELECT item FROM {self._table} WHERE id = ?", (key,))
+        return _load(rows[0][0]) if rows else None
+
+    def put(self, key: str, item: dict[str, Any]) -> None:
+        with self._db.transaction() as db:
+            db.execute(
+                f"INSERT OR REPLACE INTO {self._table} (id, item) VALUES (?, ?)", (key, _dump(item))
+            )
+
+    def change(self, key: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        """The item after ``change`` (which edits it in place), stored; None when absent."""
+        with self._db.transaction() as db:
+            found = db.execute(f"SELECT item FROM {self._table} WHERE id = ?", (key,)).fetchone()
+            if found is None:
+                return None
+            item = _load(found[0])
+            change(item)
+            db.execute(f"UPDATE {self._table} SET item = ? WHERE id = ?", (_dump(item), key))
+            return item
 
 
 class SqliteLedger:

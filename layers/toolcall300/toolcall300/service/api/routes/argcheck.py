@@ -114,7 +114,7 @@ def _bounded(
         return argcheck_bounded.check_body_bounded(body, precheck=precheck)
     store, per_day = usage_store(ArgcheckSettings), settings.check_seconds_refusals_per_day
     usage.check_seconds_left(store, payer, per_day=per_day, now=wiring.clock())
-    with argcheck_bounded.LANES.lane(payer):
+    with wiring.pattern_lanes().lane(payer):
         response = argcheck_bounded.check_body_bounded(body, precheck=precheck)
     if argcheck_bounded.ran_over(response):
         usage.count_check_seconds(store, payer, per_day=per_day, now=wiring.clock())
