@@ -28,7 +28,6 @@ LONGER = {
     "client/ci.py::parse_args": 72,
     "client/ci.py::run": 61,
     "generator/cli.py::parse_args": 67,
-    "generator/deltas.py::build": 90,
     "generator/deltas.py::check": 72,
     "generator/deltas.py::render": 152,
     "generator/rules/nesting.py::nested_flattened": 75,

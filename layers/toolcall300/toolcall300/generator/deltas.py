@@ -608,15 +608,17 @@ def _emptied_refuses(case: dict[str, Any], name: str) -> bool:
     return bool(lost)
 
 
-def build(
-    sources: list[dict[str, Any]], seed: int = SEED
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(cases, rationale)`` of the deltas corpus from the main corpus's cases. Pure."""
-    rng = random.Random(seed)
-    cases: list[dict[str, Any]] = []
-    rationale: list[dict[str, Any]] = []
+class _Cases:
+    """The corpus as it is built: its cases and rationale rows in id order, one seeded rng
+    for every partition (so a form added later leaves every earlier case as it was)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.cases: list[dict[str, Any]] = []
+        self.rationale: list[dict[str, Any]] = []
 
     def add(
+        self,
         src: Source,
         shape: str,
         form: str,
@@ -626,7 +628,10 @@ def build(
         rendered: Callable[[int], Rendered] | None = None,
         unless_flattering: bool = False,
     ) -> None:
-        n = len(cases) + 1
+        """One case: ``src``'s call as a ``shape`` stream of ``form`` (``rendered`` when the
+        form spells its own events), with its partitions; none when ``unless_flattering`` and
+        the plain integrator would pass it."""
+        n = len(self.cases) + 1
         events, k, path, continuation = (
             rendered(n) if rendered else render(shape, form, src.name, text, n, cut=form == "cut")
         )
@@ -650,70 +655,81 @@ def build(
             return  # accumulate-parse-validate would pass it: no case (see ``check``)
         if k is not None and form != "whole_call":
             fragment = _get(events[k], path)
-            case["partitions"] = partitions(fragment, rng)
+            case["partitions"] = partitions(fragment, self.rng)
             around = _around_suffix(fragment, form)
             if around and around not in case["partitions"]:
                 case["partitions"].append(around)
-        cases.append(case)
-        rationale.append({"id": case["id"], "source": src.case["id"], "rationale": why})
+        self.cases.append(case)
+        self.rationale.append({"id": case["id"], "source": src.case["id"], "rationale": why})
 
+
+def build(
+    sources: list[dict[str, Any]], seed: int = SEED
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(cases, rationale)`` of the deltas corpus from the main corpus's cases. Pure."""
+    built = _Cases(seed)
     usable = [s for s in map(source_of, sources) if s is not None]
     for index, src in enumerate(usable):
-        label = src.case["expected"]
-        base = f"{src.case['id']} ({src.case['category']}) as one {{shape}} stream, {{form}}"
-        if src.cut:
-            shape = ("openai_chat", "anthropic", "openai_responses")[index % 3]
-            why = base.format(shape=shape, form="cut by the token limit") + (
-                "; rule 11 reads the provider's own signal, so the label is the source's"
-            )
-            add(src, shape, "cut", src.text, label, why)
-            continue
-        text = _respelled(src.text, index)
-        is_object = text.startswith("{")
-        leaves = vertex_leaves(loads_strict(text)) if is_object else None
-        vertex_ok = bool(leaves) and any(isinstance(v, str) for _, v in leaves or [])
-        shapes = [
-            s for s in SHAPES if (s != "gemini" or is_object) and (s != "vertex" or vertex_ok)
-        ]
-        shape = shapes[index % len(shapes)]
-        add(
-            src,
-            shape,
-            "standard",
-            text,
-            label,
-            base.format(shape=shape, form="as written") + ": DS1, the source's label",
+        _first_forms(built, index, src)
+    _later_forms(usable, built.add)
+    return built.cases, built.rationale
+
+
+def _first_forms(built: _Cases, index: int, src: Source) -> None:
+    """Version 1.1's cases of one source: a cut, or the standard stream, then (every fifth)
+    name with arguments and the whole call, then (every third object) the broken forms."""
+    add, rng = built.add, built.rng
+    label = src.case["expected"]
+    base = f"{src.case['id']} ({src.case['category']}) as one {{shape}} stream, {{form}}"
+    if src.cut:
+        shape = ("openai_chat", "anthropic", "openai_responses")[index % 3]
+        why = base.format(shape=shape, form="cut by the token limit") + (
+            "; rule 11 reads the provider's own signal, so the label is the source's"
         )
-        if index % 5 == 0:
-            for form in ("name_with_arguments", "whole_call"):
-                add(
-                    src,
-                    "openai_chat",
-                    form,
-                    text,
-                    label,
-                    base.format(shape="openai_chat", form=form) + ": DS1, the source's label",
-                )
-        if index % 3 == 0 and is_object:
-            shape = TEXT_ONLY_SHAPES[index // 3 % 2]
-            for form in BROKEN_FORMS:
-                broken = _broken_text(form, text, rng)
-                if broken is None:
-                    continue
-                if form == "arguments_emptied" and not _emptied_refuses(src.case, src.name):
-                    continue
-                rule = "DS3 and rule 6" if form == "arguments_emptied" else "DS2"
-                add(
-                    src,
-                    shape,
-                    form,
-                    broken,
-                    None,
-                    base.format(shape=shape, form=form)
-                    + f": {rule}, a refusal, never an invented call",
-                )
-    _later_forms(usable, add)
-    return cases, rationale
+        add(src, shape, "cut", src.text, label, why)
+        return
+    text = _respelled(src.text, index)
+    is_object = text.startswith("{")
+    leaves = vertex_leaves(loads_strict(text)) if is_object else None
+    vertex_ok = bool(leaves) and any(isinstance(v, str) for _, v in leaves or [])
+    shapes = [s for s in SHAPES if (s != "gemini" or is_object) and (s != "vertex" or vertex_ok)]
+    shape = shapes[index % len(shapes)]
+    add(
+        src,
+        shape,
+        "standard",
+        text,
+        label,
+        base.format(shape=shape, form="as written") + ": DS1, the source's label",
+    )
+    if index % 5 == 0:
+        for form in ("name_with_arguments", "whole_call"):
+            add(
+                src,
+                "openai_chat",
+                form,
+                text,
+                label,
+                base.format(shape="openai_chat", form=form) + ": DS1, the source's label",
+            )
+    if index % 3 == 0 and is_object:
+        shape = TEXT_ONLY_SHAPES[index // 3 % 2]
+        for form in BROKEN_FORMS:
+            broken = _broken_text(form, text, rng)
+            if broken is None:
+                continue
+            if form == "arguments_emptied" and not _emptied_refuses(src.case, src.name):
+                continue
+            rule = "DS3 and rule 6" if form == "arguments_emptied" else "DS2"
+            add(
+                src,
+                shape,
+                form,
+                broken,
+                None,
+                base.format(shape=shape, form=form)
+                + f": {rule}, a refusal, never an invented call",
+            )
 
 
 #: a tool of no arguments as each provider streams it: (shape, arguments text, how it is sent)
