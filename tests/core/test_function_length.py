@@ -43,7 +43,6 @@ LONGER = {
     "service/domain/runs/lifecycle.py::finish_scored": 82,
     "service/local/gateway.py::build_event": 78,
     "service/local/stack.py::_start": 79,
-    "service/local/stack.py::run": 73,
     "toolshim/deltas.py::_Reading.feed": 85,
     "toolshim/repair.py::_compile_object": 70,
 }

@@ -545,17 +545,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     root = repo_root()
     state_dir = None if args.no_state else (args.state or default_state_dir(root))
-    if args.migrate and state_dir is not None:
-        from toolcall300.service.local import migrate
-        from toolcall300.service.local.cfn import load_template
-
-        try:
-            copied = migrate.migrate(state_dir, load_template(root / "template.yaml"))
-        except migrate.MigrationError as exc:
-            stderr.write(f"toolcall300 serve --migrate: {exc}\n")
-            return EXIT_ERROR
-        moved = ", ".join(f"{n} {what}" for what, n in copied.items())
-        stdout.write(f"migrated {state_dir}: {moved}\n")
+    if args.migrate and state_dir is not None and not _migrate(state_dir, root, stdout, stderr):
+        return EXIT_ERROR
     try:
         stack = start_local_stack(
             host=args.host,
@@ -572,6 +563,32 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except OSError as exc:
         stderr.write(f"toolcall300 serve: cannot start: {exc}\n")
         return EXIT_ERROR
+    _print_banner(args, stack, state_dir, stdout)
+    stdout.flush()
+    _serve_until_stopped(stack, stderr)
+    return EXIT_OK
+
+
+def _migrate(state_dir: Path, root: Path, stdout: TextIO, stderr: TextIO) -> bool:
+    """``serve --migrate``: an earlier version's moto recording into ``state_dir``'s database
+    first (``migrate``); False, the reason written to ``stderr``, when it cannot."""
+    from toolcall300.service.local import migrate
+    from toolcall300.service.local.cfn import load_template
+
+    try:
+        copied = migrate.migrate(state_dir, load_template(root / "template.yaml"))
+    except migrate.MigrationError as exc:
+        stderr.write(f"toolcall300 serve --migrate: {exc}\n")
+        return False
+    moved = ", ".join(f"{n} {what}" for what, n in copied.items())
+    stdout.write(f"migrated {state_dir}: {moved}\n")
+    return True
+
+
+def _print_banner(
+    args: argparse.Namespace, stack: LocalStack, state_dir: Path | None, stdout: TextIO
+) -> None:
+    """Where the stack listens, how to buy a test licence and download, and what it runs with."""
     env = os.environ.get
     kept = (
         f"state in {state_dir} ({'kept from the last start' if stack.context.restored else 'new'}); "
@@ -601,7 +618,10 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         f"  settings (yours over template.yaml's defaults): {_settings_line(stack.context)}\n"
         f"Ctrl-C stops it ({kept}).\n"
     )
-    stdout.flush()
+
+
+def _serve_until_stopped(stack: LocalStack, stderr: TextIO) -> None:
+    """Serve until Ctrl-C (or SIGTERM, read as Ctrl-C), then stop the stack once, whole."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt) if main else None  # as Ctrl-C does
     try:
@@ -616,7 +636,6 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if main:
             signal.signal(signal.SIGTERM, previous)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-    return EXIT_OK
 
 
 def _settings_line(context: LocalStackContext) -> str:
