@@ -137,3 +137,30 @@ def test_chromium_renders_the_badge_as_an_image(teams: dict[str, Any], watched_p
     ok = watched_page.eval_on_selector("#ok", "i => [i.naturalWidth, i.naturalHeight]")
     assert ok[0] > 100 and ok[1] == 20, ok
     assert watched_page.eval_on_selector("#private", "i => i.naturalWidth") == 0
+
+
+def test_team_badge_on_and_off_from_the_cli(
+    teams: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`toolcall300 team badge on|off` does what the PUT does, and prints the README line."""
+    import io
+
+    from toolcall300.cli import dispatch
+
+    url, team = teams["url"], teams["team"]
+
+    def badge(switch: str, key: str) -> tuple[int, str, str]:
+        monkeypatch.setenv("TOOLCALL300_LICENCE", key)
+        out, err = io.StringIO(), io.StringIO()
+        code = dispatch(["team", "badge", switch, "--api", url], out, err)
+        return code, out.getvalue(), err.getvalue()
+
+    code, _, err = badge("on", teams["member"])
+    assert code == 1 and "owner_only" in err
+    code, out, err = badge("on", teams["owner"])
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"![TOOLCALL-300]({url}/badges/{team}/main.svg)"
+    assert fetch(f"{url}/badges/{team}/main.svg")[0] == 200
+    code, out, _ = badge("off", teams["owner"])
+    assert code == 0 and out.endswith(": badge private\n")
+    assert fetch(f"{url}/badges/{team}/main.svg")[0] == 404

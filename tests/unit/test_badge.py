@@ -287,3 +287,35 @@ def test_the_openapi_document_names_both_routes() -> None:
     put = paths["/teams/{team}/badge"]["put"]
     assert put["requestBody"]["content"]["application/json"]
     assert not any(".+" in p for p in paths)
+
+
+# ----------------------------------------------------------------------------- the CI client
+
+
+def test_toolcall300_ci_prints_the_readme_line_of_the_runs_branch() -> None:
+    import io
+
+    from toolcall300.client import ci
+
+    api = "https://api.example.com"
+    run = {"status": "scored", "team": "team-0123456789abcdef", "ref": "refs/heads/feature/x"}
+    line = "![TOOLCALL-300](https://api.example.com/badges/team-0123456789abcdef/feature/x.svg)"
+    assert ci.badge_line(api, run) == line
+    assert ci.badge_line(api, {**run, "status": "failed"}) is None
+
+    def answer(method: str, url: str, **_: Any) -> tuple[int, dict[str, str], Any]:
+        if method == "POST":
+            return 202, {}, {"run_id": "run_01ABCDEFGHJKMNPQRSTVWXYZ012", "status": "queued"}
+        return 200, {}, {**run, "run_id": "run_01ABCDEFGHJKMNPQRSTVWXYZ012", "verdict": "pass"}
+
+    argv = ["--api", api, "--image", "r.example.com/a@sha256:" + "a" * 64, "--wait"]
+    argv += ["--ref", "refs/heads/feature/x", "--commit", "abc1234", "--poll", "0"]
+    out, err = io.StringIO(), io.StringIO()
+    code = ci.run(
+        ci.parse_args(argv),
+        out,
+        err,
+        request=answer,
+        env={"TOOLCALL300_LICENCE": "tc300_" + "k" * 32},
+    )
+    assert code == 0 and err.getvalue().splitlines()[-1].endswith(f"(once public): {line}")

@@ -42,7 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "admin": ("toolcall300.service.admin", "operator commands: manage licences by hand"),
     "download": ("toolcall300.client.download", "download the licensed corpus and verify its pins"),
     "ci": ("toolcall300.client.ci", "submit a hosted scoring run from CI and gate on it"),
-    "team": ("toolcall300.client.team", "a team's member keys: team keys issue|list|revoke"),
+    "team": (
+        "toolcall300.client.team",
+        "a team's member keys and badge: team keys ...|team badge on|off",
+    ),
 }
 
 

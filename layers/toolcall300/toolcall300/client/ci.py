@@ -26,6 +26,7 @@ import tarfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from toolcall300.client import prcomment
 from toolcall300.client.http import ApiError, check_key, check_transport, request_json
@@ -542,9 +543,35 @@ def run(
         except (ApiError, OSError, ValueError) as exc:
             stderr.write(f"toolcall300 ci: cannot write the CI report files: {exc}\n")
             return EXIT_ERROR
+    _after_the_verdict(args, api, final, environ, stderr)
+    return exit_code(final)
+
+
+def _after_the_verdict(
+    args: argparse.Namespace,
+    api: str,
+    final: Mapping[str, Any],
+    environ: Mapping[str, str],
+    stderr: TextIO,
+) -> None:
+    """What a finished run leaves beside its verdict: its branch's README badge line and,
+    with ``--pr-comment``, the pull request's comment (neither changes the exit)."""
+    line = badge_line(api, final)
+    if line is not None:
+        stderr.write(f"toolcall300 ci: this branch's README badge (once public): {line}\n")
     if args.pr_comment:
         _comment(final, environ, stderr)
-    return exit_code(final)
+
+
+def badge_line(api: str, run: Mapping[str, Any]) -> str | None:
+    """The Markdown a README holds to show the badge of a scored run's branch; the service
+    serves it once the team's purchase key has made it public (``PUT /teams/{team}/badge``,
+    docs/runs-contract.md, "Badges"). None for a run that was not scored."""
+    team, ref = run.get("team"), run.get("ref")
+    if run.get("status") != "scored" or not isinstance(team, str) or not isinstance(ref, str):
+        return None
+    branch = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+    return f"![TOOLCALL-300]({api}/badges/{quote(team)}/{quote(branch, safe='/')}.svg)"
 
 
 def _comment(final: Mapping[str, Any], environ: Mapping[str, str], stderr: TextIO) -> None:
