@@ -52,6 +52,11 @@ umoci init --layout "$OCI"
 umoci new --image "$OCI:1"
 umoci unpack --image "$OCI:1" "$BUNDLE"
 cp -a "$ROOTFS/." "$BUNDLE/rootfs/"
+# As a container image holds them: an empty /dev (the runtime mounts its own) and no setuid or
+# setgid program (the adapter runs as uid 65534 and has no use for one; a local stack refuses an
+# image carrying either, jobs/adapter_image.py).
+find "$BUNDLE/rootfs/dev" -mindepth 1 -delete
+find "$BUNDLE/rootfs" -xdev -type f -perm /6000 -exec chmod ug-s {} +
 umoci repack --image "$OCI:1" "$BUNDLE"
 umoci config --image "$OCI:1" --os=linux --architecture="$ARCH" \
   --config.env=PYTHONDONTWRITEBYTECODE=1 --config.env=PYTHONUNBUFFERED=1 \

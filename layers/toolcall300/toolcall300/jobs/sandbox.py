@@ -32,6 +32,7 @@ import atexit
 import ctypes
 import errno
 import fcntl
+import hashlib
 import os
 import resource
 import secrets
@@ -49,7 +50,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from toolcall300.jobs import adapter_files
+from toolcall300.jobs import adapter_files, adapter_image
 
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -611,6 +612,13 @@ def _bwrap_system() -> list[str]:
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
+def _bwrap_image(root: Path) -> list[str]:
+    """bubblewrap's new namespaces with an adapter image's root filesystem as ``/``
+    (read-only; ``jobs.adapter_image`` unpacked it): nothing of the host's system."""
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL"]
+    return [*args, "--ro-bind", str(root), "/", "--proc", "/proc", "--dev", "/dev"]
+
+
 def bwrap_prefix(
     scratch: Path,
     kit_dir: Path,
@@ -618,19 +626,23 @@ def bwrap_prefix(
     *,
     limits: Limits = Limits(),
     seccomp_fd: int | None = None,
+    image_root: Path | None = None,
 ) -> list[str]:
-    """The adapter's whole filesystem: system, kit, its own files, private temp folders of
-    bounded size, and its scratch folder inside the ``/tmp`` one (so the scratch total is
-    that tmpfs's size and nothing of it lands on the host's disk); it runs as uid 65534 of a
-    user namespace, under the seccomp filter when there is one."""
-    args = [*_bwrap_system(), "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    """The adapter's whole filesystem: system, kit, its own files (or, for an adapter image,
+    the image's root instead of all three), private temp folders of bounded size, and its
+    scratch folder inside the ``/tmp`` one (so the scratch total is that tmpfs's size and
+    nothing of it lands on the host's disk); it runs as uid 65534 of a user namespace, under
+    the seccomp filter when there is one."""
+    system = _bwrap_system() if image_root is None else _bwrap_image(image_root)
+    args = [*system, "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
     for size, path in (
         (limits.tmp_bytes, "/tmp"),
         (limits.var_tmp_bytes, "/var/tmp"),
         (limits.shm_bytes, "/dev/shm"),
     ):
         args += ["--size", str(size), "--tmpfs", path]
-    args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
+    if image_root is None:  # an image carries its own kit (built FROM the harness image)
+        args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
     if adapter_dir is not None:
         args += ["--ro-bind", str(adapter_dir), ADAPTER_MOUNT]
     if seccomp_fd is not None:
@@ -656,6 +668,7 @@ def wrap(
     adapter_dir: Path | None = None,
     limits: Limits = Limits(),
     seccomp_fd: int | None = None,
+    image_root: Path | None = None,
 ) -> list[str]:
     """``command`` (under the lifeline init when ``life_fd`` is given) inside the namespaces
     ``iso`` says this machine allows."""
@@ -664,7 +677,12 @@ def wrap(
         return inner
     if iso.method == "bwrap":
         prefix = bwrap_prefix(
-            scratch, kit_dir or kit(), adapter_dir, limits=limits, seccomp_fd=seccomp_fd
+            scratch,
+            kit_dir or kit(),
+            adapter_dir,
+            limits=limits,
+            seccomp_fd=seccomp_fd,
+            image_root=image_root,
         )
         return [*prefix, *inner]
     return [*UNSHARE, *inner]
@@ -723,6 +741,26 @@ def adapter_env(scratch: Path, kit_path: str) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class ImageRoot:
+    """An adapter image unpacked for the sandbox: its root filesystem (read-only as ``/``)
+    and its own environment (``ENV``), which the adapter starts with as in the Batch job."""
+
+    root: Path
+    env: dict[str, str]
+
+
+#: What the job's harness removes from the image's environment (infra/harness/entrypoint.py).
+SCRUBBED_PREFIXES = ("TC300_", "AWS_", "ECS_CONTAINER_METADATA")
+
+
+def image_env(image: ImageRoot, scratch: Path) -> dict[str, str]:
+    """The environment the Batch job gives an image's adapter: the image's own, minus links
+    and credentials, with ``HOME`` and ``TMPDIR`` its scratch folder."""
+    kept = {k: v for k, v in image.env.items() if not k.startswith(SCRUBBED_PREFIXES)}
+    return {**kept, "HOME": str(scratch), "TMPDIR": str(scratch)}
+
+
 def prepare(
     command: list[str],
     scratch: Path,
@@ -730,19 +768,22 @@ def prepare(
     limits: Limits = Limits(),
     isolation: Isolation | None = None,
     adapter_dir: Path | None = None,
+    image: ImageRoot | None = None,
 ) -> Prepared:
     """The sandboxed form of ``command`` running in ``scratch`` (which must exist), with the
-    adapter's own files (``adapter_dir``, a folder of the run's) at :data:`ADAPTER_MOUNT`.
+    adapter's own files (``adapter_dir``, a folder of the run's) at :data:`ADAPTER_MOUNT`, or
+    in an adapter image's root filesystem (``image``) instead of the host's system.
 
-    Raises :class:`CommandRefused` when files were handed over but this machine cannot give
-    the adapter its own filesystem. The caller must ``close()`` the result (``session`` does).
+    Raises :class:`CommandRefused` when files or an image were handed over but this machine
+    cannot give the adapter its own filesystem. The caller must ``close()`` the result
+    (``session`` does).
     """
     iso = isolation or probe()
     kit_dir = kit()
-    if adapter_dir is not None and not iso.filesystem_private:
+    if (adapter_dir is not None or image is not None) and not iso.filesystem_private:
         raise CommandRefused(
-            f"the adapter's own files need bubblewrap to appear at {ADAPTER_MOUNT}; this "
-            "machine has none (apt-get install bubblewrap)"
+            f"the adapter's own files or image need bubblewrap to appear at {ADAPTER_MOUNT} "
+            "or as /; this machine has none (apt-get install bubblewrap)"
         )
     # its own uid where namespaces hide it (inside a container, one run per container: 65534)
     identity = RunIdentity.take() if iso.uid_dropped and iso.network_isolated else None
@@ -765,10 +806,12 @@ def prepare(
         adapter_dir=adapter_dir,
         limits=limits,
         seccomp_fd=seccomp_fd,
+        image_root=image.root if image is not None else None,
     )
+    env = adapter_env(scratch, KIT_MOUNT if iso.filesystem_private else str(kit_dir))
     kwargs: dict[str, Any] = {
         "cwd": str(scratch),
-        "env": adapter_env(scratch, KIT_MOUNT if iso.filesystem_private else str(kit_dir)),
+        "env": image_env(image, scratch) if image is not None else env,
         "start_new_session": True,
         "preexec_fn": _preexec(limits, uid, os.getpid()),
         "close_fds": True,
@@ -806,6 +849,36 @@ def adapter_copy(archive: bytes | None) -> Iterator[Path | None]:
         shutil.rmtree(holder, ignore_errors=True)
 
 
+_IMAGES_KEPT = 4
+_images: dict[str, ImageRoot] = {}
+_images_lock = threading.Lock()
+
+
+def image_copy(archive: bytes, held: adapter_image.Blobs | None = None) -> ImageRoot:
+    """The adapter image in ``archive`` unpacked for runs (``jobs.adapter_image``, every
+    check before a byte is written), kept for this process by the archive's digest (the
+    last :data:`_IMAGES_KEPT`), read-only to runs; raises ``adapter_image.ImageRefused``."""
+    key = hashlib.sha256(archive).hexdigest()
+    with _images_lock:
+        if key in _images:
+            _images[key] = _images.pop(key)  # the most recently used last
+            return _images[key]
+        image = adapter_image.read_image(archive, held)
+        adapter_image.adapter_command(image)
+        holder = Path(tempfile.mkdtemp(prefix="tc300-image-", dir=_scratch_root()))
+        holder.chmod(0o755)
+        try:
+            root = adapter_image.unpack(image, holder / "root")
+        except BaseException:
+            shutil.rmtree(holder, ignore_errors=True)
+            raise
+        _images[key] = ImageRoot(root, image.env)
+        while len(_images) > _IMAGES_KEPT:
+            oldest = next(iter(_images))
+            shutil.rmtree(_images.pop(oldest).root.parent, ignore_errors=True)
+        return _images[key]
+
+
 @contextmanager
 def session(
     command: list[str],
@@ -813,12 +886,18 @@ def session(
     limits: Limits = Limits(),
     isolation: Isolation | None = None,
     adapter_dir: Path | None = None,
+    image: ImageRoot | None = None,
 ) -> Iterator[Prepared]:
     """A scratch directory and the sandboxed command in it; afterwards the lifeline is closed
     (anything the adapter left running dies) and the scratch directory removed."""
     with scratch_dir() as scratch:
         prepared = prepare(
-            command, scratch, limits=limits, isolation=isolation, adapter_dir=adapter_dir
+            command,
+            scratch,
+            limits=limits,
+            isolation=isolation,
+            adapter_dir=adapter_dir,
+            image=image,
         )
         try:
             yield prepared
