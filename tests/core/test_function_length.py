@@ -7,14 +7,15 @@ count in its parent too). ruff's C901 (complexity) and PLR0915 (statements) hold
 two bounds (pyproject.toml); this one holds what they let through, a long run of simple steps.
 
 The functions already past the bound are listed in :data:`LONGER` with their length today:
-debts, not precedents. An entry may only shrink: a listed function that grows fails, and one
-that is cut to the bound (or renamed, or gone) must leave the list, so the list only gets
-shorter.
+debts, not precedents. No name joins the list, and a listed function that grows past its figure
+fails. One cut to the bound (or renamed, or gone) should leave the list; its stale entry is
+named in a warning rather than a failure, so that cutting a function never turns main red.
 """
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import toolcall300
@@ -26,7 +27,6 @@ MAX_LINES = 60
 LONGER = {
     "argcheck/compiled.py::_Generator.admit": 73,
     "client/ci.py::parse_args": 72,
-    "client/ci.py::run": 61,
     "generator/cli.py::parse_args": 67,
     "generator/deltas.py::check": 72,
     "generator/deltas.py::render": 152,
@@ -73,25 +73,28 @@ def function_lengths(root: Path) -> dict[str, int]:
 
 
 def length_problems(lengths: dict[str, int], listed: dict[str, int]) -> list[str]:
-    """What breaks the rule: a function past the bound that is not listed, a listed one that
-    grew past its figure, and a listed one that no longer needs its entry."""
+    """What breaks the rule: a function past the bound that is not listed, and a listed one
+    that grew past its figure."""
     problems = []
     for name, lines in sorted(lengths.items()):
         allowed = listed.get(name, MAX_LINES)
         if lines > allowed:
             how = f"grew past its listed {allowed}" if name in listed else f"is past {MAX_LINES}"
             problems.append(f"{name} has {lines} lines and {how}: cut it into named steps")
-    for name, allowed in sorted(listed.items()):
-        if lengths.get(name, 0) <= MAX_LINES:
-            problems.append(
-                f"{name} is listed in LONGER ({allowed}) but is now within {MAX_LINES} lines "
-                "or gone: remove its entry"
-            )
     return problems
 
 
+def stale_entries(lengths: dict[str, int], listed: dict[str, int]) -> list[str]:
+    """Listed functions now within the bound, renamed or gone: entries to remove."""
+    return sorted(name for name in listed if lengths.get(name, 0) <= MAX_LINES)
+
+
 def test_every_function_of_the_package_is_within_the_bound() -> None:
-    assert length_problems(function_lengths(PACKAGE), LONGER) == []
+    lengths = function_lengths(PACKAGE)
+    assert length_problems(lengths, LONGER) == []
+    stale = stale_entries(lengths, LONGER)
+    if stale:
+        warnings.warn(f"within {MAX_LINES} lines now, remove from LONGER: {stale}", stacklevel=1)
 
 
 def test_the_bound_catches_a_new_long_function_and_a_grown_listed_one(tmp_path: Path) -> None:
@@ -109,7 +112,9 @@ def test_the_bound_catches_a_new_long_function_and_a_grown_listed_one(tmp_path: 
     assert "grew past its listed 60" in problems[0] and "is past 60" in problems[1]
 
 
-def test_a_listed_function_cut_to_the_bound_must_leave_the_list(tmp_path: Path) -> None:
+def test_a_listed_function_cut_to_the_bound_is_named_as_stale(tmp_path: Path) -> None:
     (tmp_path / "mod.py").write_text("def f() -> None:\n    pass\n")
-    problems = length_problems(function_lengths(tmp_path), {"mod.py::f": 70, "mod.py::gone": 80})
-    assert len(problems) == 2 and all("remove its entry" in p for p in problems)
+    lengths = function_lengths(tmp_path)
+    listed = {"mod.py::f": 70, "mod.py::gone": 80}
+    assert length_problems(lengths, listed) == []
+    assert stale_entries(lengths, listed) == ["mod.py::f", "mod.py::gone"]
