@@ -432,7 +432,9 @@ def test_port_calls_made_together_are_one_commit_and_a_failed_condition_undoes_o
 ) -> None:
     """``LocalEdition.together``: a paid check's charge, its day's count and its metrics are
     one SQLite commit; a charge refused inside it (the retry of a check already charged) undoes
-    only its own savepoint, and an error leaving the block undoes every write in it."""
+    nothing (its condition is checked before its writes), an error leaving the block undoes
+    every write in it, and a joined call that fails after writing rolls the whole back even
+    when its caller goes on (no half-done write is ever committed)."""
     from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
 
     edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
@@ -456,6 +458,23 @@ def test_port_calls_made_together_are_one_commit_and_a_failed_condition_undoes_o
         assert ledger.record("c1") is not None and ledger.record("c2") is None
         assert ledger.days(["2026-12-01"])[0]["paid"] == 1
         assert usage.get("metrics#argcheck")["verdict:VALID"] == 1
+
+        def half_done() -> None:
+            with edition.db.transaction() as db:
+                db.execute("INSERT INTO ledger (id, item) VALUES ('half', '{}')")
+                raise StoreConflict("failed after its write")
+
+        with pytest.raises(StoreConflict), edition.together():
+            usage.add("metrics#argcheck", ["verdict:VALID"])
+            with pytest.raises(StoreConflict):
+                half_done()
+            usage.add("metrics#argcheck", ["verdict:VALID"])  # the caller goes on: refused
+        assert edition.db.commits == before + 1
+        assert ledger.record("half") is None and ledger._get("half") is None
+        assert usage.get("metrics#argcheck")["verdict:VALID"] == 1
+        with edition.together():  # the next transaction starts clean
+            usage.add("metrics#argcheck", ["verdict:VALID"])
+        assert usage.get("metrics#argcheck")["verdict:VALID"] == 2
     finally:
         edition.close()
 

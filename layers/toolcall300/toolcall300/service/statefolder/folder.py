@@ -211,8 +211,8 @@ class LocalEdition:
 
     def together(self) -> contextlib.AbstractContextManager[Any]:
         """The port calls made inside commit as one SQLite transaction (each call's own
-        transaction a savepoint in it): a paid check's charge, its day count and its metrics
-        are one commit instead of three, and none of them is stored without the others."""
+        transaction joins it: ``Database.transaction``): a paid check's charge, its day count
+        and its metrics are one commit instead of three, and none is stored without the others."""
         return self.db.transaction()
 
     def idempotency(self) -> Any:

@@ -88,7 +88,8 @@ class Database:
         self.path = str(path)
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on this connection (the lock's holder's)
-        #: Transactions committed through this connection (savepoints not counted): what a
+        self._doomed = False  # a joined block failed after writing: the whole rolls back
+        #: Transactions committed through this connection (joined ones not counted): what a
         #: request costs in commits, for the tests and the bench.
         self.commits = 0
         self._clock = clock
@@ -116,34 +117,46 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` .. ``COMMIT`` (``ROLLBACK`` on any exception). Inside another
-        transaction of this thread it is a ``SAVEPOINT`` instead: its own failure undoes only
-        its own writes (a failed condition leaves the outer transaction as it was), and what it
-        wrote commits with the outer one, so several port calls can be one commit
-        (``LocalEdition.together``)."""
+        """``BEGIN IMMEDIATE`` .. ``COMMIT`` (``ROLLBACK`` on any exception).
+
+        Inside another transaction of this thread it joins it, so several port calls are one
+        commit (``LocalEdition.together``), without a savepoint (one doubled the cost of a
+        paid check's writes): a joined block that fails before writing (every failed
+        condition here is checked before the write it guards) leaves the outer transaction as
+        it was; one that fails after writing leaves a write only a rollback of the whole can
+        undo, so the outer transaction is then rolled back whatever its caller does, and its
+        end raises ``StoreConflict`` if the caller went on."""
         with self._lock, _translated():
-            self._depth += 1
+            if self._depth:
+                yield from self._joined()
+                return
+            self._depth, self._doomed = 1, False
             try:
-                begin, commit, rollback = (
-                    ("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",))
-                    if self._depth == 1
-                    else (
-                        "SAVEPOINT inner",
-                        "RELEASE inner",
-                        ("ROLLBACK TO inner", "RELEASE inner"),
-                    )
-                )
-                self._conn.execute(begin)
+                self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._conn
+                    if self._doomed:
+                        raise StoreConflict("a write in this transaction failed half done")
                 except BaseException:
-                    for sql in rollback:
-                        self._conn.execute(sql)
+                    self._conn.execute("ROLLBACK")
                     raise
-                self._conn.execute(commit)
-                self.commits += self._depth == 1
+                self._conn.execute("COMMIT")
+                self.commits += 1
             finally:
-                self._depth -= 1
+                self._depth = 0
+
+    def _joined(self) -> Iterator[sqlite3.Connection]:
+        if self._doomed:
+            raise StoreConflict("a write in this transaction failed half done")
+        before = self._conn.total_changes
+        self._depth += 1
+        try:
+            yield self._conn
+        except BaseException:
+            self._doomed = self._doomed or self._conn.total_changes != before
+            raise
+        finally:
+            self._depth -= 1
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock, _translated():
