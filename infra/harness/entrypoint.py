@@ -2,9 +2,10 @@
 """The Batch job's entrypoint: fetch the label-free inputs, run the adapter, upload its answers.
 
 Runs inside the team's adapter image (built FROM the harness image). Its arguments are the
-image's CMD, the adapter's stream command. It reads ``TC300_INPUTS_URL`` (presigned GET: only
-``id``, ``text``, ``tools`` per case), runs the adapter through the trusted harness
-(``toolcall300.jobs.harness``) sandboxed as uid 65534 with rlimits and a clean environment,
+image's CMD, the adapter's command. It reads ``TC300_INPUTS_URL`` (presigned GET: only
+``id``, ``text``, ``tools`` per case, or a deltas case's streams and partitions, by the run's
+``TC300_TRACK``), runs the adapter through the trusted harness (``toolcall300.jobs.harness``,
+over the track's protocol) sandboxed as uid 65534 with rlimits and a clean environment,
 and PUTs ``{"answers", "diagnostics", "failure"}`` to ``TC300_ANSWERS_URL``. Scoring happens
 afterwards in the service, never here: labels never enter the job. Exit 0 whenever the answers
 file was written (an adapter failure is reported inside it); otherwise one of the codes in
@@ -79,9 +80,10 @@ def failed_link(exc: BaseException, otherwise: int) -> int:
     return otherwise
 
 
-def parse_inputs(raw: bytes) -> list[dict[str, Any]]:
+def parse_inputs(raw: bytes, track: str = "single") -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
-    return [{k: row.get(k) for k in harness.INPUT_FIELDS} for row in rows]
+    fields = harness.input_fields(track)
+    return [{k: row.get(k) for k in fields} for row in rows]
 
 
 def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
@@ -89,16 +91,17 @@ def main(argv: Sequence[str], env: Mapping[str, str]) -> int:
     if not command:
         sys.stderr.write("toolcall300-harness: the image has no CMD (the adapter command)\n")
         return EXIT_NO_COMMAND
+    track = env.get("TC300_TRACK", "single")  # a job submitted before tracks: single-call
     try:
-        inputs = parse_inputs(fetch(env["TC300_INPUTS_URL"]))
+        inputs = parse_inputs(fetch(env["TC300_INPUTS_URL"]), track)
     except (KeyError, OSError, ValueError) as exc:
         sys.stderr.write(f"toolcall300-harness: cannot read the inputs: {type(exc).__name__}\n")
         return failed_link(exc, EXIT_INPUTS_UNREADABLE)
     with sandbox.scratch_dir() as scratch:
         prepared = sandbox.prepare(command, scratch)
         kwargs = dict(prepared.popen_kwargs, env=adapter_env(env, str(scratch)))
-        output = harness.run_job(
-            prepared.argv, inputs, limits=limits_from(env), popen_kwargs=kwargs
+        output = harness.run_track_job(
+            track, prepared.argv, inputs, limits=limits_from(env), popen_kwargs=kwargs
         )
     document = output.document()
     document["diagnostics"] = dict(document["diagnostics"], sandbox=prepared.isolation.record())

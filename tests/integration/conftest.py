@@ -44,7 +44,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from toolcall300.service.local.stack import start_local_stack
 
     corpus_dir = tmp_path_factory.mktemp("corpus")
-    make_corpus(corpus_dir, tracks=True)
+    make_corpus(corpus_dir, tracks=True, deltas=True)
     stack = start_local_stack(port=0, corpus_dir=corpus_dir)
     try:
         yield stack

@@ -712,17 +712,113 @@ def test_a_parallel_track_run_is_scored_with_the_tracks_judge_and_keeps_its_own_
     ]
 
 
-def test_an_unknown_or_unhosted_track_is_a_specific_400_over_http(
+def test_an_unknown_track_is_a_specific_400_over_http(stack: LocalStack, buy: Any) -> None:
+    team = buy("team", "runs-badtrack")
+    body = {"adapter_cmd": fakes.ECHO, "ref": "main", "commit": "abc1234", "track": "multi"}
+    with pytest.raises(ApiError) as err:
+        request_json(
+            "POST", f"{stack.url}/runs", headers=auth(team), body=json.dumps(body).encode()
+        )
+    assert err.value.status == 400 and err.value.code == "invalid_track", err.value
+
+
+#: toolshim's deltas process adapter (docs/adapter-protocols.md, "The deltas track").
+DELTAS_REFERENCE = ["python3", "-m", "toolcall300.toolshim.deltas"]
+#: A deltas process adapter that refuses every stream, and checks what it is handed: each
+#: message is only the protocol's (``id`` with ``tools``, one ``event`` or ``end``) and names no
+#: label field (else it answers a call named LEAK, which the summary would count as invented),
+#: and every stream brought its events.
+DELTAS_PROBE = fakes.py(
+    "import json,sys\n"
+    "PROTOCOL={'id','tools','event','end'}\n"
+    "seen={}\n"
+    "for line in sys.stdin:\n"
+    "    m=json.loads(line); k=m['id']\n"
+    "    leak=bool(set(m)-PROTOCOL) or '\"expected_kind\"' in line or '\"rationale\"' in line\n"
+    "    if 'tools' in m:\n"
+    "        seen[k]={'events':0,'leak':leak}\n"
+    "    elif 'event' in m:\n"
+    "        seen[k]['events']+=1; seen[k]['leak']|=leak\n"
+    "        print(json.dumps({'id':k,'commits':[]}),flush=True)\n"
+    "    elif m.get('end'):\n"
+    "        s=seen.pop(k)\n"
+    "        call={'name':'LEAK','arguments':{}} if s['leak'] or s['events']==0 else None\n"
+    "        print(json.dumps({'id':k,'call':call}),flush=True)\n"
+)
+
+
+def deltas_cases(stack: LocalStack) -> tuple[Any, list[dict[str, Any]]]:
+    """The deltas track and cases the stack serves, read from its corpus bucket."""
+    from toolcall300.scoring.tracks import read_corpus
+
+    bucket = stack.context.state_dir / "objects" / stack.context.names["CorpusBucket"]
+    return read_corpus((bucket / "deltas" / "deltas.jsonl").read_bytes())
+
+
+def test_a_deltas_track_run_is_driven_over_its_process_protocol_and_judged_by_the_track(
     stack: LocalStack, buy: Any
 ) -> None:
-    team = buy("team", "runs-badtrack")
-    for track, code in (("multi", "invalid_track"), ("deltas", "track_not_hosted")):
-        body = {"adapter_cmd": fakes.ECHO, "ref": "main", "commit": "abc1234", "track": track}
-        with pytest.raises(ApiError) as err:
-            request_json(
-                "POST", f"{stack.url}/runs", headers=auth(team), body=json.dumps(body).encode()
-            )
-        assert err.value.status == 400 and err.value.code == code, err.value
+    """The deltas track end to end over HTTP: the sandboxed job drives toolshim's deltas
+    process adapter over every partition of the track's label-free streams, the trusted side
+    judges the records with the deltas judge (the same figures as toolshim scored in
+    process), its baseline is its own, a worse deltas run regresses against it, and the probe
+    shows no label reached the job."""
+    team = buy("team", "runs-deltas")
+    single = wait(stack, team, post_run(stack, team, fakes.ECHO)["run_id"])
+    assert single["verdict"] == "baseline_set" and single["track"] == "single"
+    run = wait(stack, team, post_run(stack, team, DELTAS_REFERENCE, track="deltas")["run_id"], 120)
+    assert run["status"] == "scored", run["failure"]
+    assert run["track"] == "deltas"
+    assert run["verdict"] == "baseline_set" and run["comparison"] is None  # its own baseline
+    track, cases = deltas_cases(stack)
+    in_process = track.build_adapter("callable", "toolshim")
+    mine = track.score(
+        cases,
+        in_process.run(track.adapter_items(cases), timeout=10),
+        adapter="in process",
+        corpus_sha256="x",
+        corpus_version=None,
+    )
+    summary = run["summary"]
+    streams = sum(len(c["partitions"]) for c in cases)
+    assert summary["cases"] == len(cases) and summary["streams"] == streams == mine["streams"]
+    for figure in ("exact", "streams_exact", "invariant", "refused_correctly", "commits"):
+        assert summary[figure] == mine[figure], figure
+    assert summary["exact"] == len(cases) and summary["unsafe_commits"] == 0
+    assert summary["commits"] > 0 and summary["commit_lead"] == mine["commit_lead"] > 0
+    _, _, report = request_json("GET", f"{stack.url}{run['report_url']}", headers=auth(team))
+    assert report["track"] == "deltas" and report["score"]["track"] == "deltas"
+    assert report["score"]["corpus_version"] == "test-1"
+    # the probe refuses every stream: no label reached it (no LEAK call), and it regresses
+    worse = wait(
+        stack, team, post_run(stack, team, DELTAS_PROBE, commit="bbbbbbb", track="deltas")["run_id"]
+    )
+    assert worse["status"] == "scored", worse["failure"]
+    refusals = sum(c["expected_kind"] == "unrecoverable" for c in cases)
+    assert worse["summary"]["invented_calls"] == 0 and worse["summary"]["commits"] == 0
+    assert worse["summary"]["refused_correctly"] == refusals > 0
+    assert worse["summary"]["false_refusals"] == len(cases) - refusals > 0
+    assert worse["verdict"] == "regression", worse
+    assert worse["comparison"]["baseline_run_id"] == run["run_id"]
+    assert "exact fell" in " ".join(worse["comparison"]["reasons"])
+    listed = request_json(
+        "GET", f"{stack.url}/teams/{team_of(stack, team)}/runs", headers=auth(team)
+    )
+    rows = {r["run_id"]: r for r in listed[2]["runs"]}
+    assert rows[run["run_id"]]["track"] == "deltas"
+    assert (
+        rows[run["run_id"]]["summary"]["exact"]
+        == len(cases)
+        == rows[run["run_id"]]["summary"]["cases"]
+    )
+    _, _, baselines = request_json(
+        "GET", f"{stack.url}/teams/{team_of(stack, team)}/baselines", headers=auth(team)
+    )
+    assert [(b["run_id"], b["track"]) for b in baselines["baselines"]["main"]] == [
+        (single["run_id"], "single"),
+        (run["run_id"], "deltas"),
+    ]
+    assert baselines["baselines"]["main"][1]["summary"]["exact"] == len(cases)
 
 
 def test_ci_track_submits_a_parallel_run_and_gates_it_on_the_parallel_baseline(
@@ -746,3 +842,35 @@ def test_ci_track_submits_a_parallel_run_and_gates_it_on_the_parallel_baseline(
     assert code == 2 and "regression" in said, said
     suites = list(JUnitXml.fromfile(str(tmp_path / "bbbbbbb.xml")))
     assert suites and sum(len(list(s)) for s in suites) == 300  # one testcase per turn
+
+
+def test_ci_track_deltas_submits_a_deltas_run_and_gates_it_on_the_deltas_baseline(
+    stack: LocalStack, buy: Any, tmp_path: Path
+) -> None:
+    """``toolcall300 ci --track deltas``: the hosted deltas run, its comparison table (the
+    commit lead is a share, not a count), the track's JUnit (one testcase per stream case)
+    and Markdown summary, exit 2 on a regression against the deltas baseline."""
+    from junitparser import JUnitXml
+
+    env = {"TOOLCALL300_LICENCE": buy("team", "runs-ci-deltas")}
+    _, cases = deltas_cases(stack)
+
+    def ci(command: list[str], commit: str) -> tuple[int, str]:
+        argv = ["--api", stack.url, "--adapter-cmd", shlex.join(command), "--ref", "main"]
+        argv += ["--commit", commit, "--track", "deltas", "--wait", "--poll", "0.1"]
+        argv += ["--timeout", "110", "--junit", str(tmp_path / f"{commit}.xml")]
+        argv += ["--summary", str(tmp_path / f"{commit}.md")]
+        out, err = io.StringIO(), io.StringIO()
+        code = ci_client.run(ci_client.parse_args(argv), out, err, env=env)
+        return code, out.getvalue() + err.getvalue()
+
+    code, said = ci(DELTAS_REFERENCE, "aaaaaaa")
+    assert code == 0 and "track    deltas" in said and "baseline_set" in said, said
+    assert "## TOOLCALL-300 deltas track" in (tmp_path / "aaaaaaa.md").read_text()
+    code, said = ci(DELTAS_PROBE, "bbbbbbb")
+    assert code == 2 and "regression" in said and "commit_lead" in said, said
+    assert "REGRESSION: exact fell" in said
+    suites = list(JUnitXml.fromfile(str(tmp_path / "bbbbbbb.xml")))
+    assert suites and sum(len(list(s)) for s in suites) == len(cases)  # one per stream case
+    summary = (tmp_path / "bbbbbbb.md").read_text()
+    assert "deltas track" in summary and "regression" in summary.lower()

@@ -32,14 +32,17 @@ RATIONALE = [{"id": f"tc300-{i:04d}", "rule": 11, "rationale": f"why {i}"} for i
 
 
 def make_corpus(
-    directory: Path, *, version: str = "test-1", tracks: bool = False
+    directory: Path, *, version: str = "test-1", tracks: bool = False, deltas: bool = False
 ) -> dict[str, Any]:
     """Write the small corpus into ``directory``; return its manifest (``files`` as a list of
     ``{"name", "sha256", "bytes"}``, the shape the service reads beside the generator's map).
-    With ``tracks``, the real parallel-track corpus folder beside it (docs/tracks.md)."""
+    With ``tracks``, the real parallel-track corpus folder beside it (docs/tracks.md); with
+    ``deltas``, a deltas-track folder of a few of the real deltas cases (:func:`deltas_subset`)."""
     directory.mkdir(parents=True, exist_ok=True)
     if tracks:
         shutil.copytree(PRIVATE / "parallel", directory / "parallel", dirs_exist_ok=True)
+    if deltas:
+        deltas_subset(directory / "deltas")
     files = {
         "toolcall300.jsonl": "".join(json.dumps(c) + "\n" for c in CASES).encode(),
         "rationale.jsonl": "".join(json.dumps(r) + "\n" for r in RATIONALE).encode(),
@@ -62,3 +65,40 @@ def private_corpus(directory: Path) -> Path:
     """A copy of the real 300-case corpus with its own manifest (inputs left behind)."""
     shutil.copytree(PRIVATE, directory, ignore=shutil.ignore_patterns("inputs"))
     return directory
+
+
+def deltas_subset(directory: Path) -> list[dict[str, Any]]:
+    """A deltas-track folder holding the first case of each form and wire shape of the real
+    deltas corpus (every kind of stream, a refusal among them; a hosted run of it takes
+    seconds where the whole corpus takes a minute), their rationale rows and a manifest of its
+    own pinning both (version ``test-1``, so a report of it is never taken for the real one).
+    Returns its cases."""
+    real = PRIVATE / "deltas"
+    seen: set[tuple[str, str]] = set()
+    kept: list[dict[str, Any]] = []
+    for line in (real / "deltas.jsonl").read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if (case["form"], case["shape"]) not in seen:
+            seen.add((case["form"], case["shape"]))
+            kept.append(case)
+    ids = {case["id"] for case in kept}
+    rationale = [
+        line
+        for line in (real / "rationale.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["id"] in ids
+    ]
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "deltas.jsonl": "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in kept).encode(),
+        "rationale.jsonl": "".join(r + "\n" for r in rationale).encode(),
+    }
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    manifest = {
+        "cases": len(kept),
+        "files": {n: {"sha256": hashlib.sha256(d).hexdigest()} for n, d in files.items()},
+        "track": "deltas",
+        "version": "test-1",
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return kept

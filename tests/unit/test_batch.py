@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -312,6 +312,15 @@ def event(run: runs.Run, status: str, **detail: Any) -> dict[str, Any]:
 def submitted(call: Any, aws: Any, **over: Any) -> runs.Run:
     status, _, answer = post(call, team_key(aws), image_body(**over))
     assert status == 202
+    run = runs.load(wiring.run_store(), answer["run_id"])
+    assert run is not None
+    return run
+
+
+def submitted_as(call: Any, licence: str, **over: Any) -> runs.Run:
+    """:func:`submitted` with a given team's key (``submitted`` buys another team each time)."""
+    status, _, answer = post(call, licence, image_body(**over))
+    assert status == 202, answer
     run = runs.load(wiring.run_store(), answer["run_id"])
     assert run is not None
     return run
@@ -1156,3 +1165,88 @@ def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge
     assert ended.summary["exact_turns"] == mine["exact_turns"] == len(turns) - 1
     report = json.loads(ReportObjects(aws.names["ReportsBucket"]).get(ended.report_key or ""))
     assert report["track"] == "parallel" and report["score"]["corpus_version"] == "1.0"
+
+
+def test_a_deltas_track_run_on_aws_gets_its_streams_without_labels_and_the_tracks_judge(
+    batch_env: dict[str, str], call: Any, aws: Any, tmp_path: Path
+) -> None:
+    """The deltas track on the AWS path (moto): the upload derives the track's label-free
+    streams, the job is told its track (``TC300_TRACK``, which input fields and protocol) and
+    given only those; the harness drives toolshim's deltas process adapter over them in the
+    sandbox, as the job's container would; the Batch end rebuilds the streams from the records
+    and judges them with the deltas judge against the version the inputs came from; its
+    baseline is its own, and a worse deltas run regresses against it."""
+    from support.corpus import make_corpus
+
+    from toolcall300.jobs import harness, sandbox
+    from toolcall300.scoring.tracks import read_corpus
+
+    make_corpus(tmp_path / "corpus", tracks=True, deltas=True)
+    upload_corpus(tmp_path / "corpus", CorpusObjects(aws.names["CorpusBucket"]))
+    licence = team_key(aws)  # one team throughout (each team_key is another team's licence)
+    single = submitted_as(call, licence)
+    put_answers(aws, single, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
+    done = flow.handle_batch_event(wiring.hosted_deps(), event(single, "SUCCEEDED"), now=NOW)
+    assert done is not None and done.verdict == "baseline_set" and done.track == "single"
+    data = (tmp_path / "corpus" / "deltas" / "deltas.jsonl").read_bytes()
+    track, cases = read_corpus(data)
+    run = submitted_as(call, licence, track="deltas")
+    assert run.track == "deltas" and run.corpus_sha256 == hashlib.sha256(data).hexdigest()
+    job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
+    env = {e["name"]: e["value"] for e in job["container"]["environment"]}
+    assert env["TC300_TRACK"] == "deltas"
+    key = f"job-inputs/deltas/{run.corpus_sha256}.jsonl"
+    assert urlsplit(env["TC300_INPUTS_URL"]).path.endswith(f"/{key}")
+    rows = [
+        json.loads(line) for line in CorpusObjects(aws.names["CorpusBucket"]).read(key).splitlines()
+    ]
+    assert rows == track.adapter_items(cases)
+    assert all(set(r) == set(harness.input_fields("deltas")) for r in rows)  # no label
+    with sandbox.session(["python3", "-m", "toolcall300.toolshim.deltas"]) as prepared:
+        output = harness.run_track_job(
+            "deltas", prepared.argv, rows, popen_kwargs=prepared.popen_kwargs
+        )
+    assert output.failure is None, output.failure
+    put_answers(aws, run, output.document())
+    # each run ends at its own time (baselines are ordered by when they were set)
+    later = NOW + timedelta(minutes=1)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=later)
+    assert ended is not None and ended.status == "scored", ended and ended.failure
+    assert ended.verdict == "baseline_set" and ended.comparison is None  # its own baseline
+    mine = track.score(
+        cases,
+        track.build_adapter("callable", "toolshim").run(rows, timeout=10),
+        adapter="in process",
+        corpus_sha256=run.corpus_sha256 or "",
+        corpus_version="test-1",
+    )
+    assert ended.summary is not None
+    for figure in ("cases", "exact", "streams", "streams_exact", "commits", "commit_lead"):
+        assert ended.summary[figure] == mine[figure], figure
+    assert ended.summary["exact"] == len(cases) and ended.summary["unsafe_commits"] == 0
+    report = json.loads(ReportObjects(aws.names["ReportsBucket"]).get(ended.report_key or ""))
+    assert report["track"] == "deltas" and report["score"]["corpus_version"] == "test-1"
+    a_worse_deltas_run_regresses(call, aws, licence, run, output.answers, cases)
+
+
+def a_worse_deltas_run_regresses(
+    call: Any,
+    aws: Any,
+    licence: str,
+    run: runs.Run,
+    answers: dict[str, Any],
+    cases: list[dict[str, Any]],
+) -> None:
+    """The same records with one value case's first stream refused: a regression against the
+    team's deltas baseline ``run``, naming the case."""
+    worse = submitted_as(call, licence, track="deltas", commit="bbbbbbb")
+    answers = json.loads(json.dumps(answers))
+    broken = next(c["id"] for c in cases if c["expected_kind"] == "value")
+    answers[broken][0] = {"call": None, "commits": []}
+    put_answers(aws, worse, {"answers": answers, "failure": None})
+    later = NOW + timedelta(minutes=2)
+    judged = flow.handle_batch_event(wiring.hosted_deps(), event(worse, "SUCCEEDED"), now=later)
+    assert judged is not None and judged.verdict == "regression"
+    assert judged.comparison is not None and judged.comparison["baseline_run_id"] == run.run_id
+    assert judged.comparison["flipped"]["broken"] == [broken]
+    assert judged.summary is not None and judged.summary["exact"] == len(cases) - 1

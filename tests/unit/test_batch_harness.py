@@ -229,3 +229,147 @@ def test_an_answers_file_that_is_not_strict_json_is_never_graded(raw: bytes) -> 
     output = events.read_answers(raw)
     assert output.answers == {} and output.failure is not None
     assert output.failure["reason"] == "output_malformed"
+
+
+# ----------------------------------------------------------------------------- the deltas track
+
+
+@pytest.fixture(scope="module")
+def deltas_cases(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """A few real deltas cases: the first of each form and wire shape (support.corpus)."""
+    from support.corpus import deltas_subset
+
+    return deltas_subset(tmp_path_factory.mktemp("deltas"))
+
+
+def deltas_env(links: Links, **extra: str) -> dict[str, str]:
+    """A deltas job's environment; ``PYTHONPATH`` as the harness image sets it (the kit, where
+    the sandbox shows it), so the adapter imports toolshim as it would in a team's image."""
+    from toolcall300.jobs import sandbox
+
+    kit = sandbox.KIT_MOUNT if sandbox.probe().filesystem_private else str(sandbox.kit())
+    return links.env(TC300_TRACK="deltas", PYTHONPATH=kit, **extra)
+
+
+@pytest.fixture
+def deltas_links(deltas_cases: list[dict[str, Any]]) -> Iterator[Links]:
+    from toolcall300.scoring.tracks import get_track
+
+    served = Links(jsonl_bytes(get_track("deltas").adapter_items(deltas_cases)))
+    yield served
+    served.server.shutdown()
+    served.server.server_close()
+
+
+def deltas_crash_on(stream: str) -> list[str]:
+    """toolshim's deltas process adapter, except that a copy whose first stream is ``stream``
+    exits at once (a program that broke halfway); every other copy serves the protocol."""
+    return fakes.py(
+        "import itertools,json,sys\n"
+        "from toolcall300.toolshim.deltas import serve\n"
+        "first=sys.stdin.readline()\n"
+        f"if json.loads(first)['id']=={stream!r}: sys.exit(3)\n"
+        "serve(itertools.chain([first],sys.stdin),sys.stdout)\n"
+    )
+
+
+def score_deltas(cases: list[dict[str, Any]], answers: bytes) -> dict[str, Any]:
+    """The trusted side's reading of a deltas job's answers file, judged by the track."""
+    from toolcall300.scoring.tracks import get_track
+    from toolcall300.scoring.tracks.deltas import run_from_records
+
+    output = events.read_answers(answers)
+    assert output.failure is None, output.failure
+    run = run_from_records(cases, output.answers, errors=output.errors)
+    return get_track("deltas").score(
+        cases, run, adapter="job", corpus_sha256="x", corpus_version=None
+    )
+
+
+def test_the_entrypoint_drives_a_deltas_adapter_over_its_process_protocol_in_the_sandbox(
+    deltas_links: Links, deltas_cases: list[dict[str, Any]]
+) -> None:
+    """A deltas run's job (``TC300_TRACK=deltas``): every partition of every stream is replayed
+    to the sandboxed adapter one event at a time; the records it uploads, judged in trusted
+    code, give toolshim's figures in process."""
+    from toolcall300.scoring.tracks import get_track
+
+    entry = load_entrypoint()
+    command = ["python3", "-m", "toolcall300.toolshim.deltas"]
+    assert entry.main(command, deltas_env(deltas_links)) == 0
+    document = json.loads(deltas_links.answers or b"")
+    streams = sum(len(c["partitions"]) for c in deltas_cases)
+    assert document["diagnostics"]["streams"] == document["diagnostics"]["answered"] == streams
+    assert document["diagnostics"]["starts"] == 1  # one long-lived program
+    assert document["diagnostics"]["sandbox"]["seccomp"] is sandbox_has_seccomp()
+    report = score_deltas(deltas_cases, deltas_links.answers or b"")
+    track = get_track("deltas")
+    items = track.adapter_items(deltas_cases)
+    mine = track.score(
+        deltas_cases,
+        track.build_adapter("callable", "toolshim").run(items, timeout=10),
+        adapter="in process",
+        corpus_sha256="x",
+        corpus_version=None,
+    )
+    for figure in ("exact", "streams", "streams_exact", "invariant", "commits", "commit_lead"):
+        assert report[figure] == mine[figure], figure
+    assert report["exact"] == len(deltas_cases) and report["unsafe_commits"] == 0
+
+
+def sandbox_has_seccomp() -> bool:
+    from toolcall300.jobs import sandbox
+
+    return bool(sandbox.probe().record()["seccomp"])
+
+
+def test_a_deltas_program_that_broke_is_started_again_in_the_same_sandbox(
+    deltas_links: Links, deltas_cases: list[dict[str, Any]]
+) -> None:
+    """As in the CLI, a stream the program broke is refused with its error and the program is
+    started again for the next: under bubblewrap the second start used to find the seccomp
+    filter's descriptor read to its end, and bubblewrap refused every later start."""
+    entry = load_entrypoint()
+    first = deltas_cases[0]["id"]
+    assert entry.main(deltas_crash_on(f"{first}/0"), deltas_env(deltas_links)) == 0
+    document = json.loads(deltas_links.answers or b"")
+    diagnostics = document["diagnostics"]
+    assert document["failure"] is None
+    assert (diagnostics["starts"], diagnostics["unanswered"]) == (2, 1)
+    assert diagnostics["answered"] == diagnostics["streams"] - 1
+    assert list(document["errors"]) == [first]
+    report = score_deltas(deltas_cases, deltas_links.answers or b"")
+    assert report["adapter_errors"] == 1 and report["errors"][first]
+    assert report["streams_exact"] == report["streams"] - (
+        deltas_cases[0]["expected_kind"] == "value"
+    )
+
+
+def test_a_deltas_job_that_never_answers_fails_with_the_specific_reason(
+    deltas_links: Links,
+) -> None:
+    entry = load_entrypoint()
+    assert entry.main(fakes.NON_JSON, deltas_env(deltas_links)) == 0
+    output = events.read_answers(deltas_links.answers or b"")
+    assert output.failure is not None and output.failure["reason"] == "output_malformed"
+    assert json.loads(deltas_links.answers or b"")["diagnostics"]["starts"] == 3
+    silent = fakes.py("import sys\nfor line in sys.stdin: pass\n")
+    env = deltas_env(deltas_links, TC300_PER_CASE_TIMEOUT="0.2")
+    env["TC300_TOTAL_TIMEOUT"] = "3"
+    assert entry.main(silent, env) == 0
+    output = events.read_answers(deltas_links.answers or b"")
+    assert output.failure is not None and output.failure["reason"] == "job_timeout"
+    assert "per-stream" in output.failure["detail"]  # stopped after a few, not one per stream
+
+
+def test_a_deltas_jobs_inputs_keep_the_streams_and_drop_anything_else(
+    deltas_cases: list[dict[str, Any]],
+) -> None:
+    """The entrypoint keeps a deltas row's stream fields (``harness.input_fields``), a
+    single-call row's id, text and tools; a label sent by mistake never reaches the adapter."""
+    entry = load_entrypoint()
+    labelled = jsonl_bytes(deltas_cases)  # as if the labelled corpus had been served
+    rows = entry.parse_inputs(labelled, "deltas")
+    assert all(set(r) == set(harness.input_fields("deltas")) for r in rows)
+    assert not any("expected" in r or "expected_kind" in r for r in rows)
+    assert all(set(r) == {"id", "text", "tools"} for r in entry.parse_inputs(labelled))

@@ -843,11 +843,20 @@ def test_an_unknown_track_is_a_specific_400(bad: Any) -> None:
     assert "single, parallel, deltas" in str(err.value)
 
 
-def test_a_known_track_the_hosted_runs_cannot_score_yet_is_refused_by_name() -> None:
-    for track in set(runs.TRACKS) - set(runs.HOSTED_TRACKS):
+def test_a_known_track_the_hosted_runs_cannot_score_yet_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every track is hosted today; a track registered before its job harness exists would
+    be refused by name, on a local stack and on AWS."""
+    from toolcall300.service.domain.runs import submission
+
+    assert set(runs.HOSTED_TRACKS) == set(runs.TRACKS) == set(submission.AWS_TRACKS)
+    monkeypatch.setattr(submission, "HOSTED_TRACKS", ("single", "parallel"))
+    monkeypatch.setattr(submission, "AWS_TRACKS", ("single", "parallel"))
+    for local in (True, False):
         with pytest.raises(BadRequest) as err:
-            runs.parse_submission(body(track=track), local=True)
-        assert err.value.code == "track_not_hosted" and repr(track) in str(err.value)
+            runs.parse_submission(body(track="deltas"), local=local)
+        assert err.value.code == "track_not_hosted" and "'deltas'" in str(err.value)
 
 
 def test_baselines_are_kept_per_track_and_another_tracks_is_never_compared() -> None:
@@ -877,12 +886,29 @@ def test_baselines_are_kept_per_track_and_another_tracks_is_never_compared() -> 
     ]
 
 
-def test_the_parallel_track_is_hosted_on_a_local_stack_and_on_aws() -> None:
-    assert runs.parse_submission(body(track="parallel"), local=True).track == "parallel"
-    assert runs.parse_submission(body(track="parallel"), local=False).track == "parallel"
-    with pytest.raises(BadRequest) as err:
-        runs.parse_submission(body(track="deltas"), local=False)
-    assert err.value.code == "track_not_hosted"
+@pytest.mark.parametrize("track", ["parallel", "deltas"])
+def test_each_track_is_hosted_on_a_local_stack_and_on_aws(track: str) -> None:
+    """The deltas track was refused (``track_not_hosted``) until the job harness spoke its
+    process protocol (``jobs.harness.run_track_job``)."""
+    assert runs.parse_submission(body(track=track), local=True).track == track
+    assert runs.parse_submission(body(track=track), local=False).track == track
+
+
+def test_a_deltas_runs_job_inputs_hold_its_streams_and_never_a_label() -> None:
+    """What the worker and the Batch job are handed for a deltas run: the track's
+    ``adapter_items`` (events, fragment, partitions, tools), the fields the harness keeps."""
+    from support.corpus import PRIVATE
+
+    from toolcall300.jobs import harness
+    from toolcall300.scoring.tracks import read_corpus
+    from toolcall300.service.domain.runs.scoring import Corpus, job_inputs
+
+    _, cases = read_corpus((PRIVATE / "deltas" / "deltas.jsonl").read_bytes())
+    rows = job_inputs(Corpus(cases[:40], "x", track="deltas"))
+    assert [r["id"] for r in rows] == [c["id"] for c in cases[:40]]
+    assert all(set(r) == set(harness.input_fields("deltas")) for r in rows)
+    assert not {"expected", "expected_kind", "category"} & set(harness.input_fields("deltas"))
+    assert all(r["partitions"] == c["partitions"] for r, c in zip(rows, cases, strict=False))
 
 
 def test_a_deltas_summary_keeps_its_commit_lead_beside_its_counts() -> None:

@@ -330,7 +330,8 @@ def render(run: Mapping[str, Any]) -> str:  # noqa: C901
             **comparison.get("counts", {}),
             **comparison.get("categories", {}),
         }.items():
-            lines.append(f"{name:<24}{row['baseline']:>9}{row['current']:>9}{row['delta']:>+7d}")
+            # ``g``: a count, or the deltas track's commit lead (a share)
+            lines.append(f"{name:<24}{row['baseline']:>9}{row['current']:>9}{row['delta']:>+7g}")
         for reason in comparison.get("reasons") or []:
             lines.append(f"REGRESSION: {reason}")
         for label in ("fixed", "broken"):

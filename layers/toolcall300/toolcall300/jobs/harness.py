@@ -177,6 +177,34 @@ def missing_module_fix(stderr_tail: str) -> str:
     )
 
 
+def input_fields(track: str) -> tuple[str, ...]:
+    """What of each input row a job of ``track`` keeps (the rest is dropped on arrival): the
+    deltas track's stream fields, every other track's ``id``, ``text`` and ``tools``."""
+    if track == "deltas":
+        from toolcall300.jobs.deltas_job import INPUT_FIELDS as DELTAS_FIELDS
+
+        return DELTAS_FIELDS
+    return INPUT_FIELDS
+
+
+def run_track_job(
+    track: str,
+    argv: list[str],
+    inputs: list[dict[str, Any]],
+    *,
+    limits: Limits = Limits(),
+    popen_kwargs: Mapping[str, Any] | None = None,
+) -> JobOutput:
+    """The job of a run of ``track`` (docs/tracks.md): the deltas track's adapter speaks its
+    process protocol (``jobs.deltas_job``); the single-call and parallel tracks' the stream
+    protocol (:func:`run_job`), answering a call or a list of calls."""
+    if track == "deltas":
+        from toolcall300.jobs.deltas_job import run_deltas_job
+
+        return run_deltas_job(argv, inputs, limits=limits, popen_kwargs=popen_kwargs)
+    return run_job(argv, inputs, limits=limits, popen_kwargs=popen_kwargs)
+
+
 def run_job(
     argv: list[str],
     inputs: list[dict[str, Any]],

@@ -688,10 +688,18 @@ def wrap(
     return [*UNSHARE, *inner]
 
 
-def _preexec(limits: Limits, uid: int | None, parent: int) -> Callable[[], None]:
-    """Runs in the child between fork and exec (after setsid: ``start_new_session``)."""
+def _preexec(
+    limits: Limits, uid: int | None, parent: int, rewind: int | None = None
+) -> Callable[[], None]:
+    """Runs in the child between fork and exec (after setsid: ``start_new_session``).
+    ``rewind``: the seccomp filter's descriptor, which bubblewrap reads to its end and which
+    every start shares with the worker, set back to its start so that a command started again
+    from the same :class:`Prepared` (the deltas harness restarts a program that broke the
+    protocol) runs under the filter too, not refused by bubblewrap for an empty one."""
 
     def apply() -> None:
+        if rewind is not None:
+            os.lseek(rewind, 0, os.SEEK_SET)
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
@@ -813,7 +821,7 @@ def prepare(
         "cwd": str(scratch),
         "env": image_env(image, scratch) if image is not None else env,
         "start_new_session": True,
-        "preexec_fn": _preexec(limits, uid, os.getpid()),
+        "preexec_fn": _preexec(limits, uid, os.getpid(), seccomp_fd),
         "close_fds": True,
         "pass_fds": (read,) if seccomp_fd is None else (read, seccomp_fd),
     }

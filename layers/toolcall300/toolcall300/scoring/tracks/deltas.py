@@ -52,6 +52,18 @@ COUNT_FIELDS = (
     "unsafe_commits",
     "commits",
 )
+#: What the adapter side is handed of a case (``DeltasTrack.adapter_items``; the hosted job
+#: keeps these fields of its inputs and drops any other): the stream, never a label.
+ADAPTER_FIELDS = (
+    "id",
+    "shape",
+    "events",
+    "fragment_event",
+    "fragment_path",
+    "continuation",
+    "partitions",
+    "tools",
+)
 #: Which way each gated figure moves when the adapter got better (the gate: docs/deltas.md).
 BETTER_WHEN = {
     "exact": "up",
@@ -254,6 +266,59 @@ def drive(fn: DeltasFn, events: list[dict[str, Any]], tools: list[dict[str, Any]
         return StreamResult(adapters.as_json(answer), commits, len(events))
     except Exception as exc:  # D12.1: an exception refuses; recorded apart as an error
         return StreamResult(None, commits, len(events), f"{type(exc).__name__}: {exc}")
+
+
+def stream_record(result: StreamResult) -> dict[str, Any]:
+    """One partition's result as a hosted job hands it back: its call and its commits, each
+    with how many events had been pulled (the event count and the error text travel apart)."""
+    return {"call": result.answer, "commits": result.commits}
+
+
+def _from_record(record: Any, events: int) -> StreamResult:
+    """A job's record back as a :class:`StreamResult`; one that is not the record
+    :func:`stream_record` writes (a commit's ``after`` outside ``1..events`` included) is that
+    partition refused with no commit."""
+    commits = record.get("commits") if isinstance(record, dict) else None
+    well_formed = isinstance(commits, list) and all(
+        isinstance(c, dict)
+        and set(c) == {"commit", "after"}
+        and isinstance(c["after"], int)
+        and not isinstance(c["after"], bool)
+        and 1 <= c["after"] <= events
+        for c in commits
+    )
+    if not well_formed or not isinstance(commits, list) or "call" not in record:
+        return StreamResult(None, [], events, "the job's record of this stream is malformed")
+    return StreamResult(record["call"], commits, events)
+
+
+def run_from_records(
+    cases: Sequence[Mapping[str, Any]],
+    answers: Mapping[str, Any],
+    *,
+    errors: Mapping[str, str] | None = None,
+    total_seconds: float = 0.0,
+) -> DeltasRun:
+    """A hosted job's answers (case id -> one :func:`stream_record` per partition, in order)
+    back as the run :func:`score` judges, in trusted code: each stream's event count is
+    re-derived from the labelled case itself, and a partition the job did not answer (a run
+    stopped early, a record missing or malformed) is refused with no commit."""
+    out = DeltasRun(answers={}, errors=dict(errors or {}), total_seconds=total_seconds)
+    for case in cases:
+        key = str(case["id"])
+        records = answers.get(key)
+        records = records if isinstance(records, list) else []
+        results = []
+        for number, offsets in enumerate(case["partitions"]):
+            events = len(replay(case, offsets))
+            record = records[number] if number < len(records) else None
+            if record is None:
+                results.append(StreamResult(None, [], events))
+            else:
+                results.append(_from_record(record, events))
+        out.streams[key] = results
+        out.answers[key] = results[0].answer
+    return out
 
 
 @dataclass
@@ -521,10 +586,13 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str
         if (way == "up" and delta < -1e-9) or (way == "down" and delta > 0):
             verb = "fell" if way == "up" else "rose"
             reasons.append(f"{key} {verb} {baseline[key]} -> {current[key]}")
+    categories = {}  # each category's passes, as the single-call gate lists them
     for group in ("categories", "forms", "shapes"):
         for name in sorted(set(baseline[group]) | set(current[group])):
             before = baseline[group].get(name, {}).get("pass", 0)
             after = current[group].get(name, {}).get("pass", 0)
+            if group == "categories":
+                categories[name] = {"baseline": before, "current": after, "delta": after - before}
             if after < before:
                 reasons.append(
                     f"{group[:-1] if group != 'categories' else 'category'} {name} fell {before} -> {after}"
@@ -540,6 +608,7 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str
         "regressed": bool(reasons),
         "reasons": reasons,
         "deltas": deltas,
+        "categories": categories,
         "flipped": {"fixed": fixed, "broken": broken},
     }
 
@@ -721,19 +790,13 @@ class DeltasTrack:
         return _problem(case)
 
     def adapter_items(self, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        keys = (
-            "id",
-            "shape",
-            "events",
-            "fragment_event",
-            "fragment_path",
-            "continuation",
-            "partitions",
-        )
         from toolcall300.catalog import model_view
 
         return [
-            {**{k: c.get(k) for k in keys}, "tools": [model_view(t) for t in c["tools"]]}
+            {
+                **{k: c.get(k) for k in ADAPTER_FIELDS if k != "tools"},
+                "tools": [model_view(t) for t in c["tools"]],
+            }
             for c in cases
         ]
 

@@ -6,7 +6,8 @@ For each stream (one partition of one case) the scorer writes ``{"id", "tools"}`
 "The deltas track"). Anything else (a wrong id, a line that is not that object, no answer
 within ``--timeout`` for the whole stream, the program exiting) refuses the stream, records an
 adapter error with the program's stderr tail, and the program is restarted for the next
-stream. It grades nothing.
+stream. It grades nothing. The hosted job harness drives the same class with its sandbox's
+``Popen`` arguments and its output limits (``jobs.deltas_job``).
 """
 
 from __future__ import annotations
@@ -31,18 +32,30 @@ class _Broken(Exception):
     """The program did not answer as the protocol says; the message says how."""
 
 
+class _OutputCap(_Broken):
+    """The program wrote more than the run's output limit (the harness stops the run)."""
+
+
 @dataclass
 class _Program:
     """One running copy of the program; its pipes read and written with ``select`` against
     the stream's deadline, in this thread (lock-step needs no other)."""
 
     argv: Sequence[str]
+    popen_kwargs: Mapping[str, Any] | None = None
+    max_line: int = MAX_LINE
+    #: How many bytes of output this copy may still write (None: no limit).
+    allowance: int | None = None
     proc: Any = None
     buffer: bytearray = field(default_factory=bytearray)
     tail: _Tail | None = None
+    read_bytes: int = 0
 
     def start(self) -> None:
-        self.proc = _spawn(self.argv, None)
+        try:
+            self.proc = _spawn(self.argv, self.popen_kwargs)
+        except OSError as exc:  # not found, not executable, the sandbox gone
+            raise _Broken(f"cannot start the program: {exc.strerror or exc}") from None
         self.tail = _Tail(self.proc.stderr)
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
@@ -64,8 +77,10 @@ class _Program:
     def answer(self, key: str, field_name: str, deadline: float) -> Any:
         fd = self.proc.stdout.fileno()
         while (cut := self.buffer.find(b"\n")) < 0:
-            if len(self.buffer) > MAX_LINE:
+            if len(self.buffer) > self.max_line:
                 raise _Broken("an answer line past the limit")
+            if self.allowance is not None and self.read_bytes > self.allowance:
+                raise _OutputCap("the program wrote more than its output limit")
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise _Broken("no answer within the time limit")
@@ -75,6 +90,7 @@ class _Program:
                 continue
             if not chunk:
                 raise _Broken("the program exited")
+            self.read_bytes += len(chunk)
             self.buffer += chunk
         raw = bytes(self.buffer[:cut])
         del self.buffer[: cut + 1]
@@ -100,20 +116,45 @@ class DeltasProcessAdapter:
 
     argv: Sequence[str]
     description: str
+    #: How the program is started (the job harness's sandbox; None: as the CLI starts it).
+    popen_kwargs: Mapping[str, Any] | None = None
+    max_line: int = MAX_LINE
+    #: The output limit over every copy of the program (None: none); past it
+    #: :attr:`capped` is set and every stream from then on is refused.
+    max_output: int | None = None
     program: _Program | None = None
+    #: Bytes read from every copy of the program so far, and how many copies were started.
+    output_bytes: int = 0
+    starts: int = 0
+    capped: bool = False
+
+    def _program(self) -> _Program:
+        if self.program is None:
+            left = None if self.max_output is None else self.max_output - self.output_bytes
+            self.program = _Program(self.argv, self.popen_kwargs, self.max_line, left)
+            self.starts += 1
+            self.program.start()
+        return self.program
+
+    def _stop(self) -> str:
+        """Stop the running copy, if any; its stderr tail."""
+        program, self.program = self.program, None
+        if program is None:
+            return ""
+        self.output_bytes += program.read_bytes
+        return program.stop()
 
     def run_stream(
         self, key: str, events: list[dict[str, Any]], tools: list[dict[str, Any]], timeout: float
     ) -> Any:
         from toolcall300.scoring.tracks.deltas import StreamResult
 
-        if self.program is None:
-            self.program = _Program(self.argv)
-            self.program.start()
-        program = self.program
         deadline = time.monotonic() + timeout
         commits: list[dict[str, Any]] = []
         try:
+            if self.capped:
+                raise _OutputCap("the program wrote more than its output limit")
+            program = self._program()
             program.send({"id": key, "tools": tools}, deadline)
             for pulled, event in enumerate(events, 1):
                 program.send({"id": key, "event": event}, deadline)
@@ -125,10 +166,13 @@ class DeltasProcessAdapter:
             call = program.answer(key, "call", deadline)
             return StreamResult(call, commits, len(events))
         except _Broken as exc:
-            stderr = program.stop()
-            self.program = None
-            text = f"{exc}\n{stderr}".strip()
+            self.capped = self.capped or isinstance(exc, _OutputCap)
+            text = f"{exc}\n{self._stop()}".strip()
             return StreamResult(None, commits, len(events), error_tail(text))
+
+    def close(self) -> None:
+        """Stop the program (a run's end)."""
+        self._stop()
 
     def run(
         self,
@@ -158,8 +202,6 @@ class DeltasProcessAdapter:
                 if progress:
                     progress(done, len(items))
         finally:
-            if self.program is not None:
-                self.program.stop()
-                self.program = None
+            self.close()
         out.total_seconds = time.perf_counter() - start
         return out

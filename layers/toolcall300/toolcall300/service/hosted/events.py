@@ -141,8 +141,9 @@ def read_answers(raw: bytes) -> harness.JobOutput:
 
 
 def _errors_of(raw: Any, answers: Mapping[str, Any]) -> dict[str, str]:
-    """The file's adapter errors, kept only for ids it answered ``null`` (an error is a
-    refusal that broke, never a grade) and each cut to the scorer's tail length."""
+    """The file's adapter errors, kept only for ids it answered ``null`` or with a list (a
+    deltas case's records, ``jobs.deltas_job``: a broken stream is that stream refused): an
+    error is a refusal that broke, never a grade; each cut to the scorer's tail length."""
     if not isinstance(raw, dict):
         return {}
     return {
@@ -151,7 +152,7 @@ def _errors_of(raw: Any, answers: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(key, str)
         and isinstance(text, str)
         and key in answers
-        and answers[key] is None
+        and (answers[key] is None or isinstance(answers[key], list))
     }
 
 

@@ -131,6 +131,7 @@ def submit_run(
     answers = answers_key(run, attempt=run.attempts + 1)
     env = {
         "TC300_RUN_ID": run.run_id,
+        "TC300_TRACK": run.track,  # which input fields and protocol (harness.run_track_job)
         "TC300_INPUTS_URL": inputs_url,
         "TC300_ANSWERS_URL": objects.presign("PUT", answers, seconds=link_seconds),
         "TC300_PER_CASE_TIMEOUT": str(limits.per_case_timeout),

@@ -160,8 +160,12 @@ def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     ):
         deps.in_flight.add(run.run_id, prepared)
         try:
-            output = harness.run_job(
-                prepared.argv, inputs, limits=deps.job_limits, popen_kwargs=prepared.popen_kwargs
+            output = harness.run_track_job(
+                run.track,
+                prepared.argv,
+                inputs,
+                limits=deps.job_limits,
+                popen_kwargs=prepared.popen_kwargs,
             )
         finally:
             deps.in_flight.remove(run.run_id)

@@ -28,6 +28,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _stored(value: Any) -> Any:
+    """``value`` as DynamoDB takes it: a float (the deltas track's ``commit_lead`` in a run's
+    summary and comparison) as the ``Decimal`` of its shortest repr, which :func:`_plain`
+    reads back as the same float; boto3 refuses floats."""
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, dict):
+        return {k: _stored(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
+
+
 def scan_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
     """Every item a (possibly filtered) scan returns, across all pages, as plain values."""
     items: list[dict[str, Any]] = []

@@ -17,7 +17,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from toolcall300.service.domain.runs import FINAL
 from toolcall300.service.errors import PayloadTooLarge
 from toolcall300.service.sdk.aws import LazyBucket, LazyTable, client, translated
-from toolcall300.service.sdk.dynamo import _plain
+from toolcall300.service.sdk.dynamo import _plain, _stored
 
 
 def _translated(what: str) -> AbstractContextManager[None]:
@@ -39,7 +39,7 @@ class RunTable(LazyTable):
             else Attr("version").eq(expected_version)
         )
         with _translated("the runs table"):
-            self.table.put_item(Item=item, ConditionExpression=cond)
+            self.table.put_item(Item=_stored(item), ConditionExpression=cond)
 
     def by_team(self, team: str, *, limit: int) -> list[dict[str, Any]]:
         """The team's ``limit`` newest runs: a descending Query with ``Limit``, so it reads

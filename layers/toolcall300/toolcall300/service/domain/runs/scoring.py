@@ -26,6 +26,7 @@ from toolcall300.scoring import adapters as scoring_adapters
 from toolcall300.scoring import report as scorer
 from toolcall300.scoring import tracks
 from toolcall300.scoring.corpus import parse_corpus
+from toolcall300.scoring.tracks import deltas as deltas_track
 from toolcall300.service.domain import corpus as corpus_manifest
 from toolcall300.service.domain.runs.lifecycle import (
     BaselineRefused,
@@ -274,6 +275,23 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def track_run(corpus: Corpus, output: JobOutput) -> scoring_adapters.AdapterRun:
+    """A job's answers as the run another track's judge reads: the deltas track's are one
+    record per partition (``tracks.deltas.run_from_records`` rebuilds its streams, their event
+    counts from the labelled case), the parallel track's one list of calls per turn."""
+    elapsed = output.diagnostics.get("elapsed_s")
+    seconds = float(elapsed) if isinstance(elapsed, (int, float)) else 0.0
+    if corpus.track == "deltas":
+        return deltas_track.run_from_records(
+            corpus.cases, output.answers, errors=output.errors, total_seconds=seconds
+        )
+    return scoring_adapters.AdapterRun(
+        answers={c["id"]: output.answers.get(c["id"]) for c in corpus.cases},
+        errors=dict(output.errors),
+        total_seconds=seconds,
+    )
+
+
 SCORER_VERSION = f"{scorer.REPORT_VERSION} ({SPEC_VERSION})"
 
 
@@ -293,15 +311,9 @@ def score_output(
     if corpus.track != run.track:  # the caller loads the run's own track's corpus
         raise ValueError(f"run {run.run_id} is track {run.track!r}, the corpus {corpus.track!r}")
     if corpus.track != tracks.DEFAULT_TRACK:
-        elapsed = output.diagnostics.get("elapsed_s")
-        answered = scoring_adapters.AdapterRun(
-            answers={c["id"]: output.answers.get(c["id"]) for c in corpus.cases},
-            errors=dict(output.errors),
-            total_seconds=float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
-        )
         report = tracks.get_track(corpus.track).score(
             corpus.cases,
-            answered,
+            track_run(corpus, output),
             adapter=str(adapter),
             corpus_sha256=corpus.sha256,
             corpus_version=corpus.version,

@@ -39,9 +39,9 @@ TRACKS = tuple(TRACK_REGISTRY)
 DEFAULT_TRACK = TRACKS_DEFAULT
 #: The tracks a hosted run can score today, on a local stack and on AWS: a run's inputs,
 #: protocol and judge are its track's (docs/runs-contract.md); any other known track is
-#: ``400 track_not_hosted``. The deltas track drives the adapter with its own process
-#: protocol (``scoring.tracks.deltas_process``), which the job harness does not speak yet.
-HOSTED_TRACKS = ("single", "parallel")
+#: ``400 track_not_hosted``. The job harness speaks each one's protocol
+#: (``jobs.harness.run_track_job``: the deltas track's is its process protocol).
+HOSTED_TRACKS = ("single", "parallel", "deltas")
 AWS_TRACKS = HOSTED_TRACKS
 ECR_IMAGE_RE = re.compile(
     r"^(?P<account>[0-9]{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/"
