@@ -142,6 +142,31 @@ def test_layers_apply_in_order_with_whiteouts_and_opaque_folders(tmp_path: Path)
     assert all((root / p).is_dir() for p in ai.MOUNT_POINTS)
 
 
+def test_a_layer_written_as_several_gzip_members_is_read_whole(tmp_path: Path) -> None:
+    tar = layer_tar([*BASE, entry("usr/bin/late", b"at the end")])
+    half = len(tar) // 2
+    blob = gzip.compress(tar[:half], mtime=0) + gzip.compress(tar[half:], mtime=0)
+
+    def two_members(named: dict[str, bytes]) -> None:  # the layer blob as pigz writes it
+        for name, data in list(named.items()):
+            if data.startswith(b"\x1f\x8b"):
+                del named[name]
+                named["blobs/sha256/" + digest(blob)[7:]] = blob
+        for name, data in list(named.items()):
+            if b'"schemaVersion"' in data and name != "index.json":
+                manifest = json.loads(data)
+                manifest["layers"][0].update(digest=digest(blob), size=len(blob))
+                del named[name]
+                new = json.dumps(manifest).encode()
+                named["blobs/sha256/" + digest(new)[7:]] = new
+                named["index.json"] = json.dumps(
+                    {"manifests": [{"digest": digest(new), "size": len(new)}]}
+                ).encode()
+
+    root = unpacked(tmp_path, oci_archive([], raw_layers=[tar], tamper=two_members))
+    assert (root / "usr/bin/late").read_bytes() == b"at the end"
+
+
 def test_an_absolute_link_points_inside_the_root_as_in_a_container(tmp_path: Path) -> None:
     layer = [*BASE, folder("lib64"), link("lib64/ld.so", "/usr/bin/python3")]
     root = unpacked(tmp_path, oci_archive([layer]))

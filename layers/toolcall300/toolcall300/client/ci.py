@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from toolcall300.client import prcomment
 from toolcall300.client.http import ApiError, check_key, check_transport, request_json
+from toolcall300.client.image_archive import ImageArchiveError, image_archive
 from toolcall300.cliutil import (
     EXIT_ERROR,
     EXIT_OK,
@@ -99,6 +100,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--adapter-cmd",
         help='adapter command (local stack only), e.g. "toolcall300 toolshim --stream"; '
         "with --adapter-files, name the adapter's files as /adapter/...",
+    )
+    adapter.add_argument(
+        "--adapter-image",
+        metavar="PATH",
+        help="the adapter image (local stack only): an OCI layout folder or tar, or a docker "
+        "save archive, built FROM the harness image; its CMD is the adapter command",
+    )
+    parser.add_argument(
+        "--base-image",
+        metavar="PATH",
+        help="with --adapter-image: the harness image archive it was built FROM; its layers "
+        "are left out of what is sent (the stack holds them)",
     )
     parser.add_argument(
         "--adapter-files",
@@ -199,13 +212,21 @@ def submission(args: argparse.Namespace) -> dict[str, Any]:
             body["platform"] = args.platform
     elif args.platform:
         raise UsageError("toolcall300 ci: --platform goes with --image")
+    elif args.adapter_image:
+        try:
+            archive = image_archive(args.adapter_image, args.base_image)
+        except (ImageArchiveError, OSError) as exc:
+            raise UsageError(f"toolcall300 ci: --adapter-image {exc}") from None
+        body["adapter_image"] = base64.b64encode(archive).decode()
     else:
         command = shlex.split(args.adapter_cmd)
         if not command:
             raise UsageError("toolcall300 ci: --adapter-cmd is empty")
         body["adapter_cmd"] = command
+    if args.base_image and not args.adapter_image:
+        raise UsageError("toolcall300 ci: --base-image goes with --adapter-image")
     if args.adapter_files:
-        if args.image:
+        if args.image or args.adapter_image:
             raise UsageError("toolcall300 ci: --adapter-files goes with --adapter-cmd")
         body["adapter_files"] = base64.b64encode(folder_archive(args.adapter_files)).decode()
     if args.callback_url:

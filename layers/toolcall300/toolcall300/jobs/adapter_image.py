@@ -110,8 +110,15 @@ class _Stream(io.RawIOBase):
         return True
 
     def _inflated(self, want: int) -> bytes:
+        """Up to ``want`` bytes, across the members of a multi-member gzip stream (umoci and
+        pigz write those)."""
         chunks, got = [], 0
-        while got < want and not self._inflate.eof:
+        while got < want:
+            if self._inflate.eof:
+                self._tail = self._inflate.unused_data + self._tail
+                if not self._tail and self._at >= len(self._data):
+                    break
+                self._inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
             if not self._tail:
                 if self._at >= len(self._data):
                     break
@@ -608,10 +615,9 @@ def _write_layer(layer: Layer, plan: _Plan, root: Path) -> None:
             raise ImageRefused(f"{layer.what} cannot be unpacked: {exc}") from exc
 
 
-def unpack(image: Image, into: Path) -> Path:
-    """Write ``image``'s root filesystem into ``into`` (created; must not exist): every layer
-    is read and checked before the first is written. Folders end 0755, entries owned by this
-    process's user; the mount points the sandbox needs are real folders."""
+def check(image: Image) -> list[_Plan]:
+    """Read and check every layer of ``image`` and what it must hold, writing nothing (what
+    ``POST /runs`` does before a run exists); the plans :func:`unpack` follows."""
     tree = _Tree()
     plans = [_plan_layer(layer, tree) for layer in image.layers]
     for needed in NEEDED:
@@ -620,6 +626,15 @@ def unpack(image: Image, into: Path) -> Path:
                 f"the image has no /{needed}: build it FROM the harness image "
                 "(docs/hosted-scoring.md, the adapter image)"
             )
+    adapter_command(image)
+    return plans
+
+
+def unpack(image: Image, into: Path) -> Path:
+    """Write ``image``'s root filesystem into ``into`` (created; must not exist): every layer
+    is read and checked before the first is written. Folders end 0755, entries owned by this
+    process's user; the mount points the sandbox needs are real folders."""
+    plans = check(image)
     into.mkdir(mode=0o755)
     for layer, plan in zip(image.layers, plans, strict=True):
         _write_layer(layer, plan, into)

@@ -756,6 +756,8 @@ class ImageRoot:
 
     root: Path
     env: dict[str, str]
+    #: The image's CMD: the adapter's command (its ENTRYPOINT is the harness, run in process).
+    command: list[str] = field(default_factory=list)
 
 
 #: What the job's harness removes from the image's environment (infra/harness/entrypoint.py).
@@ -872,7 +874,7 @@ def image_copy(archive: bytes, held: adapter_image.Blobs | None = None) -> Image
             _images[key] = _images.pop(key)  # the most recently used last
             return _images[key]
         image = adapter_image.read_image(archive, held)
-        adapter_image.adapter_command(image)
+        command = adapter_image.adapter_command(image)
         holder = Path(tempfile.mkdtemp(prefix="tc300-image-", dir=_scratch_root()))
         holder.chmod(0o755)
         try:
@@ -880,11 +882,27 @@ def image_copy(archive: bytes, held: adapter_image.Blobs | None = None) -> Image
         except BaseException:
             shutil.rmtree(holder, ignore_errors=True)
             raise
-        _images[key] = ImageRoot(root, image.env)
+        _images[key] = ImageRoot(root, image.env, command)
         while len(_images) > _IMAGES_KEPT:
             oldest = next(iter(_images))
             shutil.rmtree(_images.pop(oldest).root.parent, ignore_errors=True)
         return _images[key]
+
+
+@cache
+def held_layers(path: str) -> adapter_image.Blobs | None:
+    """The layers of the image archive at ``path`` (the stack's harness image, read once),
+    which an adapter image may leave out; None for no path. Raises ``ImageRefused`` (or
+    OSError) when it cannot be read: the operator named it."""
+    if not path:
+        return None
+    try:
+        return adapter_image.held_blobs(Path(path).read_bytes())
+    except OSError as exc:
+        raise adapter_image.ImageRefused(
+            f"the stack's harness image {path} cannot be read ({exc.strerror or exc}): its "
+            "operator sets TOOLCALL300_HARNESS_IMAGE"
+        ) from exc
 
 
 @contextmanager

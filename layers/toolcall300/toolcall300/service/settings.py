@@ -142,6 +142,9 @@ class LocalWorkerSettings(BaseSettings):
     #: limit every run is stopped at.
     team_runs: int = Field(default=1, ge=1)
     run_timeout_s: int = Field(default=900, ge=1)
+    #: The harness image archive the stack holds (``make harness-image`` writes
+    #: build/harness-image.tar): an ``adapter_image`` built FROM it may leave its layers out.
+    harness_image: str = ""
 
 
 class LocalEditionSettings(BaseSettings):

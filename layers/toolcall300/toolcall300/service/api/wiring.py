@@ -461,7 +461,11 @@ def run_launcher() -> Launcher:
     from toolcall300.service.domain.runs import LocalQueue
 
     if runs_settings().toolcall300_local_stack:
-        return LocalQueue(files=report_store(), wake=run_queued)
+        from toolcall300.jobs.sandbox import held_layers
+        from toolcall300.service.settings import LocalWorkerSettings
+
+        image = get_settings(LocalWorkerSettings).harness_image
+        return LocalQueue(files=report_store(), wake=run_queued, held=lambda: held_layers(image))
     from toolcall300.service.hosted.flow import BatchLauncher
 
     return BatchLauncher(hosted_deps())

@@ -491,6 +491,7 @@ def _start_workers(
         max_attempts=conf.max_attempts,
         team_limit=local.team_runs,
         adapter_files=ports.report_store().get,
+        held_layers=lambda: sandbox.held_layers(local.harness_image),
     )
     stops.callback(worker.start_local(context, deps, workers=local.workers))
     edition.wake = lambda: context.extra["run_workers"].wake()

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolcall300.jobs import harness, sandbox
+from toolcall300.jobs import adapter_image, harness, sandbox
 from toolcall300.scoring.tracks import DEFAULT_TRACK
 from toolcall300.service.domain import runs
 from toolcall300.service.domain.runs import Corpus, load_corpus, score_output
@@ -101,6 +101,9 @@ class WorkerDeps:
     #: Reads the adapter's own files by object key (``runs.adapter_files_key``): the tar the
     #: team handed over, unpacked afresh for each run (docs/local-sandbox.md).
     adapter_files: Callable[[str], bytes] = lambda _key: b""
+    #: The layers this stack holds, which an adapter image may leave out
+    #: (``sandbox.held_layers`` of ``TOOLCALL300_HARNESS_IMAGE``).
+    held_layers: Callable[[], adapter_image.Blobs | None] = lambda: None
     in_flight: InFlight = field(default_factory=InFlight)
 
 
@@ -154,9 +157,18 @@ def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     files = run.adapter.get("files")
     key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
     archive = deps.adapter_files(key) if key else None
+    image = None
+    if run.adapter.get("kind") == "image_archive":  # its CMD under the sandbox, as on AWS
+        try:
+            image = sandbox.image_copy(archive or b"", deps.held_layers())
+        except adapter_image.ImageRefused as exc:  # checked at submission too
+            raise sandbox.CommandRefused(f"the adapter image: {exc}") from exc
+        command, archive = image.command, None
     with (
         sandbox.adapter_copy(archive) as adapter_dir,
-        sandbox.session(command, limits=deps.sandbox_limits, adapter_dir=adapter_dir) as prepared,
+        sandbox.session(
+            command, limits=deps.sandbox_limits, adapter_dir=adapter_dir, image=image
+        ) as prepared,
     ):
         deps.in_flight.add(run.run_id, prepared)
         try:
@@ -187,8 +199,8 @@ def process_claimed(deps: WorkerDeps, run: runs.Run, owner: str) -> runs.Run | N
     beat = _Heartbeat(deps, run_id, owner)
     result: runs.Run | None
     try:
-        if run.adapter.get("kind") != "command":
-            raise ValueError("the local worker runs only adapter commands")
+        if run.adapter.get("kind") not in ("command", "image_archive"):
+            raise ValueError("the local worker runs only adapter commands and image archives")
         done = execute(deps, run)
         if done.stopped:
             stop = runs.failure("infra_error", STOPPED_DETAIL)

@@ -35,7 +35,8 @@ from toolcall300.service.observability import count
 
 router = make_router()
 MAX_BODY = 16 * 1024
-#: On a local stack the body may carry the adapter's files (base64, ``adapter_files``).
+#: On a local stack the body may carry the adapter's files or image (base64, ``adapter_files``
+#: or ``adapter_image``).
 MAX_LOCAL_BODY = 16 * 1024 + (submission.MAX_FILES_BYTES + 2) // 3 * 4
 
 
@@ -46,8 +47,9 @@ def _team_licence(team: str | None = None) -> Licence:
 
 
 class RunRequest(BaseModel):
-    """A ``POST /runs`` body (docs/runs-contract.md): exactly one of ``image`` (AWS) and
-    ``adapter_cmd`` (a local stack only); the patterns are the ones the domain enforces."""
+    """A ``POST /runs`` body (docs/runs-contract.md): exactly one of ``image`` (AWS),
+    ``adapter_cmd`` and ``adapter_image`` (a local stack only); the patterns are the ones the
+    domain enforces."""
 
     image: Annotated[str | None, Field(pattern=submission.IMAGE_PATTERN)] = None
     platform: Annotated[str | None, Field(pattern=submission.PLATFORM_PATTERN)] = None
@@ -57,6 +59,11 @@ class RunRequest(BaseModel):
     ] = None
     #: A local stack only: the adapter's folder as a tar archive (plain or gzip), base64.
     adapter_files: Annotated[
+        str | None, Field(max_length=(submission.MAX_FILES_BYTES + 2) // 3 * 4)
+    ] = None
+    #: A local stack only: the adapter's image (an OCI layout's tar or a ``docker save``
+    #: archive), base64; its CMD is the adapter command, as on AWS.
+    adapter_image: Annotated[
         str | None, Field(max_length=(submission.MAX_FILES_BYTES + 2) // 3 * 4)
     ] = None
     ref: Annotated[str, Field(pattern=submission.REF_PATTERN)]

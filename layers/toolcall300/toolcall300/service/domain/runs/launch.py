@@ -17,7 +17,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolcall300.service.domain.runs.objects import adapter_files_key
 from toolcall300.service.domain.runs.record import ReportStore, Run
@@ -26,6 +26,29 @@ from toolcall300.service.errors import BadRequest, StoreConflict, UpstreamUnavai
 
 #: When the sandbox's probe did not finish (a busy machine), how soon to submit again.
 ISOLATION_RETRY_AFTER_S = 30
+
+
+def _need_private_filesystem(sub: Submission) -> None:
+    """The adapter's own files or image need bubblewrap (its own filesystem view)."""
+    from toolcall300.jobs import sandbox
+
+    try:
+        iso = sandbox.probe()
+    except sandbox.IsolationUnknown as exc:  # a busy machine: ask again, never guess
+        raise UpstreamUnavailable(
+            f"{exc}; try again shortly",
+            code="isolation_unknown",
+            headers={"Retry-After": str(ISOLATION_RETRY_AFTER_S)},
+        ) from exc
+    if not iso.filesystem_private:
+        image = sub.adapter["kind"] == "image_archive"
+        raise BadRequest(
+            "'adapter_image' needs bubblewrap on the stack's machine to be the adapter's /"
+            if image
+            else f"'adapter_files' need bubblewrap on the stack's machine to appear at "
+            f"{sandbox.ADAPTER_MOUNT}; it has none",
+            code="adapter_image_unusable" if image else "adapter_files_unusable",
+        )
 
 
 class Launcher(Protocol):
@@ -47,38 +70,39 @@ class Launcher(Protocol):
 @dataclass(frozen=True)
 class LocalQueue:
     """A local stack: runs wait in the runs table for the worker pool (``service.local.worker``),
-    which runs adapter commands in the sandbox with the team's own files, never images."""
+    which runs adapter commands in the sandbox with the team's own files, or an adapter image
+    sent as an archive; never images from a registry."""
 
     #: Where the adapter's files are kept for the worker (content-addressed, write-once).
     files: ReportStore
     #: Wakes the pool (``api.wiring.run_queued``): it takes the run now, not at some poll.
     wake: Callable[[], None]
 
+    #: The layers this stack holds (its harness image's, ``TOOLCALL300_HARNESS_IMAGE``), which
+    #: an ``adapter_image`` may leave out; None when it holds none.
+    held: Callable[[], Any] = lambda: None
+
     def admit(self, sub: Submission, *, team: str) -> None:
         """The local worker's own rules (docs/local-sandbox.md): the files unpack, the command
-        can run with them."""
+        can run with them; an image is read and checked whole (``jobs.adapter_image``)."""
         if sub.adapter["kind"] == "image":  # no AWS Batch here to run images on
             raise BadRequest(
-                "a local stack runs 'adapter_cmd', not images", code="image_not_supported"
+                "a local stack runs 'adapter_cmd' or 'adapter_image', not images from a registry",
+                code="image_not_supported",
             )
-        from toolcall300.jobs import adapter_files, sandbox  # a local stack's only: AWS never
+        from toolcall300.jobs import adapter_files, adapter_image, sandbox  # a local stack's
 
         names = None
         if sub.files is not None:
+            _need_private_filesystem(sub)
+        if sub.adapter["kind"] == "image_archive":
             try:
-                iso = sandbox.probe()
-            except sandbox.IsolationUnknown as exc:  # a busy machine: ask again, never guess
-                raise UpstreamUnavailable(
-                    f"{exc}; try again shortly",
-                    code="isolation_unknown",
-                    headers={"Retry-After": str(ISOLATION_RETRY_AFTER_S)},
-                ) from exc
-            if not iso.filesystem_private:
-                raise BadRequest(
-                    f"'adapter_files' need bubblewrap on the stack's machine to appear at "
-                    f"{sandbox.ADAPTER_MOUNT}; it has none",
-                    code="adapter_files_unusable",
-                )
+                image = adapter_image.read_image(sub.files or b"", self.held())
+                adapter_image.check(image)
+            except adapter_image.ImageRefused as exc:
+                raise BadRequest(f"'adapter_image': {exc}", code="adapter_image_unusable") from exc
+            return
+        if sub.files is not None:
             try:
                 names = adapter_files.listing(sub.files)
                 adapter_files.check_unpacks(sub.files)  # as the worker will: no late failure
@@ -92,7 +116,7 @@ class LocalQueue:
         """The files, kept for the worker before the run that names them exists."""
         if sub.files is not None:
             key = adapter_files_key(team, sub.adapter["files"]["sha256"])
-            with suppress(StoreConflict):  # content-addressed: the same folder is already kept
+            with suppress(StoreConflict):  # content-addressed: the same archive is already kept
                 self.files.put_once(key, sub.files)
 
     def launch(self, run: Run, *, now: datetime) -> Run:

@@ -55,16 +55,16 @@ ECR_IMAGE_RE = re.compile(
 class Submission:
     """A validated ``POST /runs`` body."""
 
-    adapter: dict[
-        str, Any
-    ]  # {"kind": "image", "image": ...} or {"kind": "command", "command": [...]}
+    #: {"kind": "image", "image": ...}, {"kind": "command", "command": [...]} or, on a local
+    #: stack, {"kind": "image_archive"}; "files" names the archive sent with it by digest.
+    adapter: dict[str, Any]
     ref: str
     commit: str
     baseline: str = "main"
     callback_url: str | None = None
     #: The track the run is scored on (docs/tracks.md): its inputs, protocol, judge, baselines.
     track: str = DEFAULT_TRACK
-    #: The adapter's own files as sent (a tar archive); the adapter names them by digest.
+    #: The adapter's own files or image as sent (a tar archive); the adapter names it by digest.
     files: bytes | None = field(default=None, repr=False)
 
     def fingerprint(self) -> str:
@@ -110,10 +110,21 @@ def _image(body: Mapping[str, Any], image: Any, ecr_region: str | None) -> dict[
 
 def _adapter(body: Mapping[str, Any], *, local: bool, ecr_region: str | None) -> dict[str, Any]:
     image, cmd = body.get("image"), body.get("adapter_cmd")
-    if (image is None) == (cmd is None):
-        raise BadRequest("send exactly one of 'image' and 'adapter_cmd'", code="invalid_run")
+    archive = body.get("adapter_image")
+    if [image, cmd, archive].count(None) != 2:
+        raise BadRequest(
+            "send exactly one of 'image', 'adapter_cmd' and 'adapter_image'", code="invalid_run"
+        )
     if image is not None:
         return _image(body, image, ecr_region)
+    if archive is not None:
+        if not local:  # AWS pulls images from ECR by digest; it takes no archive
+            raise BadRequest(
+                "'adapter_image' is accepted only on a local stack; push the image to ECR "
+                "and send 'image'",
+                code="adapter_image_not_allowed",
+            )
+        return {"kind": "image_archive"}
     if not local:
         # docs/runs-contract.md: an argument list runs only on a local stack; AWS runs images by digest.
         raise BadRequest(
@@ -135,10 +146,13 @@ def _adapter(body: Mapping[str, Any], *, local: bool, ecr_region: str | None) ->
 
 
 def _files(body: Mapping[str, Any], adapter: dict[str, Any]) -> bytes | None:
-    value = body.get("adapter_files")
+    """The archive sent with the adapter: its folder (``adapter_files``) or its image
+    (``adapter_image``), each base64 and bounded alike; the run names it by digest."""
+    name = "adapter_image" if adapter["kind"] == "image_archive" else "adapter_files"
+    value = body.get(name)
     if value is None:
         return None
-    if adapter["kind"] != "command":
+    if adapter["kind"] != "command" and name == "adapter_files":
         raise BadRequest("'adapter_files' goes with 'adapter_cmd'", code="invalid_run")
     try:
         if not isinstance(value, str) or len(value) > (MAX_FILES_BYTES + 2) // 3 * 4:
@@ -146,7 +160,7 @@ def _files(body: Mapping[str, Any], adapter: dict[str, Any]) -> bytes | None:
         archive = base64.b64decode(value, validate=True)
     except (ValueError, binascii.Error):
         raise BadRequest(
-            f"'adapter_files' must be a base64 tar archive of at most {MAX_FILES_BYTES} bytes",
+            f"'{name}' must be a base64 tar archive of at most {MAX_FILES_BYTES} bytes",
             code="invalid_run",
         ) from None
     adapter["files"] = {"sha256": sha256_hex(archive), "bytes": len(archive)}
