@@ -87,11 +87,8 @@ COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 TRACK_NAMES = tuple(REGISTRY)
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = ArgParser(
-        prog="toolcall300 ci", description="Submit a hosted scoring run and gate on it."
-    )
-    parser.add_argument("--api", required=True, help="service base URL")
+def _adapter_args(parser: argparse.ArgumentParser) -> None:
+    """The adapter's flags: an image by digest, a command (with its files), or an image archive."""
     adapter = parser.add_mutually_exclusive_group(required=True)
     adapter.add_argument(
         "--image", help="adapter image pinned by digest (registry/repo@sha256:...)"
@@ -119,6 +116,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="with --adapter-cmd: the adapter's folder (sent as a tar archive) or a tar "
         "archive of it; the sandbox shows a copy at /adapter, read-only",
     )
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = ArgParser(
+        prog="toolcall300 ci", description="Submit a hosted scoring run and gate on it."
+    )
+    parser.add_argument("--api", required=True, help="service base URL")
+    _adapter_args(parser)
     parser.add_argument(
         "--platform",
         default=None,
