@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -122,7 +123,9 @@ def test_a_node_parallel_peer_scores_the_parallel_sample(
     node: str, script: str, tmp_path: Path
 ) -> None:
     out, err = io.StringIO(), io.StringIO()
-    command = f"{node} peers/node/{script}"
+    name, *args = script.split()
+    # absolute paths: the scorer starts it in whatever folder pytest runs in
+    command = shlex.join([node, str(NODE_PEERS / name), *args])
     report = tmp_path / "r.json"
     argv = ["score", "--corpus", str(PARALLEL_SAMPLE), "--adapter-stream", command]
     assert dispatch([*argv, "--json", str(report)], out, err) == 0, err.getvalue()
