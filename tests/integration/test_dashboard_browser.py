@@ -807,3 +807,23 @@ def test_no_column_of_any_track_is_clipped_at_common_widths(
     compare = watched_page.locator("#runs-table thead th").last
     box = compare.bounding_box()
     assert box is not None and box["x"] + box["width"] <= width
+
+
+@pytest.mark.parametrize("track", ["parallel", "deltas"])
+def test_each_tracks_view_reads_at_phone_width_and_in_contrast(
+    watched_page: Any, contract_api: ContractApi, track: str
+) -> None:
+    """A track's legend, charts and tables keep WCAG AA contrast, and at 375 px the page
+    never scrolls sideways (its tables scroll inside their own region)."""
+    watched_page.set_viewport_size({"width": 375, "height": 812})
+    open_team(watched_page, contract_api)
+    choose_track(watched_page, track)
+    assert watched_page.locator("#track-legend").is_visible()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    assert low_contrast(watched_page) == []
+    run_id = track_ids(contract_api, track)[-1]
+    watched_page.get_by_role("link", name=run_id).first.click()
+    watched_page.get_by_role("heading", name="Scores").wait_for()
+    assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
+    assert low_contrast(watched_page) == []
+    assert watched_page.console_errors == []
