@@ -114,6 +114,8 @@ def image_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     write_corpus(corpus)
     command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
     env = dict(os.environ, TOOLCALL300_HARNESS_IMAGE=str(HARNESS_ARCHIVE))
+    # the operator's package index, configured as pip's is: here the example's wheels only
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse()))
     proc = subprocess.Popen(
         [*command, "--no-state"],
         cwd=ROOT,
@@ -209,3 +211,58 @@ def test_an_image_that_is_not_one_is_refused_at_submission_with_the_reason(
         )
     assert refused.value.status == 400 and refused.value.code == "adapter_image_unusable"
     assert "'dev/sda' is not a file or folder" in refused.value.message
+
+
+def ci_folder(url: str, team: str, folder: Path) -> tuple[int, dict[str, Any], str]:
+    env = {"TOOLCALL300_LICENCE": team_key(url, team)}
+    argv = ["--api", url, "--adapter-files", str(folder), "--adapter-cmd"]
+    argv += ["python3 /adapter/adapter.py", "--ref", "main", "--commit", "abc1234"]
+    argv += ["--wait", "--poll", "0.2", "--timeout", "240", "--json"]
+    out, err = io.StringIO(), io.StringIO()
+    code = ci_client.run(ci_client.parse_args(argv), out, err, env=env)
+    return code, json.loads(out.getvalue() or "{}"), err.getvalue()
+
+
+def test_the_same_adapter_as_a_folder_with_its_requirements_scores_too(image_stack: str) -> None:
+    code, run, err = ci_folder(image_stack, "folder-requirements", EXAMPLE)
+    assert code == 0, (err, run.get("failure"))
+    assert run["status"] == "scored" and run["summary"] == expected_summary()
+    assert run["adapter"]["files"]["requirements"] is True
+    assert run["sandbox"]["filesystem"] == "private" and run["sandbox"]["seccomp"] is True
+
+
+def test_without_its_requirements_the_failure_names_the_fix(
+    image_stack: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "bare"
+    folder.mkdir()
+    shutil.copy(EXAMPLE / "adapter.py", folder / "adapter.py")
+    code, run, _err = ci_folder(image_stack, "folder-bare", folder)
+    assert code == 1 and run["status"] == "failed"
+    assert run["failure"]["reason"] == "adapter_start_failed"
+    assert "could not import 'jsonschema'" in run["failure"]["detail"]
+    assert "requirements file" in run["failure"]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("jsonschema\n", "pin it with =="),
+        ("jsonschema==4.26.0\n", "give the sha256"),
+        ("git+https://example.com/x.git\n", "URLs and VCS references are not allowed"),
+        ("./wheels/x-1-py3-none-any.whl\n", "local paths are not allowed"),
+        ("--index-url https://example.com/simple\n", "options are not allowed"),
+        ("jsonschema==4.26.0 --hash=sha256:" + "0" * 64 + "\n", "pip could not install"),
+    ],
+    ids=["unpinned", "no-hash", "vcs", "local-path", "option", "hash-mismatch"],
+)
+def test_a_requirements_file_that_cannot_be_installed_is_refused_with_the_reason(
+    image_stack: str, tmp_path: Path, line: str, says: str
+) -> None:
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    shutil.copy(EXAMPLE / "adapter.py", folder / "adapter.py")
+    (folder / "requirements.txt").write_text(line)
+    code, _run, err = ci_folder(image_stack, "folder-refused", folder)
+    assert code == 1
+    assert "400 adapter_requirements_unusable" in err and says in err

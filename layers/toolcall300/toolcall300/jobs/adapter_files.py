@@ -226,3 +226,13 @@ def check_unpacks(archive: bytes) -> None:
     a run that fails in the worker as ``infra_error``. Bounded as unpacking is (64 MiB)."""
     with tempfile.TemporaryDirectory(prefix="tc300-unpack-check-") as holder:
         unpack(archive, Path(holder) / "adapter")
+
+
+def read_file(archive: bytes, name: str, limit: int) -> bytes | None:
+    """The file ``name`` of a checked archive (its first ``limit`` bytes), or None."""
+    with _open(archive) as tar:
+        for member in tar:
+            if _name(member) == name and member.isfile():
+                read = tar.extractfile(member)
+                return read.read(limit) if read is not None else b""
+    return None

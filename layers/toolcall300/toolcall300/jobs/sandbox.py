@@ -50,7 +50,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from toolcall300.jobs import adapter_files, adapter_image
+from toolcall300.jobs import adapter_files, adapter_image, adapter_requirements
 
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -627,6 +627,7 @@ def bwrap_prefix(
     limits: Limits = Limits(),
     seccomp_fd: int | None = None,
     image_root: Path | None = None,
+    packages_dir: Path | None = None,
 ) -> list[str]:
     """The adapter's whole filesystem: system, kit, its own files (or, for an adapter image,
     the image's root instead of all three), private temp folders of bounded size, and its
@@ -645,6 +646,8 @@ def bwrap_prefix(
         args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
     if adapter_dir is not None:
         args += ["--ro-bind", str(adapter_dir), ADAPTER_MOUNT]
+    if packages_dir is not None:
+        args += ["--ro-bind", str(packages_dir), adapter_requirements.PACKAGES_MOUNT]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--perms", "0700", "--dir", str(scratch)]
@@ -669,6 +672,7 @@ def wrap(
     limits: Limits = Limits(),
     seccomp_fd: int | None = None,
     image_root: Path | None = None,
+    packages_dir: Path | None = None,
 ) -> list[str]:
     """``command`` (under the lifeline init when ``life_fd`` is given) inside the namespaces
     ``iso`` says this machine allows."""
@@ -683,6 +687,7 @@ def wrap(
             limits=limits,
             seccomp_fd=seccomp_fd,
             image_root=image_root,
+            packages_dir=packages_dir,
         )
         return [*prefix, *inner]
     return [*UNSHARE, *inner]
@@ -736,14 +741,16 @@ def _load_libc() -> Any:
 _LIBC = _load_libc()
 
 
-def adapter_env(scratch: Path, kit_path: str) -> dict[str, str]:
-    """A clean environment: nothing of the worker's (no credentials) reaches the adapter."""
+def adapter_env(scratch: Path, kit_path: str, *, packages: bool = False) -> dict[str, str]:
+    """A clean environment: nothing of the worker's (no credentials) reaches the adapter;
+    its installed requirements (``packages``) on ``PYTHONPATH`` after the kit."""
+    path = f"{kit_path}:{adapter_requirements.PACKAGES_MOUNT}" if packages else kit_path
     return {
         "PATH": f"{kit_path}/bin:{SAFE_PATH}",
         "HOME": str(scratch),
         "TMPDIR": str(scratch),
         "LANG": "C.UTF-8",
-        "PYTHONPATH": kit_path,
+        "PYTHONPATH": path,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
     }
@@ -779,6 +786,7 @@ def prepare(
     isolation: Isolation | None = None,
     adapter_dir: Path | None = None,
     image: ImageRoot | None = None,
+    packages_dir: Path | None = None,
 ) -> Prepared:
     """The sandboxed form of ``command`` running in ``scratch`` (which must exist), with the
     adapter's own files (``adapter_dir``, a folder of the run's) at :data:`ADAPTER_MOUNT`, or
@@ -817,8 +825,10 @@ def prepare(
         limits=limits,
         seccomp_fd=seccomp_fd,
         image_root=image.root if image is not None else None,
+        packages_dir=packages_dir,
     )
-    env = adapter_env(scratch, KIT_MOUNT if iso.filesystem_private else str(kit_dir))
+    kit_path = KIT_MOUNT if iso.filesystem_private else str(kit_dir)
+    env = adapter_env(scratch, kit_path, packages=packages_dir is not None)
     kwargs: dict[str, Any] = {
         "cwd": str(scratch),
         "env": image_env(image, scratch) if image is not None else env,
@@ -906,6 +916,21 @@ def held_layers(path: str) -> adapter_image.Blobs | None:
 
 
 @contextmanager
+def packages_copy(packed: bytes | None) -> Iterator[Path | None]:
+    """A fresh read-only copy of the adapter's installed requirements for one run (None when
+    it has none), in a folder of this process's scratch root, removed afterwards."""
+    if packed is None:
+        yield None
+        return
+    holder = Path(tempfile.mkdtemp(prefix="tc300-packages-", dir=_scratch_root()))
+    try:
+        holder.chmod(0o755)
+        yield adapter_requirements.unpack(packed, holder / "packages")
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+@contextmanager
 def session(
     command: list[str],
     *,
@@ -913,6 +938,7 @@ def session(
     isolation: Isolation | None = None,
     adapter_dir: Path | None = None,
     image: ImageRoot | None = None,
+    packages_dir: Path | None = None,
 ) -> Iterator[Prepared]:
     """A scratch directory and the sandboxed command in it; afterwards the lifeline is closed
     (anything the adapter left running dies) and the scratch directory removed."""
@@ -924,6 +950,7 @@ def session(
             isolation=isolation,
             adapter_dir=adapter_dir,
             image=image,
+            packages_dir=packages_dir,
         )
         try:
             yield prepared

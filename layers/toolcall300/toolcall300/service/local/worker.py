@@ -144,6 +144,26 @@ class Executed:
     stopped: bool  # the pool stopped under it: the output means nothing
 
 
+def _adapter_parts(
+    deps: WorkerDeps, run: runs.Run
+) -> tuple[list[str], bytes | None, sandbox.ImageRoot | None, bytes | None]:
+    """What the run's adapter is made of: its command, its folder's archive, its image
+    (unpacked; its CMD is then the command) and its installed requirements (packed)."""
+    command = list(run.adapter.get("command") or [])
+    files = run.adapter.get("files")
+    key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
+    archive = deps.adapter_files(key) if key else None
+    wanted = key is not None and bool(files and files.get("requirements"))
+    packages = deps.adapter_files(runs.packages_key(key)) if key and wanted else None
+    if run.adapter.get("kind") != "image_archive":
+        return command, archive, None, packages
+    try:  # its CMD under the sandbox, as on AWS
+        image = sandbox.image_copy(archive or b"", deps.held_layers())
+    except adapter_image.ImageRefused as exc:  # checked at submission too
+        raise sandbox.CommandRefused(f"the adapter image: {exc}") from exc
+    return image.command, None, image, None
+
+
 def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     """Run the adapter of a claimed run in the sandbox (raises ``sandbox.CommandRefused``)."""
     if run.track == DEFAULT_TRACK:
@@ -153,21 +173,16 @@ def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     else:
         corpus = deps.track_corpus(run.track)
     inputs = job_inputs(corpus)  # labels never reach the adapter: the track's own inputs
-    command = list(run.adapter.get("command") or [])
-    files = run.adapter.get("files")
-    key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
-    archive = deps.adapter_files(key) if key else None
-    image = None
-    if run.adapter.get("kind") == "image_archive":  # its CMD under the sandbox, as on AWS
-        try:
-            image = sandbox.image_copy(archive or b"", deps.held_layers())
-        except adapter_image.ImageRefused as exc:  # checked at submission too
-            raise sandbox.CommandRefused(f"the adapter image: {exc}") from exc
-        command, archive = image.command, None
+    command, archive, image, packages = _adapter_parts(deps, run)
     with (
         sandbox.adapter_copy(archive) as adapter_dir,
+        sandbox.packages_copy(packages) as packages_dir,
         sandbox.session(
-            command, limits=deps.sandbox_limits, adapter_dir=adapter_dir, image=image
+            command,
+            limits=deps.sandbox_limits,
+            adapter_dir=adapter_dir,
+            image=image,
+            packages_dir=packages_dir,
         ) as prepared,
     ):
         deps.in_flight.add(run.run_id, prepared)

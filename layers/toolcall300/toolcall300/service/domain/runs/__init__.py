@@ -45,6 +45,7 @@ from toolcall300.service.domain.runs.lifecycle import (
 from toolcall300.service.domain.runs.objects import (
     adapter_files_key,
     answers_key,
+    packages_key,
     pinned_corpus_key,
     report_key,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "load_pinned_corpus",
     "mark_running",
     "new_run_id",
+    "packages_key",
     "parse_submission",
     "pinned_corpus_key",
     "recent_baselines",

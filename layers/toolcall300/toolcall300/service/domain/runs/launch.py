@@ -15,17 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from toolcall300.service.domain.runs.objects import adapter_files_key
+from toolcall300.service.domain.runs.objects import adapter_files_key, packages_key
 from toolcall300.service.domain.runs.record import ReportStore, Run
 from toolcall300.service.domain.runs.submission import Submission
 from toolcall300.service.errors import BadRequest, StoreConflict, UpstreamUnavailable
 
 #: When the sandbox's probe did not finish (a busy machine), how soon to submit again.
 ISOLATION_RETRY_AFTER_S = 30
+#: Installs admitted but not yet kept, held in memory (a request refused after admission
+#: leaves its install here until pushed out).
+MAX_HELD_INSTALLS = 8
 
 
 def _need_private_filesystem(sub: Submission) -> None:
@@ -81,6 +84,8 @@ class LocalQueue:
     #: The layers this stack holds (its harness image's, ``TOOLCALL300_HARNESS_IMAGE``), which
     #: an ``adapter_image`` may leave out; None when it holds none.
     held: Callable[[], Any] = lambda: None
+    #: Requirements installed at admission, by the folder's digest, until kept.
+    installed: dict[str, bytes] = field(default_factory=dict)
 
     def admit(self, sub: Submission, *, team: str) -> None:
         """The local worker's own rules (docs/local-sandbox.md): the files unpack, the command
@@ -111,13 +116,40 @@ class LocalQueue:
         problem = sandbox.command_problem(sub.adapter["command"], files=names)
         if problem is not None:
             raise BadRequest(problem, code="adapter_cmd_unusable")
+        if sub.files is not None:
+            self._install(sub)
+
+    def _install(self, sub: Submission) -> None:
+        """The folder's requirements file, installed now (an unprivileged pip, wheels only,
+        hashes required) and held for :meth:`keep`; a refusal is a 400 naming the line or
+        what pip said (docs/local-sandbox.md, "The adapter's dependencies")."""
+        from toolcall300.jobs import adapter_requirements
+
+        wanted = adapter_requirements.requirements_of(sub.files or b"")
+        if wanted is None:
+            return
+        try:
+            packed = adapter_requirements.install(wanted)
+        except adapter_requirements.RequirementsRefused as exc:
+            raise BadRequest(
+                f"'adapter_files': {exc}", code="adapter_requirements_unusable"
+            ) from exc
+        sub.adapter["files"]["requirements"] = True
+        self.installed[sub.adapter["files"]["sha256"]] = packed
+        while len(self.installed) > MAX_HELD_INSTALLS:  # admitted, never kept (a refusal after)
+            self.installed.pop(next(iter(self.installed)))
 
     def keep(self, sub: Submission, *, team: str) -> None:
-        """The files, kept for the worker before the run that names them exists."""
+        """The files (and the requirements they carry, installed), kept for the worker before
+        the run that names them exists."""
         if sub.files is not None:
             key = adapter_files_key(team, sub.adapter["files"]["sha256"])
             with suppress(StoreConflict):  # content-addressed: the same archive is already kept
                 self.files.put_once(key, sub.files)
+            packed = self.installed.pop(sub.adapter["files"]["sha256"], None)
+            if packed is not None:
+                with suppress(StoreConflict):  # the same folder installed before
+                    self.files.put_once(packages_key(key), packed)
 
     def launch(self, run: Run, *, now: datetime) -> Run:
         self.wake()

@@ -17,6 +17,7 @@ __all__ = [
     "adapter_files_key",
     "answers_key",
     "inputs_key",
+    "packages_key",
     "pinned_corpus_key",
     "report_key",
 ]
@@ -49,3 +50,9 @@ def report_key(run: Run) -> str:
 def adapter_files_key(team: str, sha256: str) -> str:
     """Where a team's adapter files are kept (content-addressed: the same folder, one object)."""
     return f"adapters/{team}/{sha256}.tar"
+
+
+def packages_key(files_key: str) -> str:
+    """Where the requirements a folder carries are kept once installed (the folder's key:
+    one install per folder, made at submission)."""
+    return files_key.removesuffix(".tar") + ".packages.tar.gz"
