@@ -319,3 +319,31 @@ def test_an_image_not_built_from_the_harness_image_is_refused(tmp_path: Path) ->
     image = ai.read_image(oci_archive([BASE], cmd=[]))
     with pytest.raises(ImageRefused, match="no CMD"):
         ai.adapter_command(image)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [["not", "an", "object"], {"Cmd": "python3 a.py"}, {"Env": [1]}, {"Entrypoint": [None]}],
+)
+def test_a_config_of_the_wrong_shape_is_refused_not_a_crash(tmp_path: Path, run: Any) -> None:
+    def reshape(files: dict[str, bytes]) -> None:
+        for name, data in list(files.items()):
+            if b'"rootfs"' in data:
+                config = json.loads(data)
+                config["config"] = run
+                new = json.dumps(config).encode()
+                del files[name]
+                files["blobs/sha256/" + digest(new)[7:]] = new
+                for other, raw in list(files.items()):
+                    if raw.startswith(b'{"schemaVersion"'):
+                        manifest = json.loads(raw)
+                        manifest["config"] = {"digest": digest(new), "size": len(new)}
+                        body = json.dumps(manifest).encode()
+                        del files[other]
+                        files["blobs/sha256/" + digest(body)[7:]] = body
+                        files["index.json"] = json.dumps(
+                            {"manifests": [{"digest": digest(body), "size": len(body)}]}
+                        ).encode()
+
+    message = refused(tmp_path, oci_archive([BASE], tamper=reshape))
+    assert "is not a list of strings" in message or "no run configuration object" in message

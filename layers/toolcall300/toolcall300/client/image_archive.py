@@ -89,7 +89,10 @@ def image_archive(path: str, base: str | None = None) -> bytes:
         raise ImageArchiveError(f"{path}: no such folder or file")
     files = _files(path)
     if base is not None:
-        blobs, diff_ids = base_layers(base)
+        try:
+            blobs, diff_ids = base_layers(base)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ImageArchiveError(f"the base image {base} is not an image: {exc!r}") from exc
         files = {n: d for n, d in files.items() if not _leaves_out(n, d, blobs, diff_ids)}
     out = io.BytesIO()
     with (

@@ -307,8 +307,9 @@ def _pick_manifest(files: Mapping[str, bytes], index: dict[str, Any], arch: str)
                 m
                 for m in manifests
                 if isinstance(m, dict)
-                and m.get("platform", {}).get("os") == "linux"
-                and m.get("platform", {}).get("architecture") == arch
+                and isinstance(m.get("platform"), dict)
+                and m["platform"].get("os") == "linux"
+                and m["platform"].get("architecture") == arch
             ]
             if len(fits) != 1:
                 raise ImageRefused(
@@ -391,6 +392,20 @@ def _docker(files: Mapping[str, bytes], held: Blobs | None) -> Image:
     return Image(tuple(layers), config)
 
 
+def _check_config(config: dict[str, Any]) -> None:
+    """The run configuration's shape: ``config`` an object, ``Entrypoint``, ``Cmd`` and
+    ``Env`` lists of strings when present."""
+    run = config.get("config", {})
+    if not isinstance(run, dict):
+        raise ImageRefused("the image's config has no run configuration object")
+    for key in ("Entrypoint", "Cmd", "Env"):
+        value = run.get(key)
+        if value is not None and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            raise ImageRefused(f"the image's config {key} is not a list of strings")
+
+
 def machine_arch() -> str:
     """This machine's architecture as OCI names it (the image must be for it)."""
     machine = os.uname().machine
@@ -412,6 +427,7 @@ def read_image(
         raise ImageRefused(
             "not an image: no index.json (an OCI layout) or manifest.json (docker save)"
         )
+    _check_config(image.config)
     platform = f"{image.config.get('os')}/{image.config.get('architecture')}"
     if platform != f"linux/{arch}":
         raise ImageRefused(f"the image is for {platform}; this stack runs linux/{arch}")
