@@ -29,6 +29,8 @@ pytestmark = pytest.mark.slow
 TOOLSHIM = ["toolcall300", "toolshim", "--stream"]
 #: The reference normaliser answering lists: the parallel track's stream protocol.
 TOOLSHIM_ALL = ["toolcall300", "toolshim", "--all", "--stream"]
+#: toolshim's deltas process adapter: the deltas track's protocol.
+TOOLSHIM_DELTAS = ["python3", "-m", "toolcall300.toolshim.deltas"]
 #: An adapter that refuses every case: a clear regression against a toolshim baseline.
 REFUSE_ALL = [
     "python3",
@@ -66,8 +68,9 @@ def submit(url: str, key: str, body: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def team(dashboard_stack: str) -> Team:
-    """A team with six real runs: baseline, regression, pass, failure, a second baseline, and
-    a run of the parallel track on main (its own baseline, never on the single-call trend)."""
+    """A team with seven real runs: baseline, regression, pass, failure, a second baseline, and
+    a run of the parallel track and one of the deltas track on main (each its track's own
+    baseline, never on the single-call trend)."""
     url = dashboard_stack
     probe = requests.get(f"{url}/teams/nobody-here/runs", timeout=30)
     if probe.status_code == 404 and "route" in probe.text:
@@ -91,6 +94,7 @@ def team(dashboard_stack: str) -> Team:
         "failed": start(CRASHES),
         "release": start(TOOLSHIM, ref="refs/heads/release-1.2", baseline="release-1.2"),
         "parallel": start(TOOLSHIM_ALL, track="parallel"),
+        "deltas": start(TOOLSHIM_DELTAS, track="deltas"),
     }
     runs.update({label: wait_for_run(url, key, run_id) for label, run_id in started.items()})
     return Team(url, name, key, runs)
@@ -114,6 +118,7 @@ def test_the_seeded_runs_have_the_verdicts_the_journey_needs(team: Team) -> None
     assert r["failed"]["status"] == "failed" and r["failed"]["failure"]["reason"]
     assert r["release"]["verdict"] == "baseline_set"
     assert r["parallel"]["track"] == "parallel" and r["parallel"]["verdict"] == "baseline_set"
+    assert r["deltas"]["track"] == "deltas" and r["deltas"]["verdict"] == "baseline_set"
 
 
 def test_sign_in_charts_open_run_comparison_sign_out(signed_in: Any, team: Team) -> None:
@@ -376,4 +381,32 @@ def test_the_track_filter_shows_the_parallel_runs_own_figures(signed_in: Any, te
     assert shown == [parallel["run_id"]]
     assert parallel["run_id"] in pg.locator("#baselines").text_content()
     shoot(pg, "e2e-4-track-parallel")
+    assert pg.console_errors == []
+
+
+def test_the_track_filter_shows_the_deltas_runs_own_figures(signed_in: Any, team: Team) -> None:
+    """The real stack's deltas run, driven over its process protocol: under the track filter,
+    its own charts (exact, invariance, unsafe commits, commit lead) with its summary's figures."""
+    pg = signed_in
+    deltas = team.runs["deltas"]
+    assert deltas["run_id"] not in pg.locator("#runs-table").text_content()
+    pg.get_by_label("Track", exact=True).select_option("deltas")
+    charts = pg.locator("#count-charts")
+    assert charts.get_attribute("data-track") == "deltas"
+    s = deltas["summary"]
+
+    def caption(title: str) -> str:
+        return str(charts.locator(f"figure[data-chart='{title}'] figcaption").text_content())
+
+    assert caption("Exact") == f"Exact latest {s['exact']} of {s['cases']}"
+    assert caption("Invariant across partitions") == (
+        f"Invariant across partitions latest {s['invariant']} of {s['cases']}"
+    )
+    assert caption("Unsafe commits") == f"Unsafe commits latest {s['unsafe_commits']}"
+    assert s["commit_lead"] > 0
+    assert caption("Commit lead") == f"Commit lead latest {100 * s['commit_lead']:.1f}%"
+    assert charts.locator("svg").first.get_attribute("data-points") == "1"
+    shown = [t.strip() for t in pg.locator("#runs-table tbody th a").all_text_contents()]
+    assert shown == [deltas["run_id"]]
+    shoot(pg, "e2e-5-track-deltas")
     assert pg.console_errors == []
