@@ -827,3 +827,20 @@ def test_each_tracks_view_reads_at_phone_width_and_in_contrast(
     assert watched_page.evaluate("document.documentElement.scrollWidth") <= 375
     assert low_contrast(watched_page) == []
     assert watched_page.console_errors == []
+
+
+def test_another_tracks_case_view_shows_its_reports_own_rationale(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    """The rationale API knows the main corpus's ids only: a parallel run's failed case shows
+    the rationale its report carries, and the page asks the API nothing about it."""
+    regression = track_ids(contract_api, "parallel")[1]
+    open_team(watched_page, contract_api)
+    watched_page.evaluate(f"location.hash = '#/runs/{regression}'")
+    watched_page.locator("#flipped-broken").get_by_role("link", name="tc300-0254").click()
+    watched_page.get_by_role("heading", name="Case tc300-0254").wait_for()
+    why = watched_page.locator("#case-rationale")
+    why.wait_for()
+    assert why.text_content() == "P7: two identical copies of one call collapse to one (rule 10)"
+    assert not any("/cases/" in url for url in watched_page.requests_seen)
+    assert watched_page.console_errors == []

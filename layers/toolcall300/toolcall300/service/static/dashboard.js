@@ -1197,16 +1197,29 @@
       if (!run.report_url) { throw new ApiError(404, "no_report", "This run has no report: only a scored run has cases to show."); }
       return runReport(run).then(function (report) {
         var found = failedCases(report).filter(function (c) { return c.id === caseId; })[0] || null;
-        var rationale = api("cases/" + encodeURIComponent(caseId) + "/rationale", state.key).then(
-          function (body) { return { ok: true, body: body }; },
-          function (err) { return { ok: false, err: err }; });
-        return rationale.then(function (why) {
+        return caseRationale(run, caseId, found).then(function (why) {
           if (generation !== state.generation || currentCase() === null) { return; }
           setLoading("");
           renderCase(run, caseId, found, why);
         });
       });
     });
+  }
+
+  /** Why a case is labelled as it is: a single-call case's from GET /cases/{id}/rationale
+      (the API knows the main corpus's ids only, and says when a licence lacks it); another
+      track's from its report's own failure details, where the track's scorer put its
+      corpus's rationale row (docs/tracks.md). */
+  function caseRationale(run, caseId, found) {
+    if (trackOf(run) !== "single") {
+      var d = (found && found.detail) || {};
+      return Promise.resolve(typeof d.rationale === "string" && d.rationale
+        ? { ok: true, body: { rule: typeof d.rule === "string" ? d.rule : "", rationale: d.rationale } }
+        : { ok: false, err: null });
+    }
+    return api("cases/" + encodeURIComponent(caseId) + "/rationale", state.key).then(
+      function (body) { return { ok: true, body: body }; },
+      function (err) { return { ok: false, err: err }; });
   }
 
   function viewRow(term, node) {
