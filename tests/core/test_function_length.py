@@ -26,7 +26,6 @@ MAX_LINES = 60
 #: ``path/in/package.py::Qualified.name`` -> its length when it was listed (the most it may be).
 LONGER = {
     "argcheck/compiled.py::_Generator.admit": 73,
-    "client/ci.py::parse_args": 72,
     "generator/cli.py::parse_args": 67,
     "generator/deltas/checks.py::check": 72,
     "generator/deltas/wire.py::render": 152,
@@ -38,7 +37,7 @@ LONGER = {
     "scoring/report.py::score_cases": 68,
     "scoring/selection.py::parse_expression": 63,
     "scoring/selftest.py::selftest_checks": 127,
-    "scoring/tracks/deltas.py::score": 99,
+    "scoring/tracks/deltas_judge.py::score": 99,
     "scoring/tracks/parallel.py::score_turns": 94,
     "service/domain/runs/lifecycle.py::finish_scored": 82,
     "service/local/gateway.py::build_event": 78,

@@ -16,7 +16,6 @@ import itertools
 import json
 import shlex
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,34 +23,24 @@ from typing import Any
 from toolcall300.cliutil import UsageError
 from toolcall300.controls import integrator, naive
 from toolcall300.scoring import adapters
-from toolcall300.scoring.grading import (
-    FALSE_REFUSAL,
-    INVENTED_CALL,
-    PASSING,
-    REFUSED_CORRECTLY,
-    canonical_or_none,
-    judge_case,
+from toolcall300.scoring.tracks.deltas_judge import (
+    COUNT_FIELDS,
+    REPORT_VERSION,
+    StreamResult,
+    judge_stream,
+    report_problem,
+    score,
 )
-from toolcall300.scoring.render import junit_bytes, verdict_line
-from toolcall300.scoring.report import short_value
-from toolcall300.spec import SPEC_VERSION
+from toolcall300.scoring.tracks.deltas_render import (
+    render_comparison,
+    render_failures,
+    render_junit,
+    render_markdown,
+    render_side_by_side,
+    render_text,
+)
 
-REPORT_VERSION = "toolcall300-deltas-report/1"
 SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "vertex")
-COUNT_FIELDS = (
-    "cases",
-    "exact",
-    "streams",
-    "streams_exact",
-    "invariant",
-    "refusal_cases",
-    "refused_correctly",
-    "false_refusals",
-    "invented_calls",
-    "invented_values",
-    "unsafe_commits",
-    "commits",
-)
 #: What the adapter side is handed of a case (``DeltasTrack.adapter_items``; the hosted job
 #: keeps these fields of its inputs and drops any other): the stream, never a label.
 ADAPTER_FIELDS = (
@@ -222,16 +211,6 @@ BUILT_IN = {
 
 
 @dataclass
-class StreamResult:
-    """One partition's run: the answer, the commits with how many events had been pulled."""
-
-    answer: Any
-    commits: list[dict[str, Any]]
-    events: int
-    error: str | None = None
-
-
-@dataclass
 class DeltasRun(adapters.AdapterRun):
     """An :class:`~toolcall300.scoring.adapters.AdapterRun` with every partition's result."""
 
@@ -378,189 +357,6 @@ def build_adapter(kind: str, value: str, *, stream: bool = False) -> adapters.Ad
     return DeltasAdapter(loaded.fn, loaded.description)  # type: ignore[arg-type]
 
 
-# --------------------------------------------------------------------------- judging
-
-
-def _at(call: Any, path: Sequence[Any]) -> tuple[bool, Any]:
-    value: Any = call.get("arguments") if isinstance(call, dict) else None
-    for step in path:
-        in_object = isinstance(value, dict) and isinstance(step, str) and step in value
-        in_array = isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value)
-        if not (in_object or in_array):
-            return False, None
-        value = value[step]
-    return True, value
-
-
-def judge_stream(case: Mapping[str, Any], result: StreamResult) -> dict[str, Any]:
-    """One partition: its outcome; its unsafe commits (a path committed again with another
-    value, or a committed value withdrawn or absent from the final call); its invented values
-    (argument paths, committed or returned, where the label holds another value or none: every
-    value of a call returned where none exists); and the lead of each safe, correct commit
-    (the share of the stream's events still to come when it was made)."""
-    outcome, _ = judge_case(case, result.answer)
-    unsafe = 0
-    invented: set[str] = set()
-    leads: list[float] = []
-    first: dict[str, str | None] = {}
-    expected = case["expected"] if case["expected_kind"] == "value" else None
-
-    def wrong(path: list[Any], value: str | None) -> bool:
-        labelled, want = _at(expected, path)
-        return not labelled or canonical_or_none(want) != value
-
-    arguments = result.answer.get("arguments") if isinstance(result.answer, dict) else None
-    if isinstance(arguments, dict):
-        for key, value in arguments.items():
-            if wrong([key], canonical_or_none(value)):
-                invented.add(canonical_or_none([key]) or "")
-    for entry in result.commits:
-        commit = entry["commit"]
-        path = commit.get("path") if isinstance(commit, dict) else None
-        if not isinstance(path, list) or not path or "value" not in commit:
-            unsafe += 1  # not a commit the protocol knows: nothing a caller could rely on
-            continue
-        key = canonical_or_none(path) or ""
-        value = canonical_or_none(commit["value"])
-        if key in first and first[key] != value:
-            unsafe += 1  # changed
-            continue
-        first[key] = value
-        held, final = _at(result.answer, path)
-        if not held or canonical_or_none(final) != value:
-            unsafe += 1  # withdrawn, or absent from the final call
-            continue
-        if wrong(path, value):
-            invented.add(key)
-            continue
-        leads.append((result.events - entry["after"]) / max(result.events, 1))
-    return {"outcome": outcome, "unsafe": unsafe, "invented": len(invented), "leads": leads}
-
-
-def score(
-    cases: Sequence[Mapping[str, Any]],
-    run: adapters.AdapterRun,
-    *,
-    adapter: str = "",
-    corpus_sha256: str = "",
-    corpus_version: str | None = None,
-    rationale: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The deltas report (docs/deltas.md, "The adapter protocol and what is graded"); pure.
-    ``rationale`` (case id -> its rationale row) says, in each failed case's details, which
-    source case and decision its label rests on."""
-    streams: Mapping[str, list[StreamResult]] = getattr(run, "streams", {})
-    counts = dict.fromkeys(COUNT_FIELDS, 0)
-    leads: list[float] = []
-    groups: dict[str, dict[str, dict[str, int]]] = {"categories": {}, "forms": {}, "shapes": {}}
-    per_case, details = [], {}
-    for case in cases:
-        results = streams.get(case["id"]) or [StreamResult(None, [], 0)]
-        judged = [judge_stream(case, r) for r in results]
-        outcomes = [j["outcome"] for j in judged]
-        answers = {canonical_or_none(r.answer) if r.answer is not None else "null" for r in results}
-        invariant = len(answers) == 1
-        unsafe = sum(j["unsafe"] for j in judged)
-        invented = sum(j["invented"] for j in judged)
-        all_pass = all(o in PASSING for o in outcomes)
-        passed = all_pass and invariant and unsafe == 0
-        worst = next((o for o in outcomes if o not in PASSING), outcomes[0])
-        counts["cases"] += 1
-        counts["exact"] += passed
-        counts["streams"] += len(results)
-        counts["streams_exact"] += sum(o in PASSING for o in outcomes)
-        counts["invariant"] += invariant
-        counts["refusal_cases"] += case["expected_kind"] == "unrecoverable"
-        counts["refused_correctly"] += all(o == REFUSED_CORRECTLY for o in outcomes)
-        counts["false_refusals"] += any(o == FALSE_REFUSAL for o in outcomes)
-        counts["invented_calls"] += any(o == INVENTED_CALL for o in outcomes)
-        counts["invented_values"] += invented
-        counts["unsafe_commits"] += unsafe
-        counts["commits"] += sum(len(r.commits) for r in results)
-        leads += [lead for j in judged for lead in j["leads"]]
-        for group, name in (
-            ("categories", case["category"]),
-            ("forms", case["form"]),
-            ("shapes", case["shape"]),
-        ):
-            row = groups[group].setdefault(name, {"n": 0, "pass": 0})
-            row["n"] += 1
-            row["pass"] += passed
-        per_case.append(
-            {
-                "id": case["id"],
-                "category": case["category"],
-                "form": case["form"],
-                "shape": case["shape"],
-                "passed": passed,
-                "outcome": worst
-                if not all_pass
-                else ("not_invariant" if not invariant else ("unsafe_commit" if unsafe else worst)),
-                "streams": len(results),
-                "streams_passed": sum(o in PASSING for o in outcomes),
-                "unsafe_commits": unsafe,
-            }
-        )
-        if not passed:
-            bad = next(
-                (r for r, o in zip(results, outcomes, strict=True) if o not in PASSING), results[0]
-            )
-            details[case["id"]] = {
-                "expected": short_value(case["expected"])
-                if case["expected_kind"] == "value"
-                else "a refusal (no correct call exists)",
-                "returned": short_value(bad.answer)
-                if bad.answer is not None
-                else "a refusal (null)",
-                "rationale": str((rationale or {}).get(case["id"], {}).get("rationale", "")),
-            }
-    errored = {key: text for key, text in run.errors.items() if any(c["id"] == key for c in cases)}
-    timing = run.timing()
-    return {
-        "report_version": REPORT_VERSION,
-        "track": "deltas",
-        "spec_version": SPEC_VERSION,
-        "corpus_sha256": corpus_sha256,
-        "corpus_version": corpus_version,
-        "adapter": adapter,
-        "timing": {
-            "total_seconds": timing.get("total_seconds"),
-            "wall_seconds_per_case": timing.get("wall_seconds_per_case"),
-            "median_case_seconds": timing.get("median_case_seconds"),
-        },
-        **counts,
-        "commit_lead": round(sum(leads) / len(leads), 6) if leads else 0.0,
-        "adapter_errors": len(errored),
-        "errors": errored,
-        **{group: dict(sorted(rows.items())) for group, rows in groups.items()},
-        "per_case": per_case,
-        "failure_details": details,
-    }
-
-
-def report_problem(report: Any) -> str | None:
-    if not isinstance(report, dict):
-        return "a report must be a JSON object"
-    if report.get("report_version") != REPORT_VERSION:
-        return f"report_version is {report.get('report_version')!r}, expected {REPORT_VERSION!r}"
-    for key in COUNT_FIELDS:
-        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool):
-            return f"missing or non-integer {key!r}"
-    if not isinstance(report.get("commit_lead"), (int, float)):
-        return "missing commit_lead"
-    if not isinstance(report.get("corpus_sha256"), str) or not isinstance(
-        report.get("per_case"), list
-    ):
-        return "missing corpus_sha256 or per_case"
-    for group in ("categories", "forms", "shapes"):
-        rows = report.get(group)
-        if not isinstance(rows, dict) or any(
-            not isinstance(v, dict) or not isinstance(v.get("pass"), int) for v in rows.values()
-        ):
-            return f"{group} must map names to {{n, pass}}"
-    return None
-
-
 def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
     """The gate: it regresses when a figure of :data:`BETTER_WHEN` moved the wrong way, or
     any category's, form's or shape's passes fell."""
@@ -611,174 +407,6 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str
         "categories": categories,
         "flipped": {"fixed": fixed, "broken": broken},
     }
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _rows(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    def pct(a: int, b: int) -> str:
-        return f"{a}/{b} ({100.0 * a / b:.1f}%)" if b else "0/0"
-
-    rows = [["figure", *[str(r["adapter"]) for r in reports]]]
-    rows.append(
-        [
-            "exact (every partition, invariant, no unsafe commit)",
-            *[pct(r["exact"], r["cases"]) for r in reports],
-        ]
-    )
-    rows.append(["streams exact", *[pct(r["streams_exact"], r["streams"]) for r in reports]])
-    rows.append(
-        ["invariant across partitions", *[pct(r["invariant"], r["cases"]) for r in reports]]
-    )
-    rows.append(
-        ["refused correctly", *[pct(r["refused_correctly"], r["refusal_cases"]) for r in reports]]
-    )
-    rows.append(["invented calls", *[str(r["invented_calls"]) for r in reports]])
-    rows.append(["invented values", *[str(r["invented_values"]) for r in reports]])
-    rows.append(["unsafe commits (goal 0)", *[str(r["unsafe_commits"]) for r in reports]])
-    rows.append(["commits", *[str(r["commits"]) for r in reports]])
-    rows.append(
-        ["commit lead (share of stream to come)", *[f"{r['commit_lead']:.3f}" for r in reports]]
-    )
-    rows.append(["adapter errors", *[str(r["adapter_errors"]) for r in reports]])
-    return rows
-
-
-def render_text(report: Mapping[str, Any], *, in_sample: bool = False) -> str:
-    lines = ["TOOLCALL-300 deltas track", f"corpus sha256 {report['corpus_sha256']}"]
-    for row in _rows([report])[1:]:
-        lines.append(f"{row[0]:<56}{row[1]}")
-    for group in ("forms", "shapes", "categories"):
-        lines.append("")
-        lines.append(
-            f"{group[:-1] if group != 'categories' else 'category':<24}{'n':>6}{'pass':>6}"
-        )
-        for name, row in report[group].items():
-            lines.append(f"{name:<24}{row['n']:>6}{row['pass']:>6}")
-    if in_sample and adapters.is_reference_normaliser(str(report["adapter"])):
-        lines += [
-            "",
-            "NOTE: toolshim is the reference normaliser, written from the same rulebook as this corpus: this figure is in-sample and proves little.",
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def render_side_by_side(reports: Sequence[Mapping[str, Any]], *, in_sample: bool = False) -> str:
-    rows = _rows(reports)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return (
-        "\n".join(
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-        )
-        + "\n"
-    )
-
-
-def render_failures(
-    report: Mapping[str, Any], cases: Sequence[Mapping[str, Any]], run: adapters.AdapterRun
-) -> str:
-    lines = []
-    for row in report["per_case"]:
-        if row["passed"]:
-            continue
-        detail = report["failure_details"].get(row["id"], {})
-        lines.append(
-            f"FAIL {row['id']} [{row['form']}/{row['shape']}] {row['outcome']} ({row['streams_passed']}/{row['streams']} streams, {row['unsafe_commits']} unsafe commits)"
-        )
-        lines.append(f"  expected {detail.get('expected', '?')}")
-        lines.append(f"  returned {detail.get('returned', '?')}")
-        if detail.get("rationale"):
-            lines.append(f"  label    {detail['rationale']}")
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
-def render_comparison(comparison: Mapping[str, Any]) -> str:
-    lines = ["baseline: " + ("REGRESSION" if comparison["regressed"] else "no regression")]
-    lines += [f"  {reason}" for reason in comparison["reasons"]]
-    if comparison["flipped"]["broken"]:
-        lines.append("  broken: " + ", ".join(comparison["flipped"]["broken"]))
-    if comparison["flipped"]["fixed"]:
-        lines.append("  fixed: " + ", ".join(comparison["flipped"]["fixed"]))
-    return "\n".join(lines) + "\n"
-
-
-def render_markdown(
-    reports: Sequence[Mapping[str, Any]],
-    *,
-    in_sample: bool = False,
-    comparison: Mapping[str, Any] | None = None,
-    baseline_name: str = "the baseline",
-) -> str:
-    if comparison is None:
-        top = verdict_line("pass", "scored; no baseline given, so nothing can regress")
-    elif comparison["regressed"]:
-        top = verdict_line(
-            "regression", f"against {baseline_name}: " + "; ".join(comparison["reasons"])
-        )
-    else:
-        top = verdict_line("pass", f"no regression against {baseline_name}")
-    rows = _rows(reports)
-    lines = [
-        "## TOOLCALL-300 deltas track",
-        "",
-        top,
-        "",
-        f"corpus sha256 `{reports[0]['corpus_sha256']}`",
-        "",
-    ]
-    lines.append("| " + " | ".join(rows[0]) + " |")
-    lines.append("|---" * len(rows[0]) + "|")
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return "\n".join(lines) + "\n"
-
-
-def render_junit(
-    reports: Sequence[Mapping[str, Any]],
-    *,
-    baseline_name: str = "",
-    baseline: Mapping[str, Any] | None = None,
-    comparison: Mapping[str, Any] | None = None,
-) -> bytes:
-    """One testsuite per adapter, one testcase per stream case (classname its form); with a
-    baseline, a case that failed there too is skipped and a ``baseline gate`` testcase carries
-    the verdict (as the single-call track's file does)."""
-    known = (
-        {r["id"] for r in (baseline or {}).get("per_case", []) if not r["passed"]}
-        if baseline
-        else set()
-    )
-    root = ET.Element("testsuites", name="TOOLCALL-300 deltas")
-    for report in reports:
-        suite = ET.SubElement(
-            root, "testsuite", name=f"deltas: {report['adapter']}", tests=str(report["cases"])
-        )
-        failures = skipped = 0
-        for row in report["per_case"]:
-            case = ET.SubElement(
-                suite, "testcase", classname=f"deltas.{row['form']}", name=row["id"]
-            )
-            if row["passed"]:
-                continue
-            if row["id"] in known and len(reports) == 1:
-                ET.SubElement(case, "skipped", message=f"failed in {baseline_name} too")
-                skipped += 1
-                continue
-            detail = report["failure_details"].get(row["id"], {})
-            ET.SubElement(
-                case,
-                "failure",
-                message=f"{row['id']} {row['outcome']}: expected {detail.get('expected')}, returned {detail.get('returned')}",
-            )
-            failures += 1
-        if comparison is not None and len(reports) == 1:
-            gate = ET.SubElement(suite, "testcase", classname="deltas", name="baseline gate")
-            if comparison["regressed"]:
-                ET.SubElement(gate, "failure", message="; ".join(comparison["reasons"]))
-                failures += 1
-        suite.set("failures", str(failures))
-        suite.set("skipped", str(skipped))
-    return junit_bytes(root)
 
 
 class DeltasTrack:
@@ -871,3 +499,36 @@ class DeltasTrack:
 
 
 TRACK = DeltasTrack()
+
+
+__all__ = [
+    "ADAPTER_FIELDS",
+    "BETTER_WHEN",
+    "BUILT_IN",
+    "COUNT_FIELDS",
+    "REPORT_VERSION",
+    "SHAPES",
+    "TRACK",
+    "DeltasAdapter",
+    "DeltasFn",
+    "DeltasRun",
+    "DeltasTrack",
+    "StreamResult",
+    "build_adapter",
+    "compare",
+    "drive",
+    "integrator_control",
+    "judge_stream",
+    "naive_control",
+    "render_comparison",
+    "render_failures",
+    "render_junit",
+    "render_markdown",
+    "render_side_by_side",
+    "render_text",
+    "replay",
+    "report_problem",
+    "run_from_records",
+    "score",
+    "stream_record",
+]
