@@ -15,10 +15,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import json
 import os
 import tarfile
 from typing import Any
+
+from toolcall300.canonical import loads_strict
 
 #: What ``POST /runs`` takes (docs/runs-contract.md), as for ``adapter_files``.
 MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
@@ -52,8 +53,8 @@ def _files(path: str) -> dict[str, bytes]:
 
 def _json(files: dict[str, bytes], name: str) -> Any:
     try:
-        return json.loads(files[name])
-    except (KeyError, ValueError) as exc:
+        return loads_strict(files[name])
+    except (KeyError, ValueError, RecursionError) as exc:
         raise ImageArchiveError(f"the base image has no readable {name}") from exc
 
 

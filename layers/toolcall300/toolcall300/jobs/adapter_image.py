@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import posixpath
 import re
@@ -37,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from toolcall300.canonical import loads_strict
 
 #: The archive as sent (plain or gzip), as ``adapter_files``: base64 in the JSON body.
 MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
@@ -219,8 +220,8 @@ def _json(data: bytes, what: str) -> dict[str, Any]:
     if len(data) > MAX_JSON_BYTES:
         raise ImageRefused(f"{what} is over {MAX_JSON_BYTES} bytes")
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        value = loads_strict(data)
+    except (ValueError, RecursionError) as exc:
         raise ImageRefused(f"{what} is not JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise ImageRefused(f"{what} is not a JSON object")
@@ -361,8 +362,8 @@ def _docker(files: Mapping[str, bytes], held: Blobs | None) -> Image:
     """``docker save`` / ``skopeo copy docker-archive:``: ``manifest.json`` names the config
     file (named by its digest) and the layer files, checked against the config's diff_ids."""
     try:
-        entries = json.loads(files["manifest.json"])
-    except (ValueError, UnicodeDecodeError) as exc:
+        entries = loads_strict(files["manifest.json"])
+    except (ValueError, RecursionError) as exc:
         raise ImageRefused(f"manifest.json is not JSON: {exc}") from exc
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise ImageRefused("manifest.json must name exactly one image")
@@ -439,11 +440,8 @@ def held_blobs(archive: bytes) -> Blobs:
     diff_id, each checked as any image's are."""
     image = read_image(archive, limit=len(archive))
     blobs = Blobs()
-    files = read_archive(archive, limit=len(archive))
-    for name, data in files.items():
-        if name.startswith("blobs/sha256/"):
-            blobs.by_digest["sha256:" + name.rsplit("/", 1)[1]] = data
-    for layer in image.layers:
+    for layer in image.layers:  # one copy of each layer, by either digest
+        blobs.by_digest["sha256:" + hashlib.sha256(layer.data).hexdigest()] = layer.data
         blobs.by_diff_id[layer.diff_id] = layer.data
     return blobs
 
