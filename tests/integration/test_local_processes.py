@@ -68,7 +68,6 @@ def wait_until_serving(url: str) -> None:
 @pytest.fixture(scope="module")
 def sibling(local_stack: Any) -> Iterator[str]:
     """A second process of the test's stack on the same state folder, on a port of its own."""
-    from toolcall300.service.api import wiring
     from toolcall300.service.local import stack as localstack
 
     sock = socket.socket()
@@ -76,7 +75,10 @@ def sibling(local_stack: Any) -> Iterator[str]:
     sock.listen(128)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     stop = localstack.start_siblings(
-        1, sock, local_stack.context.extra["sibling"], lambda: wiring.local_edition().wake()
+        1,
+        sock,
+        local_stack.context.extra["sibling"],
+        lambda: local_stack.context.extra["run_workers"].wake(),
     )
     sock.close()  # the sibling holds its own copy
     try:
@@ -283,3 +285,31 @@ def _parent(pid: int) -> int:
     except FileNotFoundError:
         return 0
     return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+#: A stack of its own (one per process): the ports reset while it serves, then a checkout.
+_RESET_THEN_BUY = """
+from toolcall300.client import dev as devtools
+from toolcall300.service.api import wiring
+from toolcall300.service.local.stack import start_local_stack
+stack = start_local_stack()
+try:
+    wiring.clear_ports()
+    assert devtools.purchase(stack.url, tier="checks-500", team=None)["key"]
+finally:
+    stack.stop()
+"""
+
+
+def test_a_checkout_works_after_the_ports_are_reset() -> None:
+    """The dev checkout's sessions are looked up in the edition in use at each call: a reset of
+    the ports (``wiring.clear_ports``, which tests use and which closes the database the
+    earlier edition opened) left every later checkout answering 503."""
+    done = subprocess.run(
+        [sys.executable, "-c", _RESET_THEN_BUY],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -330,7 +330,7 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
     names, routes = sibling["names"], server.routes
     url = os.environ["TOOLCALL300_PUBLIC_URL"]
     webhook = edition.secret_json(names["StripeWebhookSecret"])
-    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH, edition.checkout_sessions)
+    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH, _CurrentSessions(ports))
     stops.callback(lambda: stripe_dev.uninstall(replaced))
     checkout = dev_checkout.local_routes(
         dev_stripe,
@@ -351,6 +351,29 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
     stops.callback(server.server_close)
     stops.callback(server.shutdown)
     return edition
+
+
+@dataclass
+class _CurrentSessions:
+    """The dev checkout's sessions (``sdk.stripe_dev``) in the edition in use at each call:
+    ``api.wiring.clear_ports`` closes the database an earlier edition opened (tests reset the
+    ports while a stack serves), so none is held here."""
+
+    ports: Any
+
+    def _store(self) -> Any:
+        return self.ports.local_edition().checkout_sessions
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._store().get(key)
+        return found
+
+    def put(self, key: str, item: dict[str, Any]) -> None:
+        self._store().put(key, item)
+
+    def change(self, key: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        changed: dict[str, Any] | None = self._store().change(key, change)
+        return changed
 
 
 #: A sibling: one more process serving the stack's listening socket (``serve --processes``).
