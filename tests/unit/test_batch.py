@@ -1129,13 +1129,14 @@ def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge
 
     make_corpus(tmp_path / "corpus", tracks=True)
     upload_corpus(tmp_path / "corpus", CorpusObjects(aws.names["CorpusBucket"]))
-    single = submitted(call, aws)
+    licence = team_key(aws)  # one team: its single-call baseline is there, and not compared
+    single = submitted_as(call, licence)
     put_answers(aws, single, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
     done = flow.handle_batch_event(wiring.hosted_deps(), event(single, "SUCCEEDED"), now=NOW)
     assert done is not None and done.verdict == "baseline_set" and done.track == "single"
     data = (tmp_path / "corpus" / "parallel" / "toolcall300-parallel.jsonl").read_bytes()
     track, turns = read_corpus(data)
-    run = submitted(call, aws, track="parallel")
+    run = submitted_as(call, licence, track="parallel")
     assert run.track == "parallel" and run.corpus_sha256 == hashlib.sha256(data).hexdigest()
     job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
     env = {e["name"]: e["value"] for e in job["container"]["environment"]}
@@ -1151,7 +1152,8 @@ def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge
     answers = {t["id"]: t["expected"] for t in turns}  # every turn exactly right
     answers[turns[0]["id"]] = []  # but one
     put_answers(aws, run, {"answers": answers, "failure": None})
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    later = NOW + timedelta(minutes=1)
+    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=later)
     assert ended is not None and ended.status == "scored", ended and ended.failure
     assert ended.verdict == "baseline_set" and ended.comparison is None  # its own baseline
     mine = get_track("parallel").score(
