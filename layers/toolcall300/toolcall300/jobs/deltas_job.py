@@ -31,8 +31,9 @@ from toolcall300.scoring.tracks.deltas_process import DeltasProcessAdapter
 
 #: The fields of a deltas input row the job keeps (``DeltasTrack.adapter_items``): never a label.
 INPUT_FIELDS = ADAPTER_FIELDS
-#: How ``tracks.deltas_process`` names a stream's broken answer: no answer in time, not JSON.
-_TIMEOUT = "no answer within the time limit"
+#: How ``tracks.deltas_process`` names a stream's broken answer: out of time (waiting for an
+#: answer, or for the program to read what it was sent, its start included), not JSON.
+_TIMEOUT = ("no answer within the time limit", "the program stopped reading within the time limit")
 _MALFORMED = ("not a JSON line", "expected {", "commits must be a list", "an answer line past")
 #: A program that broke this many streams without ever answering one is not started again:
 #: the run fails with the most specific reason (:func:`classify`), not after one start per stream.
