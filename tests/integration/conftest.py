@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.corpus import make_corpus, private_corpus
+from support.corpus import private_corpus, stack_corpus
 from support.dashboard import CHROMIUM_ARGS, ContractApi, serve_contract_api, wait_for_serve_url
 from support.tiers import unavailable
 
@@ -44,7 +44,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from toolcall300.service.local.stack import start_local_stack
 
     corpus_dir = tmp_path_factory.mktemp("corpus")
-    make_corpus(corpus_dir, tracks=True, deltas=True)
+    stack_corpus(corpus_dir)
     stack = start_local_stack(port=0, corpus_dir=corpus_dir)
     try:
         yield stack

@@ -75,7 +75,7 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
 ) -> None:
     """README's promise to a buyer: `toolcall300 download` delivers what `generate --check-only`
     and `--rebuild` need, verified by the manifest's pins, readable by its owner only."""
-    from support.corpus import make_corpus
+    from support.corpus import stack_corpus
 
     from toolcall300.cli import dispatch
     from toolcall300.service.api import wiring
@@ -83,6 +83,8 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
     from toolcall300.service.sdk.s3 import upload_corpus
 
     bucket = wiring.corpus_objects()  # the stack's own (in this process): its state folder
+    stored = local_stack.context.state_dir / "objects" / local_stack.context.names["CorpusBucket"]
+    served_before = {p: p.read_bytes() for p in stored.rglob("*") if p.is_file()}
     upload_corpus(PRIVATE, bucket)  # the real corpus, with its recorded inputs
     served.clear_cache()
     try:
@@ -91,9 +93,12 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
         args = client.parse_args(["--api", local_stack.url, "--out", str(bought)])
         assert client.run(args, out, err) == 0, err.getvalue()
     finally:
-        make_corpus(tmp_path / "small")  # what the stack served before, byte for byte
+        stack_corpus(tmp_path / "small")  # what the stack served before, byte for byte
         upload_corpus(tmp_path / "small", bucket)
         served.clear_cache()
+    # later modules share this stack: every object it served before (the tracks' corpora
+    # included) is served again byte for byte, not the real corpus's
+    assert {p: p.read_bytes() for p in served_before} == served_before
     files = [p for p in bought.rglob("*") if p.is_file()]
     assert {p.relative_to(bought).as_posix() for p in files} >= {
         "manifest.json", "toolcall300.jsonl", "inputs/recipe.json", "inputs/tools.json",

@@ -61,6 +61,14 @@ def make_corpus(
     return manifest
 
 
+def stack_corpus(directory: Path) -> dict[str, Any]:
+    """The corpus the integration tests' shared local stack serves (tests/integration/
+    conftest.py): the small main corpus with the parallel track and the deltas subset. A test
+    that swaps in another corpus restores exactly this, or a later module scores against what
+    it left (the whole deltas track instead of the subset)."""
+    return make_corpus(directory, tracks=True, deltas=True)
+
+
 def private_corpus(directory: Path) -> Path:
     """A copy of the real 300-case corpus with its own manifest (inputs left behind)."""
     shutil.copytree(PRIVATE, directory, ignore=shutil.ignore_patterns("inputs"))
