@@ -439,7 +439,6 @@ def serve_sibling(argv: list[str]) -> None:
     """A sibling's main (:func:`start_sibling`): serve the inherited socket until the life
     pipe ends, then stop what it started."""
     sibling, (listen_fd, wake_fd, life_fd) = json.loads(argv[0]), map(int, argv[1:4])
-    from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import gateway
     from toolcall300.service.local.cfn import load_template
 
@@ -453,11 +452,17 @@ def serve_sibling(argv: list[str]) -> None:
     routes = gateway.bind_routes(root, load_template(root / "template.yaml"))
     server = gateway.GatewayServer(("127.0.0.1", 0), routes, sock=socket.socket(fileno=listen_fd))
     with contextlib.ExitStack() as stops:
-        stops.callback(ports.close_local_edition)
         edition = _serve(server, sibling, stops)
         edition.wake = wake
         with contextlib.suppress(KeyboardInterrupt, OSError):
             os.read(life_fd, 1)
+    # The database is left open, to the operating system: SQLite's last connection to close
+    # checkpoints and deletes the WAL and its index, and a sibling must never be the one to
+    # do that under the first process (whose locks a stray close of the file in that process
+    # can drop, so the test is not reliable); the first process, or the next start, does it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _hold_state(state_arg: Path | None, stops: contextlib.ExitStack) -> tuple[Path, bool]:
