@@ -347,3 +347,27 @@ def test_a_config_of_the_wrong_shape_is_refused_not_a_crash(tmp_path: Path, run:
 
     message = refused(tmp_path, oci_archive([BASE], tamper=reshape))
     assert "is not a list of strings" in message or "no run configuration object" in message
+
+
+def test_an_image_a_run_is_using_is_never_removed_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker keeps the last few unpacked images; one more unpacked while the oldest is
+    still in use must not delete that one under its run: it goes once the run ends."""
+    from toolcall300.jobs import sandbox
+
+    monkeypatch.setattr(sandbox, "_images", {})
+    monkeypatch.setattr(sandbox, "_image_uses", {})
+    monkeypatch.setattr(sandbox, "_scratch_root", lambda: tmp_path)
+    images = [oci_archive([[*BASE, entry("opt/a.py", f"print({n})".encode())]]) for n in range(7)]
+    with sandbox.image_in_use(images[0]) as oldest:
+        for archive in images[1:6]:
+            with sandbox.image_in_use(archive) as image:
+                assert (image.root / "opt/a.py").is_file()
+        assert (oldest.root / "opt/a.py").read_bytes() == b"print(0)"  # still there
+        assert len(sandbox._images) == sandbox._IMAGES_KEPT
+    with sandbox.image_in_use(images[6]):  # one more: the least recently used unused goes
+        assert not oldest.root.exists()
+        assert len(sandbox._images) == sandbox._IMAGES_KEPT
+    with sandbox.image_in_use(images[5]) as again:  # a kept one is not unpacked again
+        assert again.root.exists() and len(sandbox._images) == sandbox._IMAGES_KEPT

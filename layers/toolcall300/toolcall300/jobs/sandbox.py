@@ -871,32 +871,51 @@ def adapter_copy(archive: bytes | None) -> Iterator[Path | None]:
 
 _IMAGES_KEPT = 4
 _images: dict[str, ImageRoot] = {}
+_image_uses: dict[str, int] = {}  # runs using each kept image now
 _images_lock = threading.Lock()
 
 
-def image_copy(archive: bytes, held: adapter_image.Blobs | None = None) -> ImageRoot:
-    """The adapter image in ``archive`` unpacked for runs (``jobs.adapter_image``, every
-    check before a byte is written), kept for this process by the archive's digest (the
-    last :data:`_IMAGES_KEPT`), read-only to runs; raises ``adapter_image.ImageRefused``."""
+@contextmanager
+def image_in_use(archive: bytes, held: adapter_image.Blobs | None = None) -> Iterator[ImageRoot]:
+    """The adapter image in ``archive`` unpacked for a run (``jobs.adapter_image``, every
+    check before a byte is written), read-only to it, kept for this process by the archive's
+    digest; raises ``adapter_image.ImageRefused``. Past :data:`_IMAGES_KEPT` kept images the
+    least recently used go, but never one a run is using: it goes once that run ends."""
     key = hashlib.sha256(archive).hexdigest()
     with _images_lock:
-        if key in _images:
-            _images[key] = _images.pop(key)  # the most recently used last
-            return _images[key]
-        image = adapter_image.read_image(archive, held)
-        command = adapter_image.adapter_command(image)
-        holder = Path(tempfile.mkdtemp(prefix="tc300-image-", dir=_scratch_root()))
-        holder.chmod(0o755)
-        try:
-            root = adapter_image.unpack(image, holder / "root")
-        except BaseException:
-            shutil.rmtree(holder, ignore_errors=True)
-            raise
-        _images[key] = ImageRoot(root, image.env, command)
-        while len(_images) > _IMAGES_KEPT:
-            oldest = next(iter(_images))
-            shutil.rmtree(_images.pop(oldest).root.parent, ignore_errors=True)
-        return _images[key]
+        image = _images.pop(key, None) or _unpacked_image(archive, held)
+        _images[key] = image  # the most recently used last
+        _image_uses[key] = _image_uses.get(key, 0) + 1
+        _forget_images()
+    try:
+        yield image
+    finally:
+        with _images_lock:
+            _image_uses[key] -= 1
+            _forget_images()
+
+
+def _unpacked_image(archive: bytes, held: adapter_image.Blobs | None) -> ImageRoot:
+    image = adapter_image.read_image(archive, held)
+    command = adapter_image.adapter_command(image)
+    holder = Path(tempfile.mkdtemp(prefix="tc300-image-", dir=_scratch_root()))
+    holder.chmod(0o755)
+    try:
+        root = adapter_image.unpack(image, holder / "root")
+    except BaseException:
+        shutil.rmtree(holder, ignore_errors=True)
+        raise
+    return ImageRoot(root, image.env, command)
+
+
+def _forget_images() -> None:
+    """Remove the least recently used images no run is using while more than
+    :data:`_IMAGES_KEPT` are kept (the caller holds ``_images_lock``)."""
+    for key in [k for k in _images if not _image_uses.get(k)]:
+        if len(_images) <= _IMAGES_KEPT:
+            return
+        _image_uses.pop(key, None)
+        shutil.rmtree(_images.pop(key).root.parent, ignore_errors=True)
 
 
 @cache

@@ -23,11 +23,13 @@ next run nor another team's callback (docs/hosted-scoring.md, "Callbacks").
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -146,9 +148,9 @@ class Executed:
 
 def _adapter_parts(
     deps: WorkerDeps, run: runs.Run
-) -> tuple[list[str], bytes | None, sandbox.ImageRoot | None, bytes | None]:
-    """What the run's adapter is made of: its command, its folder's archive, its image
-    (unpacked; its CMD is then the command) and its installed requirements (packed)."""
+) -> tuple[list[str], bytes | None, bytes | None, bytes | None]:
+    """What the run's adapter is made of: its command, its folder's archive, its image's
+    archive (its CMD is then the command) and its installed requirements (packed)."""
     command = list(run.adapter.get("command") or [])
     files = run.adapter.get("files")
     key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
@@ -157,11 +159,22 @@ def _adapter_parts(
     packages = deps.adapter_files(runs.packages_key(key)) if key and wanted else None
     if run.adapter.get("kind") != "image_archive":
         return command, archive, None, packages
-    try:  # its CMD under the sandbox, as on AWS
-        image = sandbox.image_copy(archive or b"", deps.held_layers())
-    except adapter_image.ImageRefused as exc:  # checked at submission too
-        raise sandbox.CommandRefused(f"the adapter image: {exc}") from exc
-    return image.command, None, image, None
+    return command, None, archive or b"", None
+
+
+@contextmanager
+def _image_for(deps: WorkerDeps, archive: bytes | None) -> Iterator[sandbox.ImageRoot | None]:
+    """The run's adapter image unpacked (None without one), kept from removal while the run
+    uses it (``sandbox.image_in_use``)."""
+    if archive is None:
+        yield None
+        return
+    with contextlib.ExitStack() as using:
+        try:  # its CMD under the sandbox, as on AWS
+            image = using.enter_context(sandbox.image_in_use(archive, deps.held_layers()))
+        except adapter_image.ImageRefused as exc:  # checked at submission too
+            raise sandbox.CommandRefused(f"the adapter image: {exc}") from exc
+        yield image
 
 
 def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
@@ -173,12 +186,13 @@ def execute(deps: WorkerDeps, run: runs.Run) -> Executed:
     else:
         corpus = deps.track_corpus(run.track)
     inputs = job_inputs(corpus)  # labels never reach the adapter: the track's own inputs
-    command, archive, image, packages = _adapter_parts(deps, run)
+    command, archive, image_archive, packages = _adapter_parts(deps, run)
     with (
+        _image_for(deps, image_archive) as image,
         sandbox.adapter_copy(archive) as adapter_dir,
         sandbox.packages_copy(packages) as packages_dir,
         sandbox.session(
-            command,
+            image.command if image else command,
             limits=deps.sandbox_limits,
             adapter_dir=adapter_dir,
             image=image,
