@@ -39,7 +39,8 @@ MAX_TAR_BYTES = MAX_UNPACKED_BYTES + 8 * 1024 * 1024
 #: memory, so its size is checked from its header block, before a byte of it is decompressed.
 #: Real ones hold a few names and times; a small gzip can hide one of 70 MiB.
 MAX_EXTENDED_HEADER = 1024 * 1024
-_EXTENDED = frozenset(
+#: The tar member types that carry an extended header (also read by ``jobs.adapter_image``).
+EXTENDED_TYPES = frozenset(
     {
         tarfile.XHDTYPE,
         tarfile.XGLTYPE,
@@ -48,7 +49,7 @@ _EXTENDED = frozenset(
         tarfile.GNUTYPE_LONGLINK,
     }
 )
-_GZIP_MAGIC = b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class FilesRefused(ValueError):
@@ -66,7 +67,7 @@ class _Inflating(io.RawIOBase):
 
     def __init__(self, archive: bytes) -> None:
         super().__init__()
-        self._gzip = archive.startswith(_GZIP_MAGIC)
+        self._gzip = archive.startswith(GZIP_MAGIC)
         self._pending = archive
         self._inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         self.total = 0
@@ -101,7 +102,7 @@ class _BoundedInfo(tarfile.TarInfo):
     bytes into memory and parses them (about four times their size)."""
 
     def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
-        if self.type in _EXTENDED and self.size > MAX_EXTENDED_HEADER:
+        if self.type in EXTENDED_TYPES and self.size > MAX_EXTENDED_HEADER:
             raise FilesRefused(
                 f"an extended header of {self.size} bytes (at most {MAX_EXTENDED_HEADER})"
             )

@@ -39,6 +39,9 @@ from typing import Any
 
 from toolcall300.canonical import loads_strict
 
+# an extended tar header (pax, GNU long name) is read whole by tarfile: the same bound as a folder's
+from toolcall300.jobs.adapter_files import EXTENDED_TYPES, GZIP_MAGIC, MAX_EXTENDED_HEADER
+
 #: The archive as sent (plain or gzip), as ``adapter_files``: base64 in the JSON body.
 MAX_ARCHIVE_BYTES = 6 * 1024 * 1024
 #: The archive once decompressed (a ``docker save`` archive holds its layers uncompressed).
@@ -53,9 +56,6 @@ MAX_ENTRIES = 200_000
 MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024
 #: A layer's tar stream: its files plus room for their headers.
 MAX_LAYER_TAR_BYTES = MAX_UNPACKED_BYTES + 256 * 1024 * 1024
-#: An extended tar header (pax, GNU long name), read whole by tarfile: refused past this from
-#: its header block, before a byte of it is decompressed.
-MAX_EXTENDED_HEADER = 1024 * 1024
 #: Where the harness sits in every image built FROM the harness image (its ENTRYPOINT's last word).
 HARNESS_ENTRYPOINT = "/usr/local/bin/toolcall300-harness"
 #: What the sandbox needs in the root to start the adapter (its lifeline init is Python).
@@ -63,18 +63,8 @@ NEEDED = ("usr/bin/python3",)
 #: Folders the sandbox mounts over: made real folders of the root (never links) after unpacking.
 MOUNT_POINTS = ("proc", "dev", "tmp", "var/tmp", "opt/toolcall300")
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
-_EXTENDED = frozenset(
-    {
-        tarfile.XHDTYPE,
-        tarfile.XGLTYPE,
-        tarfile.SOLARIS_XHDTYPE,
-        tarfile.GNUTYPE_LONGNAME,
-        tarfile.GNUTYPE_LONGLINK,
-    }
-)
 _INDEX_TYPES = (
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -100,7 +90,7 @@ class _Stream(io.RawIOBase):
         super().__init__()
         if data.startswith(_ZSTD_MAGIC):
             raise ImageRefused(f"{what} is zstd-compressed: build the image with gzip layers")
-        self._gzip = data.startswith(_GZIP_MAGIC)
+        self._gzip = data.startswith(GZIP_MAGIC)
         self._data, self._at, self._tail = memoryview(data), 0, b""
         self._limit, self._what = limit, what
         self._inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
@@ -157,7 +147,7 @@ class _BoundedInfo(tarfile.TarInfo):
     header block alone, before tarfile reads it into memory."""
 
     def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
-        if self.type in _EXTENDED and self.size > MAX_EXTENDED_HEADER:
+        if self.type in EXTENDED_TYPES and self.size > MAX_EXTENDED_HEADER:
             raise ImageRefused(
                 f"an extended tar header of {self.size} bytes (at most {MAX_EXTENDED_HEADER})"
             )
