@@ -16,7 +16,7 @@ answering; graded as refusals, counted apart), ``errors`` {id: the error's tail}
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolcall300.cliutil import UsageError, read_limited
@@ -217,11 +217,7 @@ def score_cases(
         "corpus_sha256": corpus_sha256,
         "corpus_version": corpus_version,
         "adapter": adapter,
-        "timing": {
-            "total_seconds": timing.get("total_seconds"),
-            "wall_seconds_per_case": timing.get("wall_seconds_per_case"),
-            "median_case_seconds": timing.get("median_case_seconds"),
-        },
+        "timing": timing_fields(timing),
         **counts,
         "adapter_errors": len(errored),
         "errors": {case["id"]: errored[case["id"]] for case in cases if case["id"] in errored},
@@ -240,15 +236,31 @@ def score_cases(
 # --------------------------------------------------------------------------- the baseline gate
 
 
-def report_problem(report: Any) -> str | None:
-    """Why ``report`` is not a score report this version can compare, or None."""
+def timing_fields(timing: dict[str, Any]) -> dict[str, Any]:
+    """A report's ``timing``, every track's: the run's seconds, per case, and the median."""
+    return {
+        k: timing.get(k) for k in ("total_seconds", "wall_seconds_per_case", "median_case_seconds")
+    }
+
+
+def counts_problem(report: Any, version: str, count_fields: Iterable[str]) -> str | None:
+    """What every track's gate first asks of a report: a JSON object of ``version`` whose
+    counts are integers; None when it is."""
     if not isinstance(report, dict):
         return "a report must be a JSON object"
-    if report.get("report_version") != REPORT_VERSION:
-        return f"report_version is {report.get('report_version')!r}, expected {REPORT_VERSION!r}"
-    for key in COUNT_FIELDS:
+    if report.get("report_version") != version:
+        return f"report_version is {report.get('report_version')!r}, expected {version!r}"
+    for key in count_fields:
         if not isinstance(report.get(key), int) or isinstance(report.get(key), bool):
             return f"missing or non-integer {key!r}"
+    return None
+
+
+def report_problem(report: Any) -> str | None:
+    """Why ``report`` is not a score report this version can compare, or None."""
+    problem = counts_problem(report, REPORT_VERSION, COUNT_FIELDS)
+    if problem:
+        return problem
     if not isinstance(report.get("corpus_sha256"), str):
         return "missing corpus_sha256"
     cats = report.get("categories")

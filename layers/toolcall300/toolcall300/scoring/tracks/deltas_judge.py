@@ -22,7 +22,7 @@ from toolcall300.scoring.grading import (
     canonical_or_none,
     judge_case,
 )
-from toolcall300.scoring.report import short_value
+from toolcall300.scoring.report import counts_problem, short_value, timing_fields
 from toolcall300.spec import SPEC_VERSION
 
 REPORT_VERSION = "toolcall300-deltas-report/1"
@@ -196,11 +196,7 @@ def score(
         "corpus_sha256": corpus_sha256,
         "corpus_version": corpus_version,
         "adapter": adapter,
-        "timing": {
-            "total_seconds": timing.get("total_seconds"),
-            "wall_seconds_per_case": timing.get("wall_seconds_per_case"),
-            "median_case_seconds": timing.get("median_case_seconds"),
-        },
+        "timing": timing_fields(timing),
         **counts,
         "commit_lead": round(sum(leads) / len(leads), 6) if leads else 0.0,
         "adapter_errors": len(errored),
@@ -212,13 +208,9 @@ def score(
 
 
 def report_problem(report: Any) -> str | None:
-    if not isinstance(report, dict):
-        return "a report must be a JSON object"
-    if report.get("report_version") != REPORT_VERSION:
-        return f"report_version is {report.get('report_version')!r}, expected {REPORT_VERSION!r}"
-    for key in COUNT_FIELDS:
-        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool):
-            return f"missing or non-integer {key!r}"
+    problem = counts_problem(report, REPORT_VERSION, COUNT_FIELDS)
+    if problem:
+        return problem
     if not isinstance(report.get("commit_lead"), (int, float)):
         return "missing commit_lead"
     if not isinstance(report.get("corpus_sha256"), str) or not isinstance(

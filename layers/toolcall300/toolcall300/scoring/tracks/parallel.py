@@ -25,8 +25,10 @@ from toolcall300.scoring.report import (
     ERROR_LINE_CHARS,
     ReportError,
     VersionMismatch,
+    counts_problem,
     report_corpus_version,
     short_value,
+    timing_fields,
     version_mismatch,
 )
 from toolcall300.scoring.tracks.single import build_adapter as _build_command_adapter
@@ -303,11 +305,7 @@ def score_turns(
         "corpus_sha256": corpus_sha256,
         "corpus_version": corpus_version,
         "adapter": adapter,
-        "timing": {
-            "total_seconds": timing.get("total_seconds"),
-            "wall_seconds_per_case": timing.get("wall_seconds_per_case"),
-            "median_case_seconds": timing.get("median_case_seconds"),
-        },
+        "timing": timing_fields(timing),
         **counts,
         "call_precision": _ratio(counts["matched_calls"], counts["returned_calls"]),
         "call_recall": _ratio(counts["matched_calls"], counts["expected_calls"]),
@@ -326,13 +324,9 @@ def score_turns(
 
 def report_problem(report: Any) -> str | None:
     """Why ``report`` is not a parallel report the gate can compare, or None."""
-    if not isinstance(report, dict):
-        return "a report must be a JSON object"
-    if report.get("report_version") != REPORT_VERSION:
-        return f"report_version is {report.get('report_version')!r}, expected {REPORT_VERSION!r}"
-    for key in COUNT_FIELDS:
-        if not isinstance(report.get(key), int) or isinstance(report.get(key), bool):
-            return f"missing or non-integer {key!r}"
+    problem = counts_problem(report, REPORT_VERSION, COUNT_FIELDS)
+    if problem:
+        return problem
     if not isinstance(report.get("corpus_sha256"), str):
         return "missing corpus_sha256"
     cats = report.get("categories")
