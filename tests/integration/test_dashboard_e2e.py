@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,6 +317,35 @@ def test_member_keys_are_listed_for_the_purchase_key_only(watched_page: Any, tea
     assert pg.console_errors == []
 
 
+class HeldListRefresh:
+    """Holds the page's next refresh of the member-key list, so a test can check that the
+    outcome of an issue or a revoke is not shown beside a list that still says otherwise
+    (the order the page keeps whatever the network's timing)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page, self.routes = page, []
+        page.route("**/teams/*/keys", self._hold)
+
+    def _hold(self, route: Any) -> None:
+        if route.request.method == "GET":
+            self.routes.append(route)
+        else:
+            route.continue_()
+
+    def click(self, button: Any, outcome: Any) -> None:
+        """Click, hold the list refresh the click causes, check ``outcome`` is not shown
+        yet, then let the refresh through."""
+        with self.page.expect_request(lambda r: r.method == "GET" and r.url.endswith("/keys")):
+            button.click()
+        deadline = time.monotonic() + 30
+        while not self.routes and time.monotonic() < deadline:
+            self.page.wait_for_timeout(10)  # the route handler runs after the request event
+        assert self.routes, "the list refresh never reached the route"
+        assert outcome.count() == 0, "the outcome was shown before the list was refreshed"
+        self.routes.pop().continue_()
+        self.page.unroute("**/teams/*/keys", self._hold)
+
+
 def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
     watched_page: Any, dashboard_stack: str
 ) -> None:
@@ -328,7 +358,9 @@ def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
     pg.get_by_label("Licence key").fill(owner)
     pg.get_by_role("button", name="Sign in").click()
     pg.get_by_role("heading", name="Member keys").wait_for()
-    pg.get_by_role("button", name="Issue a member key").click()
+    HeldListRefresh(pg).click(
+        pg.get_by_role("button", name="Issue a member key"), outcome=pg.locator("#member-new-key")
+    )
     shown = pg.locator("#member-new-key")
     shown.wait_for()
     member = shown.text_content() or ""
@@ -340,7 +372,10 @@ def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
         f"{url}/teams/{seen['team']}/keys", headers={"Authorization": f"Bearer {owner}"}, timeout=30
     ).json()["keys"][0]["key_id"]
     assert key_id in (pg.locator("#members-list").text_content() or "")
-    pg.get_by_role("button", name=f"Revoke {key_id}").click()
+    HeldListRefresh(pg).click(
+        pg.get_by_role("button", name=f"Revoke {key_id}"),
+        outcome=pg.get_by_text(f"Member key {key_id} is revoked."),
+    )
     pg.get_by_text(f"Member key {key_id} is revoked.").wait_for()
     assert requests.get(f"{url}/licence", headers=auth, timeout=30).status_code == 401
     assert pg.get_by_role("button", name=f"Revoke {key_id}").count() == 0

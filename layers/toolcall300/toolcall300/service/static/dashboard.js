@@ -942,18 +942,33 @@
     button.disabled = true;
     clear($("member-new"));
     api(membersPath(), state.key, false, "POST").then(function (made) {
-      var box = clear($("member-new"));
-      box.appendChild(el("p", { text: "New member key " + made.key_id + ", shown once: copy it now and give it to the member as TOOLCALL300_LICENCE." }));
-      box.appendChild(el("p", {}, [el("code", { id: "member-new-key", text: made.key })]));
-      return reloadMembers();
+      return afterMembersChange(function (box) {
+        box.appendChild(el("p", { text: "New member key " + made.key_id + ", shown once: copy it now and give it to the member as TOOLCALL300_LICENCE." }));
+        box.appendChild(el("p", {}, [el("code", { id: "member-new-key", text: made.key })]));
+      });
     }).catch(memberProblem).then(function () { button.disabled = false; });
+  }
+
+  /** The list is refreshed before the outcome is shown, so the page never says a key exists
+      (or is revoked) while the list beside it still says otherwise. A refresh that fails
+      still shows the outcome (a new key is shown only once) and says the list is stale. */
+  function afterMembersChange(show) {
+    function outcome(stale) {
+      var box = clear($("member-new"));
+      show(box);
+      if (stale) {
+        box.appendChild(el("p", { "class": "field-error", role: "alert", text: "The list of member keys could not be refreshed; reload the page to see it." }));
+      }
+    }
+    return reloadMembers().then(function () { outcome(false); }, function () { outcome(true); });
   }
 
   function revokeMember(keyId, button) {
     button.disabled = true;
     api(membersPath() + "/" + encodeURIComponent(keyId), state.key, false, "DELETE").then(function () {
-      clear($("member-new")).appendChild(el("p", { text: "Member key " + keyId + " is revoked." }));
-      return reloadMembers();
+      return afterMembersChange(function (box) {
+        box.appendChild(el("p", { text: "Member key " + keyId + " is revoked." }));
+      });
     }).catch(function (err) { button.disabled = false; memberProblem(err); });
   }
 
