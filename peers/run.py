@@ -71,11 +71,20 @@ def node_installed(package: str) -> bool:
 
 
 def deltas_flags() -> list[str]:
-    """The controls (C1, C2 on the accumulated call), then every deltas peer (the Vercel AI
-    SDK's, a deltas process-protocol program, when node and it are here)."""
+    """The controls (C1, C2 on the accumulated call), then every deltas peer (LangChain.js's,
+    plain and committing, and the Vercel AI SDK's, deltas process-protocol programs, when node
+    and they are here)."""
     flags = ["--adapter", "naive", "--adapter", "integrator"]
     for name in DELTAS_PEERS:
         flags += ["--adapter", f"peers/deltas_peers.py:{name}"]
+    if node_installed("@langchain/core"):
+        script = "peers/node/deltas_langchain.mjs"
+        flags += [
+            "--adapter-cmd",
+            f"node {script}",
+            "--adapter-cmd",
+            f"node {script} --progressive",
+        ]
     if node_installed("ai"):
         flags += ["--adapter-cmd", "node peers/node/deltas_vercel.mjs"]
     return flags

@@ -2,7 +2,8 @@
 
 The node peers are programs: ``parallel_vercel.mjs`` (the Vercel AI SDK) and
 ``parallel_langchain.mjs`` (LangChain.js) answer the parallel track's list over the JSON Lines
-stream protocol, ``deltas_vercel.mjs`` (the Vercel AI SDK) the deltas process protocol. They
+stream protocol, ``deltas_vercel.mjs`` (the Vercel AI SDK) and ``deltas_langchain.mjs``
+(LangChain.js's chunk merging, @langchain/core) the deltas process protocol. They
 need node and the locked npm packages (``make peers``, or ``npm ci --prefix peers/node``): here
 they skip saying so, under ``CI=true`` they fail (support.tiers; ``.ci/run`` installs them).
 """
@@ -22,10 +23,12 @@ from support.tiers import unavailable
 
 from toolcall300.cli import dispatch
 from toolcall300.generator.deltas import render
+from toolcall300.scoring.tracks.deltas import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_PEERS = ROOT / "peers" / "node"
 PARALLEL_SAMPLE = ROOT / "layers/toolcall300/toolcall300/data/parallel-sample24.jsonl"
+DELTAS_SAMPLE = ROOT / "layers/toolcall300/toolcall300/data/deltas-sample.jsonl"
 WEATHER = {
     "type": "function",
     "function": {
@@ -154,3 +157,76 @@ def test_ci_installs_the_node_peers() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert "need+=(nodejs)" in script
     assert "make peers/node/node_modules/.installed" in script
+
+
+def _stream(sid: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's lines for one stream: its tools, its events, its end."""
+    lines: list[dict[str, Any]] = [{"id": sid, "tools": [WEATHER]}]
+    lines += [{"id": sid, "event": event} for event in events]
+    return [*lines, {"id": sid, "end": True}]
+
+
+def _rendered(shape: str, text: str, offsets: list[int] | None = None) -> list[dict[str, Any]]:
+    """One stream of ``shape`` carrying get_weather with the arguments ``text``, its
+    arguments fragment cut at ``offsets`` (tracks.deltas.replay)."""
+    events, at, path, continuation = render(shape, "standard", "get_weather", text, 1, cut=False)
+    case = {"events": events, "fragment_event": at, "fragment_path": path}
+    return replay({**case, "continuation": continuation}, offsets or [])
+
+
+def _calls(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {a["id"]: a["call"] for a in answers if "call" in a}
+
+
+def test_the_langchain_deltas_peer_merges_each_shapes_chunks_as_langchain_does(node: str) -> None:
+    oslo = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    whole = '{"city": "Oslo"}'
+    lines = []
+    for shape in ("openai_chat", "openai_responses", "anthropic", "gemini"):
+        lines += _stream(shape, _rendered(shape, whole, [3, 9]))
+    # the last fragment lost: LangChain's partial-JSON parser closes it into a call with a
+    # cut value (an invented one); the first lost: not JSON at all, invalid_tool_calls
+    lines += _stream("cut", _rendered("anthropic", '{"city": "Os'))
+    lines += _stream("headless", _rendered("openai_chat", 'ty": "Oslo"}'))
+    # blank arguments are "{}" to collapseToolCallChunks: a call with no arguments
+    lines += _stream("blank", _rendered("openai_responses", ""))
+    # Vertex's partialArgs: no LangChain.js integration reads them, refused
+    lines += _stream("vertex", _rendered("vertex", whole))
+    answers = _run(node, "deltas_langchain.mjs", lines)
+    assert all(a["commits"] == [] for a in answers if "commits" in a)  # it commits nothing
+    assert _calls(answers) == {
+        "openai_chat": oslo,
+        "openai_responses": oslo,
+        "anthropic": oslo,
+        "gemini": oslo,
+        "cut": {"name": "get_weather", "arguments": {"city": "Os"}},
+        "headless": None,
+        "blank": {"name": "get_weather", "arguments": {}},
+        "vertex": None,
+    }
+
+
+def test_the_progressive_langchain_deltas_peer_commits_the_partial_args(node: str) -> None:
+    events = _rendered("openai_chat", '{"city": "Oslo"}', [12, 14])
+    answers = _run(node, "deltas_langchain.mjs", _stream("s/0", events), "--progressive")
+    commits = [c for a in answers for c in a.get("commits", [])]
+    # "Os" shown first, then changed to "Oslo": the unsafe commit a UI showing the call makes
+    assert commits == [{"path": ["city"], "value": "Os"}, {"path": ["city"], "value": "Oslo"}]
+    assert _calls(answers) == {"s/0": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+
+
+@pytest.mark.parametrize("args", [[], ["--progressive"]], ids=["plain", "progressive"])
+def test_the_langchain_deltas_peer_scores_the_deltas_sample(
+    node: str, args: list[str], tmp_path: Path
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    command = shlex.join([node, str(NODE_PEERS / "deltas_langchain.mjs"), *args])
+    report = tmp_path / "r.json"
+    argv = ["score", "--corpus", str(DELTAS_SAMPLE), "--adapter-cmd", command]
+    assert dispatch([*argv, "--json", str(report)], out, err) == 0, err.getvalue()
+    assert err.getvalue() == ""  # every stream answered, nothing but the protocol on stdout
+    figures = json.loads(report.read_text())
+    assert figures["track"] == "deltas" and figures["adapter_errors"] == 0
+    assert figures["streams"] == 1092 and figures["invariant"] == 34
+    assert 0 < figures["exact"] < 34  # it reads the shapes it has integrations for
+    assert (figures["unsafe_commits"] > 0) == bool(args)
