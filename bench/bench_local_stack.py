@@ -63,20 +63,51 @@ def start_stack(processes: int) -> tuple[subprocess.Popen[str], str]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU so far of a process, its children it reaped (``/proc/<pid>/stat``
-    fields 14 to 17) and its live descendants: the stack's sibling processes and pattern
-    checkers included."""
+    """User + system CPU so far of a process, its children it reaped and its live descendants:
+    the stack's sibling processes and pattern checkers included. A live thread's time is read
+    in nanoseconds (``/proc/<pid>/task/<tid>/schedstat``, its first field), so a round of a
+    few hundred requests is measured to well under a clock tick; the children a process reaped
+    are in clock ticks (``/proc/<pid>/stat`` fields 16 and 17), and so is everything where
+    ``schedstat`` is missing."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:  # it ended meanwhile
+    except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile (before or while read)
         return 0.0
-    total = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    own = _threads_ns(pid)
+    total = (sum(int(f) for f in fields[11:13]) / tick) if own is None else own / 1e9
+    total += sum(int(f) for f in fields[13:15]) / tick
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         try:
             total += sum(cpu_seconds(int(child)) for child in task.read_text().split())
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             continue
     return total
+
+
+def _threads_ns(pid: int) -> int | None:
+    """The CPU time of ``pid``'s live threads in nanoseconds, or None without ``schedstat``."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(stat.read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue  # a thread that ended meanwhile
+    return total if total else None
+
+
+def settle(pid: int, *, quiet_s: float = 0.5, limit_s: float = 60.0) -> None:
+    """Wait until ``pid``'s process tree has used less than 2 % of a core over ``quiet_s``:
+    ``serve`` prints its address while its sibling processes are still importing, and their
+    start-up (about a second of CPU each) would otherwise be counted as the first requests'."""
+    deadline = time.monotonic() + limit_s
+    before = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_seconds(pid)
+        if now - before < 0.02 * quiet_s:
+            return
+        before = now
 
 
 def load(url: str, key: str | None, clients: int, n: int) -> tuple[float, int, int]:
@@ -138,6 +169,7 @@ def start_floor() -> tuple[subprocess.Popen[str], str]:
     m = re.search(r"floor at (http://\S+)", proc.stdout.readline())
     if m is None:
         raise SystemExit("the floor did not start")
+    settle(proc.pid)
     return proc, m.group(1)
 
 
@@ -315,6 +347,7 @@ def main() -> int:
 
     proc, url = start_stack(args.processes)
     try:
+        settle(proc.pid)
         key = devtools.purchase(url, tier=PACK_PRODUCT, team=None)["key"]
         against_floor(proc, url, key, n=min(40, args.n), rounds=args.repeat + 2)
         idle_and_pickup(proc, url, args.idle_s)
