@@ -34,6 +34,8 @@ def test_a_purchase_completes_from_the_browser_page(local_stack: Any, watched_pa
     pg.get_by_role("heading", name="Paid").wait_for()
     assert pg.console_errors == []  # the checkout and paid pages: no error, no request refused
     pg.get_by_role("link", name="Claim your licence key").click()
+    # the click returns once the claim's navigation has begun, not once its JSON is there
+    pg.wait_for_url(re.compile(r"/licence/claim\?"), wait_until="load")
     claimed = pg.evaluate("JSON.parse(document.body.innerText)")
     key = claimed["key"]
     # the licence the signed webhook issued is a team licence that works

@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 from support.dashboard import (
     EMPTY_KEY,
     GOOD_KEY,
     PACK_KEY,
     SINGLE_KEY,
     ContractApi,
+    HeldRequests,
     run_record,
+    settle,
     shoot,
     summary,
 )
@@ -245,16 +248,44 @@ def test_server_error_shows_the_error_state_and_retry_recovers(
 def test_loading_state_is_announced_while_data_is_on_its_way(
     watched_page: Any, contract_api: ContractApi
 ) -> None:
+    """The team's runs are held on their way (not slowed by a delay the test must outrun:
+    read after the delay, the page had already loaded on a busy machine)."""
     open_dashboard(watched_page, contract_api, key=None)
-    contract_api.delay_s = 0.8
+    runs = HeldRequests(watched_page, lambda r: "/teams/acme/runs" in r.url)
     sign_in(watched_page, GOOD_KEY)
+    runs.wait()
     notice = watched_page.locator("#notice.loading")
-    notice.wait_for()
+    expect(notice).to_have_text("Loading runs and baselines…")
     assert notice.get_attribute("role") == "status"
     assert watched_page.locator("main").get_attribute("aria-busy") == "true"
     shoot(watched_page, "contract-loading")
-    watched_page.get_by_role("heading", name="Team acme").wait_for(timeout=10_000)
+    runs.release()
+    watched_page.get_by_role("heading", name="Team acme").wait_for()
     assert watched_page.locator("main").get_attribute("aria-busy") == "false"
+
+
+def test_a_comparison_left_for_another_is_not_drawn_under_its_address(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    """The reader opens one comparison, then another before the first has loaded: the first's
+    late answer is not drawn over the second (the old page drew it under the second's address)."""
+    late, b = f"run_{2:026d}", f"run_{3:026d}"
+    open_team(watched_page, contract_api)
+    held = HeldRequests(watched_page, lambda r: r.url.endswith(f"/runs/{late}"))
+    watched_page.evaluate(f"location.hash = '#/compare/{late}/{b}'")
+    held.wait()
+    watched_page.evaluate(f"location.hash = '#/compare/run_{1:026d}/{b}'")
+    title = watched_page.get_by_role("heading", name=f"Run run_{1:026d} compared with {b}")
+    title.wait_for()
+    with watched_page.expect_response(lambda r: r.url.endswith(f"/runs/{late}/report")) as report:
+        held.release()
+    report.value.finished()
+    settle(watched_page)
+    expect(watched_page.locator("#compare-title")).to_have_text(
+        f"Run run_{1:026d} compared with {b}"
+    )
+    assert watched_page.evaluate("location.hash") == f"#/compare/run_{1:026d}/{b}"
+    assert watched_page.console_errors == []
 
 
 def test_unknown_run_is_an_error_state(watched_page: Any, contract_api: ContractApi) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 import pytest
 import requests
-from support.dashboard import shoot
+from support.dashboard import HeldRequests, settle, shoot
 from support.runs import wait_for_run
 
 from toolcall300.spec import PARALLEL_CATEGORIES
@@ -323,27 +322,16 @@ class HeldListRefresh:
     (the order the page keeps whatever the network's timing)."""
 
     def __init__(self, page: Any) -> None:
-        self.page, self.routes = page, []
-        page.route("**/teams/*/keys", self._hold)
-
-    def _hold(self, route: Any) -> None:
-        if route.request.method == "GET":
-            self.routes.append(route)
-        else:
-            route.continue_()
+        self.page = page
+        self.held = HeldRequests(page, lambda r: r.method == "GET" and r.url.endswith("/keys"))
 
     def click(self, button: Any, outcome: Any) -> None:
         """Click, hold the list refresh the click causes, check ``outcome`` is not shown
         yet, then let the refresh through."""
-        with self.page.expect_request(lambda r: r.method == "GET" and r.url.endswith("/keys")):
-            button.click()
-        deadline = time.monotonic() + 30
-        while not self.routes and time.monotonic() < deadline:
-            self.page.wait_for_timeout(10)  # the route handler runs after the request event
-        assert self.routes, "the list refresh never reached the route"
+        button.click()
+        self.held.wait()
         assert outcome.count() == 0, "the outcome was shown before the list was refreshed"
-        self.routes.pop().continue_()
-        self.page.unroute("**/teams/*/keys", self._hold)
+        self.held.release()
 
 
 def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
@@ -381,6 +369,38 @@ def test_the_purchase_key_issues_and_revokes_member_keys_on_the_page(
     assert pg.get_by_role("button", name=f"Revoke {key_id}").count() == 0
     pg.get_by_role("button", name="Sign out").click()
     assert member not in pg.content()  # the key shown once does not outlive the session
+    assert pg.console_errors == []
+
+
+def test_a_member_key_answered_after_signing_out_is_never_shown(
+    watched_page: Any, dashboard_stack: str
+) -> None:
+    """The purchase key signs out while a member key it asked for is on its way: the key,
+    shown once, is not put back on the signed-out page (the old page showed it there, with
+    a refresh of the list it sent without a key)."""
+    url, name = dashboard_stack, "late-" + secrets.token_hex(4)
+    owner = buy_team_licence(url, name)
+    pg = watched_page
+    pg.goto(url + "/dashboard")
+    pg.get_by_label("Licence key").fill(owner)
+    pg.get_by_role("button", name="Sign in").click()
+    pg.get_by_role("heading", name="Member keys").wait_for()
+    issued = HeldRequests(pg, lambda r: r.method == "POST" and r.url.endswith("/keys"))
+    pg.get_by_role("button", name="Issue a member key").click()
+    issued.wait()
+    pg.get_by_role("button", name="Sign out").click()
+    pg.get_by_role("heading", name="Sign in").wait_for()
+    asked = len(pg.requests_seen)
+    with pg.expect_response(
+        lambda r: r.request.method == "POST" and r.url.endswith("/keys")
+    ) as made:
+        issued.release()
+    key = made.value.json()["key"]
+    settle(pg)
+    settle(pg)  # the old page's refresh of the list, then its outcome, each a round trip
+    assert key not in pg.content()
+    assert pg.locator("#member-new").text_content() == ""
+    assert not [u for u in pg.requests_seen[asked:] if u.endswith("/keys")]
     assert pg.console_errors == []
 
 

@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -300,7 +301,6 @@ class ContractApi:
 
     runs: list[dict[str, Any]] = field(default_factory=acme_runs)
     faults: dict[str, int] = field(default_factory=dict)  # path -> status to answer instead
-    delay_s: float = 0.0
     seen_auth: list[str] = field(default_factory=list)
     base_url: str = ""
 
@@ -399,8 +399,6 @@ def serve_contract_api() -> Iterator[ContractApi]:
         def do_GET(self) -> None:
             auth = self.headers.get("Authorization")
             api.seen_auth.append(auth or "")
-            if api.delay_s:
-                threading.Event().wait(api.delay_s)
             status, headers, body = api.answer(urlsplit(self.path).path, auth)
             self.send_response(status)
             headers = {"Content-Type": "application/json", **headers}
@@ -444,3 +442,44 @@ def wait_for_serve_url(proc: subprocess.Popen[str], *, timeout_s: float) -> str:
     if not found:
         raise AssertionError("toolcall300 serve did not start:\n" + "".join(seen[-40:]))
     return found[0]
+
+
+class HeldRequests:
+    """Holds the page's requests that ``wanted`` picks (a Playwright request in, a bool out)
+    until :meth:`release`, so a test looks at the page while an answer is on its way however
+    loaded the machine is, instead of hoping to read it inside a window of time."""
+
+    def __init__(self, page: Any, wanted: Any) -> None:
+        self.page, self.wanted, self.held, self.released = page, wanted, [], False
+        page.route("**/*", self._hold)
+
+    def _hold(self, route: Any) -> None:
+        if not self.released and self.wanted(route.request):
+            self.held.append(route)
+        else:
+            route.continue_()
+
+    def wait(self, count: int = 1, timeout_s: float = 30) -> None:
+        """Until ``count`` requests are held (a route handler runs while the page is waited on)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.held) < count and time.monotonic() < deadline:
+            self.page.wait_for_timeout(10)
+        assert len(self.held) >= count, f"{len(self.held)} of {count} requests reached the route"
+
+    def release(self) -> None:
+        """Stop holding and let every held request through, oldest first."""
+        self.released = True
+        held, self.held = self.held, []
+        for route in held:
+            route.continue_()
+        self.page.unroute("**/*", self._hold)  # after: unrouting hands held requests on
+
+
+def settle(page: Any) -> None:
+    """A round trip to the page's own origin and back through its event loop: answers the
+    page was already handed are processed before it ends (a barrier for checking that
+    something did not happen)."""
+    page.evaluate(
+        "() => fetch(location.href.split('#')[0], {cache: 'no-store'}).then(r => r.text())"
+        ".then(() => new Promise(done => setTimeout(done, 0)))"
+    )

@@ -926,7 +926,9 @@
   }
 
   function reloadMembers() {
+    var generation = state.generation;
     return api(membersPath(), state.key).then(function (answer) {
+      if (generation !== state.generation) { return; }
       state.members = answer.keys || [];
       renderMembers();
     });
@@ -939,10 +941,11 @@
 
   function issueMember() {
     var button = $("member-issue");
+    var generation = state.generation;
     button.disabled = true;
     clear($("member-new"));
     api(membersPath(), state.key, false, "POST").then(function (made) {
-      return afterMembersChange(function (box) {
+      return afterMembersChange(generation, function (box) {
         box.appendChild(el("p", { text: "New member key " + made.key_id + ", shown once: copy it now and give it to the member as TOOLCALL300_LICENCE." }));
         box.appendChild(el("p", {}, [el("code", { id: "member-new-key", text: made.key })]));
       });
@@ -951,9 +954,13 @@
 
   /** The list is refreshed before the outcome is shown, so the page never says a key exists
       (or is revoked) while the list beside it still says otherwise. A refresh that fails
-      still shows the outcome (a new key is shown only once) and says the list is stale. */
-  function afterMembersChange(show) {
+      still shows the outcome (a new key is shown only once) and says the list is stale. An
+      answer that arrives after signing out (`generation` moved on) shows nothing: a key
+      shown once is never put back on a signed-out page. */
+  function afterMembersChange(generation, show) {
+    if (generation !== state.generation) { return Promise.resolve(); }
     function outcome(stale) {
+      if (generation !== state.generation) { return; }
       var box = clear($("member-new"));
       show(box);
       if (stale) {
@@ -964,9 +971,10 @@
   }
 
   function revokeMember(keyId, button) {
+    var generation = state.generation;
     button.disabled = true;
     api(membersPath() + "/" + encodeURIComponent(keyId), state.key, false, "DELETE").then(function () {
-      return afterMembersChange(function (box) {
+      return afterMembersChange(generation, function (box) {
         box.appendChild(el("p", { text: "Member key " + keyId + " is revoked." }));
       });
     }).catch(function (err) { button.disabled = false; memberProblem(err); });
@@ -1086,7 +1094,7 @@
       if (trackOf(runs[0]) !== trackOf(runs[1])) { return runs; }
       return Promise.all([withReport(runs[0]), withReport(runs[1])]);
     }).then(function (both) {
-      if (generation !== state.generation || currentCompare() === null) { return; }
+      if (generation !== state.generation || !isRoute(currentCompare(), idA, idB)) { return; }
       setLoading("");
       if (!both[0].run) { renderMixedCompare(both[0], both[1]); return; }
       renderCompare(both[0], both[1]);
@@ -1213,7 +1221,7 @@
       return runReport(run).then(function (report) {
         var found = failedCases(report).filter(function (c) { return c.id === caseId; })[0] || null;
         return caseRationale(run, caseId, found).then(function (why) {
-          if (generation !== state.generation || currentCase() === null) { return; }
+          if (generation !== state.generation || !isRoute(currentCase(), runId, caseId)) { return; }
           setLoading("");
           renderCase(run, caseId, found, why);
         });
@@ -1435,6 +1443,12 @@
   function currentCase() {
     var m = /^#\/runs\/([^/?#]+)\/cases\/([^/?#]+)$/.exec(window.location.hash);
     return m ? [decodeURIComponent(m[1]), decodeURIComponent(m[2])] : null;
+  }
+
+  /** Whether a route's pair is still [a, b]: an answer for a comparison or a case the reader
+      has since left (for another one) is not drawn under the other's address. */
+  function isRoute(pair, a, b) {
+    return pair !== null && pair[0] === a && pair[1] === b;
   }
 
   /** [run A, run B] of a comparison's route (#/compare/A/B), or null. */
