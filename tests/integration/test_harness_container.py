@@ -7,12 +7,16 @@ filesystem, a PID namespace, the 14 capabilities a runtime grants by default (no
 ``CAP_SYS_ADMIN``) and a seccomp filter that refuses new namespaces (``unshare``, ``setns``,
 ``mount`` and namespace flags on ``clone``), and the host's network (Fargate's awsvpc gives the
 task a network; isolation is the VPC's). A probing adapter reports whether it can reach the
-harness's network. Skipped, with the reason, when the filesystem has not been built or
+harness's network. The single-call job, and the parallel and deltas tracks' jobs (each told
+its track as the service tells it): toolshim's adapter for the track scored there as in
+process, and no label reaching the adapter even from an inputs file that held them. Skipped, with the reason, when the filesystem has not been built or
 bubblewrap or python3-seccomp is missing: building it downloads Debian packages.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import http.server
 import json
 import os
@@ -25,10 +29,14 @@ from typing import Any
 
 import pytest
 from support import runs as fakes
+from support.corpus import deltas_subset
 from support.tiers import unavailable
 
 from toolcall300.canonical import jsonl_bytes
 from toolcall300.jobs import harness, sandbox
+from toolcall300.scoring import tracks
+from toolcall300.service.domain.runs import Corpus
+from toolcall300.service.domain.runs.scoring import derive_track_inputs, summary_of, track_run
 from toolcall300.service.hosted import events
 from toolcall300.service.hosted.flow import batch_sandbox
 
@@ -122,23 +130,42 @@ class Links:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
+@contextlib.contextmanager
+def serving(inputs: bytes) -> Iterator[Links]:
+    served = Links(inputs)
+    try:
+        yield served
+    finally:
+        served.server.shutdown()
+        served.server.server_close()
+
+
 @pytest.fixture
 def links() -> Iterator[Links]:
-    served = Links(jsonl_bytes(harness.job_inputs(CASES)))
-    yield served
-    served.server.shutdown()
-    served.server.server_close()
+    with serving(jsonl_bytes(harness.job_inputs(CASES))) as served:
+        yield served
 
 
-def run_in_container(tmp_path: Path, links: Links) -> subprocess.CompletedProcess[str]:
-    """The image's ENTRYPOINT and a probing CMD, in the image's filesystem, as Fargate runs it."""
+def run_in_container(
+    tmp_path: Path,
+    links: Links,
+    command: list[str] | None = None,
+    *,
+    track: str | None = None,
+    scripts: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """The image's ENTRYPOINT and a CMD (by default the probing one), in the image's
+    filesystem, as Fargate runs it; ``track`` is the run's ``TC300_TRACK``, ``scripts`` the
+    files put in /tmp/probe for the CMD (by default the probe)."""
     bpf = tmp_path / "filter.bpf"
     subprocess.run([SYSTEM_PYTHON, "-c", SECCOMP_SCRIPT, str(bpf)], check=True)
     probe_dir = tmp_path / "probe"
     probe_dir.mkdir()
-    (probe_dir / "probe.py").write_text(PROBE)
+    for name, text in (scripts or {"probe.py": PROBE}).items():
+        (probe_dir / name).write_text(text)
+        (probe_dir / name).chmod(0o644)
     probe_dir.chmod(0o755)
-    (probe_dir / "probe.py").chmod(0o644)
+    cmd = command or ["python3", "/tmp/probe/probe.py", str(links.port)]  # a team's CMD
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "PYTHONPATH": "/opt/toolcall300",
@@ -148,6 +175,7 @@ def run_in_container(tmp_path: Path, links: Links) -> subprocess.CompletedProces
         "TC300_ANSWERS_URL": f"http://127.0.0.1:{links.port}/answers",
         "TC300_PER_CASE_TIMEOUT": "5",
         "TC300_TOTAL_TIMEOUT": "60",
+        **({"TC300_TRACK": track} if track else {}),
     }
     caps = [arg for cap in CONTAINER_CAPS for arg in ("--cap-add", cap)]
     with bpf.open("rb") as seccomp_filter:
@@ -159,7 +187,7 @@ def run_in_container(tmp_path: Path, links: Links) -> subprocess.CompletedProces
             *[a for k, v in env.items() for a in ("--setenv", k, v)],
             "--cap-drop", "ALL", *caps, "--seccomp", str(fd), "--chdir", "/tmp",
             "python3", "/usr/local/bin/toolcall300-harness",  # the image's ENTRYPOINT
-            "python3", "/tmp/probe/probe.py", str(links.port),  # a team's CMD
+            *cmd,
         ]  # fmt: skip
         return subprocess.run(
             argv, pass_fds=(fd,), capture_output=True, text=True, timeout=120, check=False
@@ -320,3 +348,179 @@ def test_a_teams_dockerfile_installs_its_adapter_into_a_venv_in_the_image(tmp_pa
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == "42"
+
+
+# ---------------------------------------------------------------- the parallel and deltas jobs
+#
+# The same container runs a parallel-track job (the stream protocol, a list of calls per turn)
+# and a deltas-track job (the deltas process protocol, every partition of every stream, event
+# by event), told its track by ``TC300_TRACK`` as the service tells it. Their corpora: the
+# parallel track's free sample and the deltas subset the stack tests serve (one case of every
+# form and wire shape of the real deltas corpus).
+
+PARALLEL_CORPUS = (
+    ROOT / "layers" / "toolcall300" / "toolcall300" / "data" / "parallel-sample24.jsonl"
+)
+#: What a team's image runs as its CMD: toolshim's list normaliser, its deltas process adapter.
+TRACK_COMMANDS = {
+    "parallel": ["toolcall300", "toolshim", "--all", "--stream"],
+    "deltas": ["python3", "-m", "toolcall300.toolshim.deltas"],
+}
+#: The label fields of a row of either track's corpus, as a key in a JSON object.
+LABEL_MARKERS = ('"expected"', '"expected_kind"', '"category"', '"rationale"')
+
+#: A parallel-track adapter (stream protocol): answers each turn with one call saying what it
+#: was handed (the line's keys, whether a label field was in it), whether the harness's network
+#: is reachable, and its uid.
+PARALLEL_PROBE = """
+import json, os, socket, sys
+MARKERS = __MARKERS__
+def reach():
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+        return True
+    except OSError:
+        return False
+reached = reach()
+for line in sys.stdin:
+    item = json.loads(line)
+    seen = {"keys": sorted(item), "label": any(m in line for m in MARKERS),
+            "reached_the_harness_network": reached, "uid": os.getuid()}
+    print(json.dumps({"id": item["id"], "call": [{"name": "probe", "arguments": seen}]}), flush=True)
+""".replace("__MARKERS__", repr(LABEL_MARKERS))
+
+#: A deltas-track adapter (process protocol): commits nothing and answers each stream with one
+#: call saying what its messages held (their keys, a label field or not, how many events).
+DELTAS_PROBE = """
+import json, os, socket, sys
+MARKERS = __MARKERS__
+def reach():
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+        return True
+    except OSError:
+        return False
+reached, streams = reach(), {}
+for line in sys.stdin:
+    m = json.loads(line)
+    seen = streams.setdefault(m["id"], {"keys": set(), "label": False, "events": 0})
+    seen["keys"] |= set(m)
+    seen["label"] |= any(k in line for k in MARKERS)
+    if "event" in m:
+        seen["events"] += 1
+        print(json.dumps({"id": m["id"], "commits": []}), flush=True)
+    elif m.get("end"):
+        s = streams.pop(m["id"])
+        said = {"keys": sorted(s["keys"]), "label": s["label"], "events": s["events"],
+                "reached_the_harness_network": reached, "uid": os.getuid()}
+        print(json.dumps({"id": m["id"], "call": {"name": "probe", "arguments": said}}), flush=True)
+""".replace("__MARKERS__", repr(LABEL_MARKERS))
+
+
+def track_corpus(track: str, folder: Path) -> bytes:
+    """The labelled corpus of ``track`` the tests run: its bytes as the corpus bucket holds them."""
+    if track == "parallel":
+        return PARALLEL_CORPUS.read_bytes()
+    deltas_subset(folder)
+    return (folder / "deltas.jsonl").read_bytes()
+
+
+def job_inputs_of(track: str, corpus: bytes) -> bytes:
+    """The label-free inputs the service stores for a run of ``track`` (derive_track_inputs)."""
+    sha = hashlib.sha256(corpus).hexdigest()
+    return derive_track_inputs(track, corpus)[f"job-inputs/{track}/{sha}.jsonl"]
+
+
+def assert_the_record_says_the_network_was_shared(document: dict[str, Any]) -> None:
+    """In that container the harness cannot isolate the adapter; the record says so."""
+    seen = document["diagnostics"]["sandbox"]
+    assert seen["network_isolated"] is False and seen["method"] == "none"
+    assert seen["uid_dropped"] is True
+    record = batch_sandbox(document["diagnostics"], network_isolated=False)
+    assert record["network_isolated"] is False
+
+
+@pytest.mark.parametrize("track", ["parallel", "deltas"])
+def test_in_that_container_a_track_job_scores_toolshim_as_it_scores_in_process(
+    tmp_path: Path, track: str
+) -> None:
+    """The job of a parallel or deltas run, in the image's filesystem under a container's
+    default capabilities: handed the track's label-free inputs, it runs toolshim's adapter for
+    the track (the image's CMD) over the track's protocol, uploads its answers, and the trusted
+    side's judge makes of them the report toolshim gets in process: every case exact."""
+    corpus = track_corpus(track, tmp_path / "corpus")
+    inputs = job_inputs_of(track, corpus)
+    assert not any(marker.encode() in inputs for marker in LABEL_MARKERS)  # no label in them
+    with serving(inputs) as served:
+        done = run_in_container(tmp_path, served, TRACK_COMMANDS[track], track=track)
+    assert done.returncode == 0, done.stderr
+    assert served.answers is not None
+    document = json.loads(served.answers)
+    output = events.read_answers(served.answers)
+    assert output.failure is None and output.errors == {}
+    assert_the_record_says_the_network_was_shared(document)
+    found, cases = tracks.read_corpus(corpus)
+    sha = hashlib.sha256(corpus).hexdigest()
+    held = Corpus(cases, sha, None, track=track)
+    report = found.score(
+        cases, track_run(held, output), adapter="container", corpus_sha256=sha, corpus_version=None
+    )
+    in_process = found.build_adapter("callable", "toolshim")
+    mine = found.score(
+        cases,
+        in_process.run(found.adapter_items(cases), timeout=10),
+        adapter="in process",
+        corpus_sha256=sha,
+        corpus_version=None,
+    )
+    assert summary_of(report) == summary_of(mine)
+    summary = summary_of(report)
+    if track == "parallel":
+        assert summary["exact_turns"] == len(cases) and summary["invented_calls"] == 0
+        assert summary["false_collapses"] == 0 and summary["partial_refusals_exact"] > 0
+    else:
+        streams = sum(len(c["partitions"]) for c in cases)
+        assert summary["exact"] == len(cases) and summary["streams_exact"] == streams
+        assert summary["unsafe_commits"] == 0 and summary["commits"] > 0
+        assert summary["refused_correctly"] == summary["refusal_cases"] > 0
+
+
+@pytest.mark.parametrize("track", ["parallel", "deltas"])
+def test_in_that_container_no_label_reaches_a_track_jobs_adapter(
+    tmp_path: Path, track: str
+) -> None:
+    """Even an inputs file holding the whole labelled corpus (what the service never stores)
+    hands the adapter only its protocol's fields: the entrypoint keeps the track's input
+    fields of each row, and each protocol writes only its own (``id``, ``text``, ``tools`` a
+    turn; ``tools``, one ``event``, ``end`` a stream). The probe sees no label, runs every
+    partition of every stream, is uid 65534, and shares the harness's network, as the run's
+    record says."""
+    corpus = track_corpus(track, tmp_path / "corpus")
+    assert all(b'"expected"' in row for row in corpus.splitlines())  # every row labelled
+    probe = PARALLEL_PROBE if track == "parallel" else DELTAS_PROBE
+    with serving(corpus) as served:
+        command = ["python3", "/tmp/probe/probe.py", str(served.port)]
+        done = run_in_container(tmp_path, served, command, track=track, scripts={"probe.py": probe})
+    assert done.returncode == 0, done.stderr
+    assert served.answers is not None
+    document = json.loads(served.answers)
+    output = events.read_answers(served.answers)
+    assert output.failure is None and output.errors == {}
+    assert_the_record_says_the_network_was_shared(document)
+    _, cases = tracks.read_corpus(corpus)
+    assert set(output.answers) == {c["id"] for c in cases}
+    if track == "parallel":
+        said = [answer[0]["arguments"] for answer in output.answers.values()]
+        assert all(s["keys"] == ["id", "text", "tools"] for s in said)
+    else:
+        by_id = {c["id"]: c for c in cases}
+        said = []
+        for key, records in output.answers.items():
+            assert len(records) == len(by_id[key]["partitions"])  # every partition driven
+            said += [record["call"]["arguments"] for record in records]
+        assert all(
+            s["keys"] in (["end", "event", "id", "tools"], ["end", "id", "tools"]) for s in said
+        )
+        assert all(s["events"] > 0 for s in said)
+    assert not any(s["label"] for s in said)
+    assert all(s["reached_the_harness_network"] is True and s["uid"] == 65534 for s in said)
