@@ -103,22 +103,39 @@ class ConstantDocument:
     /openapi.json``), built, encoded and hashed once, and served with a strong ``ETag``: a
     request whose ``If-None-Match`` names it is answered 304 with no body (RFC 9110 13.1.2,
     which compares weakly, so ``W/`` is ignored). A free, unauthenticated route then costs no
-    more than the HTTP floor's work."""
+    more than the HTTP floor's work.
 
-    def __init__(self, build: Callable[[], Any]) -> None:
+    Given its route's ``path``, the document is listed in :data:`CONSTANT_DOCUMENTS`, where a
+    server in front of the functions may answer it with the same bytes and headers without
+    building an event (the one-machine edition does, ``service/local/documents.py``)."""
+
+    def __init__(self, build: Callable[[], Any], *, path: str | None = None) -> None:
         self._build = build
+        if path is not None:
+            CONSTANT_DOCUMENTS[path] = self
 
     @cached_property
-    def _encoded(self) -> tuple[str, str]:
+    def _encoded(self) -> tuple[str, bytes, str]:
         body = json.dumps(self._build(), separators=(",", ":"), ensure_ascii=False)
-        return body, '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+        data = body.encode()
+        return body, data, '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+
+    def answer(self, if_none_match: str | None) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body) for a GET whose ``If-None-Match`` is ``if_none_match``."""
+        _, data, etag = self._encoded
+        common = {"ETag": etag, "Cache-Control": "public, max-age=300"}
+        if names_tag(if_none_match, etag):
+            return 304, common, b""
+        return 200, {"Content-Type": JSON, **common}, data
 
     def response(self, headers: Mapping[str, str]) -> Response[str]:
-        body, etag = self._encoded
-        common = {"ETag": etag, "Cache-Control": "public, max-age=300"}
-        if names_tag(headers.get("if-none-match"), etag):
-            return Response(status_code=304, content_type=None, body="", headers=common)
-        return Response(status_code=200, content_type=JSON, body=body, headers=common)
+        status, out, _ = self.answer(headers.get("if-none-match"))
+        body = self._encoded[0] if status == 200 else ""
+        return Response(status_code=status, content_type=None, body=body, headers=out)
+
+
+#: The constant documents routes serve, by path (each :class:`ConstantDocument` given one).
+CONSTANT_DOCUMENTS: dict[str, ConstantDocument] = {}
 
 
 def names_tag(header: str | None, etag: str) -> bool:

@@ -321,7 +321,8 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
     page on ``server`` from a thread of this process, on the edition ``os.environ`` names;
     the edition. The same in the stack's first process and in each of its siblings."""
     from toolcall300.service.api import wiring as ports
-    from toolcall300.service.local import dev_checkout, gateway
+    from toolcall300.service.api.resolver import CONSTANT_DOCUMENTS
+    from toolcall300.service.local import dev_checkout, documents, gateway
     from toolcall300.service.sdk import stripe_dev
     from toolcall300.service.statefolder.files import serve_link
 
@@ -345,6 +346,9 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
     free = bool(sibling["free_checkout"])
     server.local_routes = lambda method, target, body: (
         links(method, target, body) or (checkout(method, target, body) if free else None)
+    )
+    server.application = documents.ConstantDocuments(
+        server.application, documents.routed(routes, CONSTANT_DOCUMENTS)
     )
     thread = threading.Thread(target=server.serve_forever, name="tc300-gateway", daemon=True)
     thread.start()

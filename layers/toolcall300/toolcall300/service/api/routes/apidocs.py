@@ -8,10 +8,11 @@ from toolcall300.service.api.openapi import document
 from toolcall300.service.api.resolver import ConstantDocument, make_router, ok_response
 
 router = make_router()
+OPENAPI_PATH = "/openapi.json"
 
 
 @router.get(
-    "/openapi.json",
+    OPENAPI_PATH,
     summary="This API's OpenAPI document",
     responses=ok_response(description="OpenAPI 3.1"),
     include_in_schema=False,
@@ -21,4 +22,4 @@ def openapi() -> Response[str]:
 
 
 #: Built once per process, with its ETag (a constant document).
-_DOCUMENT = ConstantDocument(document)
+_DOCUMENT = ConstantDocument(document, path=OPENAPI_PATH)

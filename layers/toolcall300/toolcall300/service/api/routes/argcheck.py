@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from toolcall300.service.sdk.signing import ReportKeys
 
 router = make_router()
+CRITERIA_PATH = "/criteria"
 
 
 def _answer(response: dict[str, Any]) -> Response[str]:
@@ -71,7 +72,7 @@ def _answer(response: dict[str, Any]) -> Response[str]:
 
 
 @router.get(
-    "/criteria",
+    CRITERIA_PATH,
     summary="The tool-argument/v1 criteria document",
     responses=ok_response(),
     tags=["argcheck"],
@@ -81,7 +82,7 @@ def criteria() -> Response[str]:
 
 
 #: Built once per process, with its ETag (a constant document).
-_CRITERIA = ConstantDocument(criteria_document)
+_CRITERIA = ConstantDocument(criteria_document, path=CRITERIA_PATH)
 
 
 @router.post(
