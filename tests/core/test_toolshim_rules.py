@@ -737,3 +737,73 @@ def test_a_changed_schema_in_a_new_object_is_compiled_again() -> None:
     assert normalise(call("t", {"n": 4}), [again]) == {"name": "t", "arguments": {"n": 4}}
     as_float = json.loads(json.dumps(before).replace('"maximum": 5', '"maximum": 5.0'))
     assert normalise(call("t", {"n": 5}), [as_float]) == {"name": "t", "arguments": {"n": 5}}
+
+
+def test_a_fresh_list_whose_call_names_a_tool_exactly_builds_no_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh list (no cache keyed on objects knows it) whose call writes a declared name
+    exactly is answered from the tools declared under that name, found in one pass: the whole
+    name -> schemas index is not built. A doubled name is still ambiguous, and a name that is
+    not written exactly still goes through rule 3's index."""
+    from toolcall300.toolshim import pipeline
+
+    kept = normalise(call("search_files", {"query": "x"}), TOOLS)
+    built = pipeline._schemas_by_name
+
+    def refuse(tools: Any) -> Any:
+        raise AssertionError("the whole index was built")
+
+    monkeypatch.setattr(pipeline, "_schemas_by_name", refuse)
+    for _ in range(3):
+        assert (
+            normalise(call("search_files", {"query": "x"}), json.loads(json.dumps(TOOLS))) == kept
+        )
+    doubled = json.loads(json.dumps([SEARCH, WEATHER, SEARCH]))
+    assert refusal(call("search_files", {"query": "x"}), doubled) is Reason.AMBIGUOUS_TOOL
+    monkeypatch.setattr(pipeline, "_schemas_by_name", built)
+    text = call("Search-Files", {"query": "x"})
+    assert normalise(text, json.loads(json.dumps(TOOLS))) == normalise(text, TOOLS) == kept
+
+
+def test_a_fresh_schema_is_found_by_its_current_marshal_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh copy of a schema seen before is found by its text in marshal's current format
+    (cheaper to write than format 2's); that text is exact, so contents that differ only in a
+    number's type, a key's order or which objects are shared are never confused."""
+    from toolcall300.toolshim import pipeline
+
+    base = tool("t", {"n": {"type": "integer", "maximum": 5}}, ["n"])
+    text = json.dumps(base)
+    assert normalise(call("t", {"n": 4}), [json.loads(text)]) == {
+        "name": "t",
+        "arguments": {"n": 4},
+    }
+
+    class NoLookups(dict):  # type: ignore[type-arg]
+        def get(self, *args: Any) -> Any:
+            raise AssertionError("looked up in format 2")
+
+    monkeypatch.setattr(pipeline, "_BY_CONTENT", NoLookups())
+    for _ in range(3):
+        found = normalise(call("t", {"n": 4}), [json.loads(text)])
+        assert found == {"name": "t", "arguments": {"n": 4}}
+    monkeypatch.undo()
+    variants = {
+        "5.0": {"name": "t", "arguments": {"n": 5}},
+        "true": None,  # a boolean maximum is malformed: the schema is unusable
+        "4": None,
+    }
+    for bound, expected in variants.items():
+        for _ in range(2):
+            fresh = json.loads(text.replace('"maximum": 5', f'"maximum": {bound}'))
+            assert normalise(call("t", {"n": 5}), [fresh]) == expected
+    shared_sub = {"type": "string", "enum": ["a", "b"]}
+    shared = tool("s", {"x": shared_sub, "y": shared_sub}, ["x"])
+    unshared = json.loads(json.dumps(shared))
+    reordered = tool("s", {"y": dict(shared_sub), "x": dict(shared_sub)}, ["x"])
+    arguments = {"y": "B", "x": "A"}
+    for tools in ([shared], [unshared], [reordered], [unshared], [shared]):
+        explained = normalise_explained(call("s", arguments), tools)
+        assert explained.call == {"name": "s", "arguments": {"y": "b", "x": "a"}}

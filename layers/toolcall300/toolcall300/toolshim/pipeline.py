@@ -27,7 +27,9 @@ declared property written beside the arguments is lifted into them (D7.9).
 Speed comes from doing the schema work once: each parameter schema is checked and compiled
 into its repair walk the first time it is seen (cached on the schema object, and on its
 ``marshal`` text for callers that parse their tools afresh per call), and a tool list's name index is
-cached on the list. A caller that edits a tool or schema object in place between calls must
+cached on the list. A list seen for the first time is read only as far as its call needs: a
+name written exactly is looked up in one pass over the tools, and the whole index is built
+only for another name or when the same list comes back. A caller that edits a tool or schema object in place between calls must
 pass a new object; a list whose tools were added, removed or replaced is read again.
 
 It is not a prose or Markdown extractor (text that is not JSON is refused) and it never
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import copy
 import marshal
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolcall300.canonical import canonical, loads_strict, raw_decode_strict
@@ -144,19 +146,61 @@ def _collapse(raws: list[RawCall], catalog: _Catalog, log: list[Repair]) -> dict
     return calls[0][0]
 
 
-@dataclass(frozen=True, slots=True)
 class _Catalog:
     """A tool list as ``_one`` reads it: declared name -> its parameter schemas, and rule 3's
-    index of those names."""
+    index of those names, each worked out when first needed.
 
-    tools: list[Any]  # the list itself, held so that its id is not reused while cached
-    items: list[Any]  # a copy of it as it was when the catalog was built
-    schemas: dict[str, list[dict[str, Any]]]
-    names: ToolNames
-    compiled: dict[str, _Compiled] = field(default_factory=dict)  # filled as tools are called
+    A caller that parses its tools afresh for every call (the scorer's stream protocol does)
+    brings a list no cache keyed on objects can know, and its call usually writes a declared
+    name exactly: such a call needs only the tools declared under that name, found by one
+    pass over the list (:meth:`resolve`), not the whole index. A list seen a second time is
+    a kept one, and gets the whole index once (:func:`_catalog`). A plain class with slots,
+    not a frozen dataclass: one is built per fresh list, and a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__`` (several times slower)."""
+
+    __slots__ = ("_exact", "_schemas", "compiled", "index", "items", "tools")
+
+    def __init__(self, tools: list[Any]) -> None:
+        self.tools = tools  # the list itself, held so that its id is not reused while cached
+        self.items = list(tools)  # a copy of it as it was when the catalog was built
+        self.compiled: dict[str, _Compiled] = {}  # filled as tools are called
+        self._schemas: dict[str, list[dict[str, Any]]] | None = None
+        #: rule 3's index of the declared names, once built (see :attr:`names`)
+        self.index: ToolNames | None = None
+        #: (a name, the schemas declared under it), from a pass that built no index
+        self._exact: tuple[str, list[dict[str, Any]]] | None = None
+
+    @property
+    def schemas(self) -> dict[str, list[dict[str, Any]]]:
+        """Declared name -> the parameter schemas of the tools declaring it."""
+        if self._schemas is None:
+            self._schemas = _schemas_by_name(self.items)
+        return self._schemas
+
+    @property
+    def names(self) -> ToolNames:
+        """Rule 3's index of the declared names."""
+        if self.index is None:
+            self.index = ToolNames(self.schemas)
+        return self.index
+
+    def resolve(self, written: str) -> str | None:
+        """``names.resolve(written)``; a name declared exactly is found without the index."""
+        if self.index is None:
+            found = _schemas_named(self.items, written)
+            if found:  # an exact match always wins (rule 3)
+                self._exact = (written, found)
+                return written
+        return self.names.resolve(written)
+
+    def schemas_of(self, name: str) -> list[dict[str, Any]]:
+        """``schemas[name]`` for a name :meth:`resolve` answered."""
+        if self._schemas is None and self._exact is not None and self._exact[0] == name:
+            return self._exact[1]
+        return self.schemas[name]
 
 
-_NO_TOOLS = _Catalog([], [], {}, ToolNames(()))
+_NO_TOOLS = _Catalog([])
 
 
 #: id(tools) -> its catalog. A caller passes the same tool list call after call; the entry is
@@ -175,32 +219,59 @@ def _catalog(tools: Any) -> _Catalog:
     # The same list holding the same tools (list equality tries identity first; a tool that
     # was replaced by an equal one is equal, and its catalog would be the same).
     if hit is not None and hit.tools is tools and hit.items == tools:
+        if hit.index is None:
+            hit.index = ToolNames(hit.schemas)  # a kept list: built once, for every later call
         return hit
-    schemas = _schemas_by_name(tools)
-    entry = _Catalog(tools, list(tools), schemas, ToolNames(schemas))
+    entry = _Catalog(tools)
     _remember(_CATALOGS, id(tools), entry, _CATALOGS_MAX)
     return entry
+
+
+def _declared(tool: Any) -> dict[str, Any] | None:
+    """The function object a tool declares (with a string name), or None (not a function)."""
+    if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+        return None
+    fn = tool.get("function", tool)
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        return None
+    return fn
+
+
+def _parameters(fn: dict[str, Any]) -> dict[str, Any]:
+    return fn["parameters"] if "parameters" in fn else no_parameters()  # D6.3
 
 
 def _schemas_by_name(tools: list[Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for tool in tools:
-        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
-            continue
-        fn = tool.get("function", tool)
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            continue
-        params = fn["parameters"] if "parameters" in fn else no_parameters()  # D6.3
-        out.setdefault(fn["name"], []).append(params)
+        fn = _declared(tool)
+        if fn is not None:
+            out.setdefault(fn["name"], []).append(_parameters(fn))
+    return out
+
+
+def _schemas_named(tools: list[Any], name: str) -> list[dict[str, Any]]:
+    """``_schemas_by_name(tools).get(name, [])``, in one pass that builds nothing else."""
+    out = []
+    for tool in tools:
+        if type(tool) is dict:  # the usual shape, told apart without a call per tool
+            fn = tool.get("function", tool)
+            if type(fn) is dict:
+                written = fn.get("name")
+                if type(written) is str and written != name:
+                    continue  # declared under another name, or no function at all
+        fn = _declared(tool)
+        if fn is not None and fn["name"] == name:
+            out.append(_parameters(fn))
     return out
 
 
 def _one(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> dict[str, Any]:
     """One call: name, arguments, the repair walk (which refuses what it cannot make valid)."""
-    name = _tool_name(raw, catalog.names, log)
+    name = _tool_name(raw, catalog, log)
     compiled = catalog.compiled.get(name)
     if compiled is None:
-        schemas = catalog.schemas[name]
+        schemas = catalog.schemas_of(name)
         if len(schemas) != 1:
             raise Refusal(
                 Reason.AMBIGUOUS_TOOL, f"{len(schemas)} tools are declared as {name!r}", "$.name"
@@ -302,6 +373,14 @@ _COMPILED_MAX = 1024
 #: text is equal content (format 2: later formats mark objects by their reference count, so
 #: the same value's text would change between calls); it is the cheapest such text to make.
 _BY_CONTENT: dict[bytes, _Compiled] = {}
+#: The same in ``marshal``'s current format, tried first: it writes an ASCII string directly
+#: where format 2 encodes each string through a codec (half the time, or less, on a tool
+#: schema). Its text is exact too (reading it back gives the same content), but it marks
+#: the objects that have other references and writes a shared object once, so the same
+#: content can have several texts: a text not found here is looked up in format 2, and
+#: found there it is remembered here as well.
+_BY_SHARED: dict[bytes, _Compiled] = {}
+_MARSHAL_SHARED = 4
 _BY_CONTENT_MAX = 256
 _CONTENT_KEY_MAX = 65536
 _MARSHAL_FORMAT = 2
@@ -313,7 +392,12 @@ def _compiled(schema: Any) -> _Compiled:
     hit = _COMPILED.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    key = _content_key(schema)
+    shared = _content_key(schema, _MARSHAL_SHARED)
+    entry = _BY_SHARED.get(shared) if shared is not None else None
+    if entry is not None:
+        _remember(_COMPILED, id(schema), (schema, entry), _COMPILED_MAX)
+        return entry
+    key = _content_key(schema, _MARSHAL_FORMAT)
     entry = _BY_CONTENT.get(key) if key is not None else None
     if entry is None:
         source = marshal.loads(key) if key is not None else copy.deepcopy(schema)
@@ -328,15 +412,17 @@ def _compiled(schema: Any) -> _Compiled:
             )
         if key is not None:
             _remember(_BY_CONTENT, key, entry, _BY_CONTENT_MAX)
+    if shared is not None:
+        _remember(_BY_SHARED, shared, entry, _BY_CONTENT_MAX)
     _remember(_COMPILED, id(schema), (schema, entry), _COMPILED_MAX)
     return entry
 
 
-def _content_key(schema: Any) -> bytes | None:
-    """The schema's ``marshal`` text, or ``None`` when it has none (not exact built-in types,
-    nesting past marshal's limit) or a long one."""
+def _content_key(schema: Any, version: int) -> bytes | None:
+    """The schema's ``marshal`` text in format ``version``, or ``None`` when it has none (not
+    exact built-in types, nesting past marshal's limit) or a long one."""
     try:
-        text = marshal.dumps(schema, _MARSHAL_FORMAT)
+        text = marshal.dumps(schema, version)
     except ValueError:
         return None
     return text if len(text) <= _CONTENT_KEY_MAX else None
@@ -353,7 +439,7 @@ def _unusable(*args: Any) -> Any:
     raise AssertionError("an unusable schema is refused before its compiled form is used")
 
 
-def _tool_name(raw: RawCall, names: ToolNames, log: list[Repair]) -> str:
+def _tool_name(raw: RawCall, catalog: _Catalog, log: list[Repair]) -> str:
     """Rule 3: the one declared tool the written name means."""
     if not raw.is_call:
         raise Refusal(
@@ -363,9 +449,10 @@ def _tool_name(raw: RawCall, names: ToolNames, log: list[Repair]) -> str:
         raise Refusal(Reason.TRUNCATED_NAME, "the cut fell inside the tool name (D11.5)", "$.name")
     if not isinstance(raw.name, str):
         raise Refusal(Reason.INVALID_NAME, "the name is not a string", "$.name")
-    resolved = names.resolve(raw.name)
+    index = catalog.index  # a kept list's, read directly (its calls pay nothing more)
+    resolved = index.resolve(raw.name) if index is not None else catalog.resolve(raw.name)
     if resolved is None:
-        hits = names.matches(raw.name)
+        hits = catalog.names.matches(raw.name)
         if len(hits) > 1:
             raise Refusal(
                 Reason.AMBIGUOUS_TOOL, f"{raw.name!r} matches {len(hits)} tools", "$.name"
