@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 from toolcall300.argcheck import check as argcheck
 from toolcall300.argcheck.check import CAP_CHECK
@@ -96,3 +97,19 @@ def test_a_forked_process_starts_its_own_pool() -> None:
     os.waitpid(pid, 0)
     assert answer == b"1"
     assert POOL.check(body, precheck=False, seconds=2)["verdict"] == "VALID"
+
+
+def test_a_child_frames_its_answer_so_it_is_read_without_waiting_for_the_childs_exit() -> None:
+    import struct
+
+    from toolcall300.service.api.bounded_check import POOL
+
+    body = _body("^[A-Z]{3}$", "abc")
+    _, conn = POOL.take()
+    with conn:
+        conn.settimeout(10)
+        conn.sendall(struct.pack("!QBQ", 2, 0, len(body)) + body)
+        (length,) = struct.unpack("!Q", conn.recv(8, socket.MSG_WAITALL))
+        answer = conn.recv(length, socket.MSG_WAITALL)
+        assert json.loads(answer) == argcheck.check_body(body)
+        assert conn.recv(1) == b""  # nothing after the answer: the child then exits

@@ -56,15 +56,24 @@ _CHILD = (
 )
 
 
-#: The zygote: imports the checker, then forks one child per byte it reads on the control
+#: The zygote: imports the checker, runs it on a constant body of its own (so the lazily built
+#: parts of the checker exist before any fork, not once per child), freezes what it holds
+#: for the garbage collector (a child's collections then never walk, and so never copy, the
+#: pages it shares with the zygote), then forks one child per byte it reads on the control
 #: socket and sends back the child's pid with the service's end of the child's own socket.
 #: A child reads ``seconds``, ``precheck`` and the body's length (8 + 1 + 8 bytes), then the
-#: body; sets its CPU limit; writes the answer; exits. It never reads a second body.
+#: body; sets its CPU limit; writes the answer's length (8 bytes) and the answer; exits. It
+#: never reads a second body. The length lets the service take the answer as soon as it is
+#: written, not when the child's exit closes the socket.
 _ZYGOTE = r"""
-import contextlib, json, os, resource, signal, socket, struct, sys
+import contextlib, gc, json, os, resource, signal, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 from toolcall300.argcheck import check as argcheck
 control = socket.socket(fileno=int(sys.argv[2]))
+warm_up = sys.argv[3].encode()
+for _ in range(3):
+    argcheck.check_body(warm_up)
+gc.freeze()
 
 def exact(conn, n):
     data = b""
@@ -79,8 +88,8 @@ def serve(conn):
     seconds, precheck, length = struct.unpack("!QBQ", exact(conn, 17))
     body = exact(conn, length)
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
-    answer = argcheck.check_body(body, precheck=bool(precheck))
-    conn.sendall(json.dumps(answer, ensure_ascii=True).encode())
+    answer = json.dumps(argcheck.check_body(body, precheck=bool(precheck)), ensure_ascii=True)
+    conn.sendall(struct.pack("!Q", len(answer)) + answer.encode())
 
 def fork():
     ours, theirs = socket.socketpair()
@@ -129,7 +138,7 @@ class PatternPool:
             self._control.close()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._zygote = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, _PACKAGE_PARENT, str(theirs.fileno())],
+            [sys.executable, "-c", _ZYGOTE, _PACKAGE_PARENT, str(theirs.fileno()), _WARM_UP],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             env=_CHILD_ENV,
@@ -179,13 +188,11 @@ class PatternPool:
         pid, conn = self.take()
         with conn:
             deadline = time.monotonic() + seconds * 2 + 1
-            conn.settimeout(seconds * 2 + 1)
-            answer = b""
             try:
+                conn.settimeout(seconds * 2 + 1)
                 conn.sendall(struct.pack("!QBQ", seconds, int(precheck), len(body)) + body)
-                while more := conn.recv(65536):
-                    answer += more
-                    conn.settimeout(max(0.001, deadline - time.monotonic()))
+                head = _read_exact(conn, 8, deadline)
+                answer = _read_exact(conn, struct.unpack("!Q", head)[0], deadline) if head else b""
             except TimeoutError:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)  # past the wall-clock limit
@@ -198,9 +205,38 @@ class PatternPool:
         return result
 
 
+def _read_exact(conn: socket.socket, size: int, deadline: float) -> bytes:
+    """``size`` bytes from ``conn`` by ``deadline`` (TimeoutError past it); fewer (``b""``) when
+    the child closed its end first, as one ended by its CPU limit does."""
+    chunks, left = [], size
+    while left:
+        conn.settimeout(max(0.001, deadline - time.monotonic()))
+        more = conn.recv(min(left, 1 << 20))
+        if not more:
+            return b""
+        chunks.append(more)
+        left -= len(more)
+    return b"".join(chunks)
+
+
 #: The process's pool (one Lambda environment, or one process of the one-machine stack).
 POOL = PatternPool()
 _CHILD_ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0"}
+#: The zygote's own body before any fork: a schema with a pattern, arguments it repairs.
+_WARM_UP = json.dumps(
+    {
+        "schema": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "id": {"type": "string", "pattern": "^[a-z]{3}$", "maxLength": 8},
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+            },
+            "required": ["n"],
+        },
+        "arguments": {"n": "42", "id": "abc", "tags": ["a"]},
+    }
+)
 
 
 def _has_pattern(node: Any, depth: int = 0) -> bool:
