@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from toolcall300.argcheck import check as argcheck
 from toolcall300.argcheck.check import CAP_CHECK
 from toolcall300.service.api.bounded_check import check_body_bounded, needs_bound
@@ -113,3 +115,22 @@ def test_a_child_frames_its_answer_so_it_is_read_without_waiting_for_the_childs_
         answer = conn.recv(length, socket.MSG_WAITALL)
         assert json.loads(answer) == argcheck.check_body(body)
         assert conn.recv(1) == b""  # nothing after the answer: the child then exits
+
+
+def test_a_body_without_pattern_or_an_escape_in_its_bytes_is_decided_unparsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolcall300.service.api import bounded_check
+
+    plain = json.dumps({"schema": {"type": "object"}, "arguments": {"s": "x"}}).encode()
+    escaped = _body("^a$", "a").replace(b'"pattern"', b'"patt\\u0065rn"')
+
+    def unparsed(*_: object, **__: object) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(bounded_check.json, "loads", unparsed)
+    assert not needs_bound(plain)  # no key can spell pattern: not parsed
+    with pytest.raises(AssertionError, match="parsed"):
+        needs_bound(escaped)  # an escape could: parsed, as before
+    monkeypatch.undo()
+    assert needs_bound(escaped) and needs_bound(_body("^a$", "a"))

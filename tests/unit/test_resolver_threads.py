@@ -149,3 +149,18 @@ def test_a_request_that_ends_while_another_to_the_same_function_is_inside_spoils
         "quick": (200, '{"item":"q1"}'),
         "slow": (200, '{"item":"s1","who":"slow"}'),
     }
+
+
+def test_a_requests_headers_are_read_into_one_case_insensitive_map() -> None:
+    seen: list[Any] = []
+    router = make_router()
+
+    @router.get("/twice")
+    def twice() -> dict[str, str]:
+        seen.extend([router.current_event.headers, router.current_event.headers])
+        return {}
+
+    make_resolver(router).resolve(_event("Ann", "/twice"), None)
+    first, second = seen
+    assert first is second  # built once for the request, not at every read
+    assert first.get("X-WHO") == first["x-who"] == "Ann"

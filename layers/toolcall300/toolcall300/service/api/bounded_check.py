@@ -250,9 +250,15 @@ def _has_pattern(node: Any, depth: int = 0) -> bool:
 
 
 def needs_bound(body: bytes) -> bool:
-    """Whether the request's schema uses ``pattern`` (decoded, so ``\\u0070attern`` counts too)."""
+    """Whether the request's schema uses ``pattern`` (decoded, so ``\\u0070attern`` counts too).
+
+    A body with neither ``pattern`` nor ``\\u`` in its bytes has no key ``pattern`` however it
+    parses (JSON writes a letter of a key as itself or as a ``\\u`` escape; UTF-8 has no other
+    encoding of it; UTF-16 and -32 bodies are not JSON text here), so it is not parsed here."""
     if len(body) > argcheck.MAX_BODY_BYTES:
         return False  # refused for size before any pattern runs
+    if b"pattern" not in body and b"\\u" not in body:
+        return False
     try:
         request = json.loads(body)
     except (ValueError, RecursionError):

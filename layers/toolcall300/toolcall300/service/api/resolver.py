@@ -26,6 +26,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
+from aws_lambda_powertools.utilities.data_classes.common import CaseInsensitiveDict
 from pydantic import BaseModel
 
 from toolcall300.canonical import NotJSON, loads_strict
@@ -217,7 +218,16 @@ def _strict_json_body(text: str) -> Any:
 
 class _StrictBodyEvent(APIGatewayProxyEventV2):
     """The HTTP API event with a body that is not UTF-8 refused (400 ``invalid_body``) instead of
-    Powertools' ``UnicodeDecodeError`` (a 500): API Gateway base64-encodes such a body."""
+    Powertools' ``UnicodeDecodeError`` (a 500): API Gateway base64-encodes such a body.
+
+    Its ``headers`` are read into their case-insensitive map once: Powertools' own property
+    builds a new one at every read, and a paid check read them five times (the validation
+    middleware, the key, the idempotency key, ...). An event is never changed once built."""
+
+    @cached_property
+    def headers(self) -> dict[str, str]:
+        found: dict[str, str] = CaseInsensitiveDict(self.get("headers"))  # type: ignore[no-untyped-call]
+        return found
 
     @cached_property
     def decoded_body(self) -> str | None:

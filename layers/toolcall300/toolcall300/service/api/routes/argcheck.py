@@ -146,15 +146,16 @@ def check() -> Response[str]:
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
+        digest = report.request_digest(request)  # once, for the ledger's id and the report
     keys = report_keys() if paid else None  # before the charge: no signing key, no check taken
     # The charge (with its day's count) and the metrics commit together: one transaction on
     # the one-machine edition, where each was its own (wiring.together).
     with wiring.together():
         if licence is not None and paid:
-            _charge(licence, request, summary)
+            _charge(licence, digest, summary)
         usage.record_metrics(store, summary)
     if keys is not None:
-        response = _signed(request, response, keys)
+        response = _signed(digest, response, keys)
     count("Checks")
     return _answer(response)
 
@@ -181,7 +182,7 @@ def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> str:
     return "free#" + client
 
 
-def _charge(licence: Licence, request: dict[str, Any], summary: dict[str, Any]) -> None:
+def _charge(licence: Licence, digest: str, summary: dict[str, Any]) -> None:
     """One check from the licence's pack, counted once per ``Idempotency-Key`` (a retry with the
     same key and request is answered again and not charged again)."""
     key = router.current_event.headers.get("idempotency-key")
@@ -201,9 +202,7 @@ def _charge(licence: Licence, request: dict[str, Any], summary: dict[str, Any]) 
         summary=summary,
         house=house,
     )
-    ident = ledger.check_id(
-        licence.licence_id, key, report.request_digest(request), secrets.token_hex(16)
-    )
+    ident = ledger.check_id(licence.licence_id, key, digest, secrets.token_hex(16))
     if ledger.charge_check(
         check_ledger(), payer=licence.licence_id, check=ident, record=record, house=house
     ):
@@ -233,14 +232,15 @@ def _criteria_facts() -> tuple[str, dict[str, str]]:
     return doc["version"], doc["corpus"]
 
 
-def _signed(request: dict[str, Any], response: dict[str, Any], keys: ReportKeys) -> dict[str, Any]:
-    """A paid answer as a signed report (docs/argcheck-report.md)."""
+def _signed(digest: str, response: dict[str, Any], keys: ReportKeys) -> dict[str, Any]:
+    """A paid answer as a signed report (docs/argcheck-report.md); ``digest``: the request's
+    (``report.request_digest``)."""
     version, corpus = _criteria_facts()
     unsigned = report.unsigned_report(
         response,
         criteria_version=version,
         corpus=corpus,
-        digest=report.request_digest(request),
+        digest=digest,
         issued_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     return report.sign_report(unsigned, kid=keys.current.kid, sign=keys.current.sign)
