@@ -264,3 +264,64 @@ def test_a_schema_sent_again_is_found_however_its_objects_are_referenced() -> No
         argcheck.check({"schema": schema, "arguments": {"n": 1}})
         held.append(schema["properties"]["s"])  # another reference to a part of it
     assert len(argcheck._SCHEMA_FACTS) == 1 and len(argcheck._CHECKERS) >= 1
+
+
+def test_generated_repairs_call_only_the_rules_that_can_apply() -> None:
+    """A node declaring a scalar type calls the rules its type serves (R3 for a number, R4
+    for a boolean, R6 for a string) instead of trying the whole whitelist; one declaring a
+    container type calls ``type_repair`` (R5 and R7 read what a string holds)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "b": {"type": "boolean"},
+            "s": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "number"}},
+        },
+    }
+    checker = compile_checker(
+        schema, max_depth=argcheck.MAX_DEPTH, is_json_value=argcheck._is_json_value
+    )
+    assert "found = _r3(x, T1)" in checker.source
+    assert "found = _r4(x, T2)" in checker.source
+    assert "found = _r6(x, T3)" in checker.source
+    assert "found = _type_repair(x, T4, len(p), c.max_depth)" in checker.source  # l
+    assert "found = _r3(x, T5)" in checker.source  # its items
+    _assert_same({"schema": schema, "arguments": {"n": "3", "b": "true", "s": 4, "l": "2"}})
+
+
+WIDE = {
+    "type": "object",
+    "properties": {
+        **{f"k{i}": {"type": "integer", "maximum": 9} for i in range(8)},
+        **{f"s{i}": {"type": "string", "enum": ["a", "B"]} for i in range(4)},
+        "req": {"type": "number"},
+        "arr": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+        "any": {},
+    },
+    "required": ["req", "k0"],
+    "additionalProperties": False,
+}
+
+
+@SETTINGS
+@given(
+    st.sampled_from([WIDE, {**WIDE, "properties": dict(list(WIDE["properties"].items())[:5])}]),
+    st.dictionaries(
+        st.sampled_from([*WIDE["properties"], "other"]),
+        st.one_of(
+            st.none(),
+            st.sampled_from(["3", "12", "b", "A", "x", "4.5", "true", 2.0, 1e300, True]),
+            st.integers(-3, 12),
+            st.lists(st.one_of(st.integers(-2, 2), st.sampled_from(["1", None])), max_size=4),
+        ),
+    ),
+)
+def test_wide_schemas_answer_as_interpreted(schema: dict[str, Any], arguments: Any) -> None:
+    """Members told apart by an ``if`` chain (up to twelve declared) and by a table (more),
+    with R8 removals and repairs side by side, copied only when one changes."""
+    _assert_same({"schema": schema, "arguments": arguments})
+    request = {"arguments": arguments}
+    assert _text(argcheck.SchemaCheck(schema).check(request)) == _text(
+        argcheck.check({"schema": schema, **request})
+    )

@@ -25,7 +25,6 @@ MAX_LINES = 60
 
 #: ``path/in/package.py::Qualified.name`` -> its length when it was listed (the most it may be).
 LONGER = {
-    "argcheck/compiled.py::_Generator.admit": 73,
     "generator/cli.py::parse_args": 67,
     "generator/deltas/checks.py::check": 72,
     "generator/deltas/wire.py::render": 152,

@@ -404,16 +404,46 @@ def _verdict(
         else:
             repaired, errors = repairer.node(submission.arguments, SchemaNode(schema), ())
     except text_reader.TooDeep as exc:
-        raise Refusal(
-            "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
-        ) from exc
+        raise _too_deep() from exc
+    return _outcome(submission.arguments, repaired, errors, repairer, submission.text_diff)
+
+
+def _too_deep() -> Refusal:
+    return Refusal(
+        "arguments_too_deep", f"an unwrapped string nests deeper than {MAX_DEPTH} levels"
+    )
+
+
+def _outcome(
+    arguments: dict[str, Any],
+    repaired: Any,
+    errors: list[SchemaError],
+    repairer: Repairer,
+    text_diff: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The verdict of a repair pass that left ``errors`` and made ``repairer.diff``."""
     if errors:
         defects = _blocking_defects(errors, repairer.withdrawn)
         return {"criteria_id": CRITERIA_ID, "verdict": "UNREPAIRABLE", "defects": defects}
-    diff = submission.text_diff + repairer.diff
+    diff = text_diff + repairer.diff if text_diff else repairer.diff
     if not diff:
-        return _valid(submission.arguments)
+        return _valid(arguments)
     return {"criteria_id": CRITERIA_ID, "verdict": "REPAIRED", "arguments": repaired, "diff": diff}
+
+
+def _compiled_verdict(arguments: dict[str, Any], checker: Checker) -> dict[str, Any]:
+    """The verdict of an exact JSON object within the limits that its compiled admission
+    found not to conform (every request check of it passed): its members repaired directly."""
+    repairer = Repairer(MAX_DEPTH)
+    try:
+        repaired, errors = checker.members(arguments, (), repairer)
+    except text_reader.TooDeep:
+        too_deep = _too_deep()
+        return refusal(too_deep.code, too_deep.message)
+    return _outcome(arguments, repaired, errors, repairer, _NO_TEXT_DIFF)
+
+
+_NO_TEXT_DIFF: list[dict[str, Any]] = []
 
 
 def check(request: Any) -> dict[str, Any]:
@@ -469,10 +499,7 @@ class SchemaCheck:
             if admitted == VALID:
                 return _valid(arguments)
             if admitted == INVALID:  # every request check passed (see _check_with)
-                try:
-                    return _verdict(_Submission(arguments, [], invalid=True), self._schema, facts)
-                except Refusal as exc:
-                    return refusal(exc.code, exc.message)
+                return _compiled_verdict(arguments, checker)
         if not isinstance(request, dict) or "schema" in request:
             return check(request)  # not a request of arguments: check() answers it as sent
         full = {"schema": self._schema, **request}

@@ -28,6 +28,9 @@ from typing import Any
 from toolcall300.argcheck import text as text_reader
 from toolcall300.argcheck.repairs import Repaired, Withdrawn, type_repair
 from toolcall300.argcheck.repairs import _entry as entry
+from toolcall300.argcheck.repairs import _r3_string_to_number as r3_string_to_number
+from toolcall300.argcheck.repairs import _r4_string_to_boolean as r4_string_to_boolean
+from toolcall300.argcheck.repairs import _r6_scalar_to_string as r6_scalar_to_string
 from toolcall300.argcheck.repairs import _r9_enum_case_match as r9_enum_case_match
 from toolcall300.canonical import int_fits_double, json_equal
 from toolcall300.schema import KEYWORDS, compile_node_errors, declared_types, node_errors
@@ -43,11 +46,14 @@ class Checker:
     object within the depth limit that conforms (the verdict is VALID, nothing else to do),
     :data:`INVALID` for one that does not, :data:`UNKNOWN` for any other value (the request
     check decides). ``run(blob, repairer, invalid)``: :meth:`Repairer.node` at the root, for
-    an exact-typed blob (``invalid`` when it is known not to conform)."""
+    an exact-typed blob (``invalid`` when it is known not to conform). ``members(blob, (),
+    repairer)``: the same for an object blob known not to conform (the root is never
+    replaced, so its members are repaired straight away)."""
 
     admit: Callable[[Any], int]
     run: Callable[[Any, Any, bool], Repaired]
     source: str
+    members: Callable[[dict[str, Any], tuple[()], Any], Repaired]
 
 
 #: What :attr:`Checker.admit` answers.
@@ -82,6 +88,15 @@ _SCALAR_OK = (
     "or {x} is False or type({x}) is int and ({x}.bit_length() <= 1023 or _fits({x})) "
     "or type({x}) is float and _finite({x}))"
 )
+#: A leaf declaring one of these types alone is admitted type first: ``(the exact class
+#: test, what else makes such a value no JSON value, whether a value failing the class test
+#: certainly fails the type)``. An integer may be an integral float, so it is judged whole.
+_TYPE_FIRST = {
+    "string": ("type({x}) is str", "not {x}.isascii() and _lone({x})", True),
+    "boolean": ("({x} is True or {x} is False)", None, True),
+    "integer": ("type({x}) is int", "{x}.bit_length() > 1023 and not _fits({x})", False),
+    "number": ("type({x}) is int", "{x}.bit_length() > 1023 and not _fits({x})", False),
+}
 _COMPARE = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 _COUNT = {
     "minLength": ("string", ">="),
@@ -106,6 +121,9 @@ class _Generator:
             "_entry": entry,
             "_Withdrawn": Withdrawn,
             "_type_repair": type_repair,
+            "_r3": r3_string_to_number,
+            "_r4": r4_string_to_boolean,
+            "_r6": r6_scalar_to_string,
             "_r9": r9_enum_case_match,
         }
         self.is_json_value = is_json_value
@@ -201,6 +219,26 @@ class _Generator:
             # else: no value of this family passes the type test, so its tests never decide
         return " and ".join(parts) if parts else "True"
 
+    def own_given(self, schema: dict[str, Any], x: str, type_name: str) -> str:
+        """:meth:`own_test` for an ``x`` known to pass the class test of the node's one
+        declared type ``type_name`` (see :data:`_TYPE_FIRST`): the type test is dropped."""
+        parts: list[str] = []
+        if "enum" in schema:
+            members = schema["enum"]
+            if type_name == "string":
+                strings = frozenset(m for m in members if isinstance(m, str))
+                parts.append(f"{x} in {self.const(strings)}" if strings else "False")
+            else:
+                enum_test = self.enum_test(schema, x)
+                assert enum_test is not None
+                parts.append(enum_test)
+        families = self.family_tests(schema, x)
+        parts += [f"({t})" for t in families.pop("", [])]  # const: every value
+        family = _FAMILY_OF_TYPE.get(type_name)
+        if family in families:
+            parts.append("(" + " and ".join(families[family]) + ")")
+        return " and ".join(parts) if parts else "True"
+
     def strict_test(self, x: str, rest: int) -> str:
         """Whether ``x`` is an exact-typed JSON value of valid Unicode text and a double's
         range, nesting at most ``rest`` levels (the request check's rule, D17): scalars
@@ -219,6 +257,10 @@ class _Generator:
         if node in self.leaves:
             schema, level = self.leaves[node]
             strict = self.strict_test(x, self.max_depth - level)
+            types = declared_types(schema) if "type" in schema else ()
+            first = _TYPE_FIRST.get(types[0]) if len(types) == 1 else None
+            if first is not None:
+                return self.type_first_lines(schema, x, indent, strict, types[0])
             return [
                 f"{indent}if not {strict}:",
                 f"{indent}    return 0",
@@ -232,6 +274,27 @@ class _Generator:
             f"{indent}        return 0",
             f"{indent}    r = 1",
         ]
+
+    def type_first_lines(
+        self, schema: dict[str, Any], x: str, indent: str, strict: str, type_name: str
+    ) -> list[str]:
+        """:meth:`admit_lines` of a leaf declaring ``type_name`` alone: the class test first,
+        so a conforming value costs that test, its own JSON rule and its other keywords."""
+        guard, not_json, others_fail = _TYPE_FIRST[type_name]
+        lines = [f"{indent}if {guard.format(x=x)}:"]
+        if not_json is not None:
+            lines += [f"{indent}    if {not_json.format(x=x)}:", f"{indent}        return 0"]
+        given = self.own_given(schema, x, type_name)
+        if given != "True":
+            lines += [f"{indent}    if not ({given}):", f"{indent}        r = 1"]
+        elif not_json is None:
+            lines.append(f"{indent}    pass")
+        lines += [f"{indent}elif not {strict}:", f"{indent}    return 0"]
+        if others_fail:
+            lines += [f"{indent}else:", f"{indent}    r = 1"]
+        else:
+            lines += [f"{indent}elif not ({self.own_test(schema, x)}):", f"{indent}    r = 1"]
+        return lines
 
     # ------------------------------------------------------------------ the node functions
 
@@ -313,6 +376,8 @@ class _Generator:
         rule is judged first, so the node's own tests only ever see JSON values."""
         rest = self.max_depth - level  # levels left to the value itself
         body = [f"def a{n}(x):"]
+        if level == 0:  # the root: anything but an object is for the request checks
+            body += ["    if type(x) is not dict:", "        return 0"]
         if leaf:
             body += ["    r = 2", *self.admit_lines(n, "x", "    "), "    return r"]
             self.emit(*body)
@@ -321,39 +386,7 @@ class _Generator:
         body.append("    r = 2")
         keyword = "if"
         if children:
-            any_child = self.strict_test("m", below)
-            body += [
-                "    if type(x) is dict:",
-                f"        if {below} < 0:",
-                "            return 0",
-                "        for k, m in x.items():",
-                "            if type(k) is not str:",
-                "                return 0",
-            ]
-            if len(children) <= _CHAIN:
-                branch = "if"
-                for key, child in children.items():
-                    body.append(f"            {branch} k == {key!r}:")
-                    body += self.admit_lines(child, "m", "                ")
-                    branch = "elif"
-                body.append("            else:")
-            else:
-                table = self.const({key: f"a{child}" for key, child in children.items()})
-                self.names[f"_late_{table}"] = True
-                body += [
-                    f"            f = {table}.get(k)",
-                    "            if f is not None:",
-                    "                s = f(m)",
-                    "                if s < 2:",
-                    "                    if not s:",
-                    "                        return 0",
-                    "                    r = 1",
-                    "            else:",
-                ]
-            body += [
-                f"                if not ((k.isascii() or not _lone(k)) and {any_child}):",
-                "                    return 0",
-            ]
+            body += self.admit_members(children, below)
             keyword = "elif"
         if item is not None:
             body += [
@@ -372,6 +405,45 @@ class _Generator:
         body += [f"    if not ({own}):", "        return 1", "    return r"]
         self.emit(*body)
 
+    def admit_members(self, children: dict[str, int], below: int) -> list[str]:
+        """The object branch of an ``a`` function: each member judged by its declared
+        property's admission (an ``if`` chain, or a table past :data:`_CHAIN`), an
+        undeclared one by the JSON rule alone."""
+        body = [
+            "    if type(x) is dict:",
+            f"        if {below} < 0:",
+            "            return 0",
+            "        for k, m in x.items():",
+            "            if type(k) is not str:",
+            "                return 0",
+        ]
+        if len(children) <= _CHAIN:
+            branch = "if"
+            for key, child in children.items():
+                body.append(f"            {branch} k == {key!r}:")
+                body += self.admit_lines(child, "m", "                ")
+                branch = "elif"
+            body.append("            else:")
+        else:
+            table = self.const({key: f"a{child}" for key, child in children.items()})
+            self.names[f"_late_{table}"] = True
+            body += [
+                f"            f = {table}.get(k)",
+                "            if f is not None:",
+                "                s = f(m)",
+                "                if s < 2:",
+                "                    if not s:",
+                "                        return 0",
+                "                    r = 1",
+                "            else:",
+            ]
+        return [
+            *body,
+            "                if not ((k.isascii() or not _lone(k)) and "
+            f"{self.strict_test('m', below)}):",
+            "                    return 0",
+        ]
+
     def repair(self, n: int, schema: dict[str, Any]) -> None:
         """``r{n}``: :meth:`Repairer._unless_valid` for this node (D8, D13, D22)."""
         type_test = self.type_test(schema, "x")
@@ -380,10 +452,8 @@ class _Generator:
         if type_test is not None or enum_test is not None:
             body.append("    if p:  # D13: the root is never replaced")
             if type_test is not None:
-                body += [
-                    f"        if not {type_test}:",
-                    f"            found = _type_repair(x, T{n}, len(p), c.max_depth)",
-                ]
+                body.append(f"        if not {type_test}:")
+                body += self.type_repair_lines(n, declared_types(schema), "            ")
                 if enum_test is not None:
                     body += [f"        elif not {enum_test}:", f"            found = _r9(x, S{n})"]
                 body += ["        else:", "            found = None"]
@@ -412,6 +482,28 @@ class _Generator:
         ]
         self.emit(*body)
 
+    def type_repair_lines(self, n: int, types: tuple[str, ...], indent: str) -> list[str]:
+        """``found = type_repair(x, ...)`` for a node declaring ``types``, calling only the
+        rules that can apply to the value's type, in whitelist order (R3, R4 take a string,
+        R6 a number or boolean); a node declaring a container type (R5, R7, which read what
+        a string holds) calls :func:`type_repair` itself."""
+        if "object" in types or "array" in types:
+            return [f"{indent}found = _type_repair(x, T{n}, len(p), c.max_depth)"]
+        for_string = [rule for rule, wanted in _STRING_RULES if not wanted.isdisjoint(types)]
+        lines = []
+        keyword = "if"
+        if for_string:
+            calls = " or ".join(f"{rule}(x, T{n})" for rule in for_string)
+            lines += [f"{indent}if type(x) is str:", f"{indent}    found = {calls}"]
+            keyword = "elif"
+        if "string" in types:
+            scalar = "type(x) is int or type(x) is float or x is True or x is False"
+            lines += [f"{indent}{keyword} {scalar}:", f"{indent}    found = _r6(x, T{n})"]
+            keyword = "elif"
+        if keyword == "if":
+            return [f"{indent}found = None"]
+        return [*lines, f"{indent}else:", f"{indent}    found = None"]
+
     def children(
         self,
         n: int,
@@ -420,42 +512,30 @@ class _Generator:
         children: dict[str, int],
         item: int | None,
     ) -> None:
-        """``k{n}``: :meth:`Repairer.children` for this node, then its own errors afresh."""
+        """``k{n}``: :meth:`Repairer.children` for this node, then its own errors afresh.
+
+        The container is copied only when a child changes (copy on write: a replaced value
+        keeps its key's place, an R8 removal drops the key), and a declared property's
+        validity is tested inline for a leaf, as in :meth:`admit`."""
         body = [f"def k{n}(x, p, c):", "    errs = []", "    out = x"]
         keyword = "if"
-        if "properties" in schema and isinstance(schema["properties"], dict):
-            subs = self.const({})
-            self.names[f"_subs_{subs}"] = children
-            required = self.const(frozenset(schema.get("required", ())))
-            body += [
-                f"    {keyword} type(x) is dict:",
-                "        rebuilt = {}",
-                "        changed = False",
-                "        for key, m in x.items():",
-                f"            s = {subs}.get(key)",
-                "            if s is None or s[0](m):",
-                "                rebuilt[key] = m",
-                f"            elif m is None and key not in {required} and not s[2]:",
-                '                c.diff.append(_entry(p + (key,), "R8", "remove", None, None))',
-                "                changed = True",
-                "            else:",
-                "                rep, found = s[1](m, p + (key,), c)",
-                "                rebuilt[key] = rep",
-                *_merge_child("                "),
-            ]
+        if children:  # no declared property: no member is repaired
+            body += [f"    {keyword} type(x) is dict:", "        for key, m in x.items():"]
+            required = frozenset(schema.get("required", ()))
+            if len(children) <= _CHAIN:
+                body += self.property_chain(children, required)
+            else:
+                body += self.property_table(children, required)
+            body += _merge_child("            ", "dict")
             keyword = "elif"
         if item is not None:
             body += [
                 f"    {keyword} type(x) is list:",
-                "        rebuilt = []",
-                "        changed = False",
                 "        for i, m in enumerate(x):",
-                f"            if v{item}(m):",
-                "                rebuilt.append(m)",
+                f"            if {self.valid_call(item, 'm')}:",
                 "                continue",
                 f"            rep, found = r{item}(m, p + (i,), c)",
-                "            rebuilt.append(rep)",
-                *_merge_child("            "),
+                *_merge_child("            ", "list", "i"),
             ]
         body += [
             "    x = out",
@@ -464,16 +544,65 @@ class _Generator:
         ]
         self.emit(*body)
 
+    def property_chain(self, children: dict[str, int], required: frozenset[str]) -> list[str]:
+        """The declared keys told apart by an ``if`` chain: a conforming value, or an
+        undeclared key, goes on to the next member; a failing one is repaired."""
+        body = []
+        branch = "if"
+        for key, child in children.items():
+            body += [
+                f"            {branch} key == {key!r}:",
+                f"                if {self.valid_call(child, 'm')}:",
+                "                    continue",
+            ]
+            if key not in required and not self.names[f"N{child}"]:
+                body += [  # R8: null on an optional declared property is the absence marker
+                    "                if m is None:",
+                    *_r8_removal("                    "),
+                ]
+            body.append(f"                rep, found = r{child}(m, p + (key,), c)")
+            branch = "elif"
+        return [*body, "            else:", "                continue"]
 
-def _merge_child(indent: str) -> list[str]:
-    """A repaired child's errors and change gathered, then the rebuilt container kept."""
+    def property_table(self, children: dict[str, int], required: frozenset[str]) -> list[str]:
+        """The declared keys looked up in a table of (valid, repair, accepts null)."""
+        subs = self.const({})
+        self.names[f"_subs_{subs}"] = children
+        return [
+            f"            s = {subs}.get(key)",
+            "            if s is None or s[0](m):",
+            "                continue",
+            f"            if m is None and key not in {self.const(required)} and not s[2]:",
+            *_r8_removal("                "),
+            "            rep, found = s[1](m, p + (key,), c)",
+        ]
+
+
+#: The type repairs that take a string, each with the declared types it serves.
+_STRING_RULES = (("_r3", frozenset({"number", "integer"})), ("_r4", frozenset({"boolean"})))
+
+
+def _merge_child(indent: str, kind: str, index: str = "key") -> list[str]:
+    """A repaired child's errors gathered and, when it changed, the container copied once
+    (``kind``, the copy's constructor) and the child's new value put in its place."""
     return [
         f"{indent}if found:",
         f"{indent}    errs += found",
         f"{indent}if rep is not m:",
-        f"{indent}    changed = True",
-        "        if changed:",
-        "            out = rebuilt",
+        f"{indent}    if out is x:",
+        f"{indent}        out = {kind}(x)",
+        f"{indent}    out[{index}] = rep",
+    ]
+
+
+def _r8_removal(indent: str) -> list[str]:
+    """R8: the optional declared property sent as null is removed (the copy loses the key)."""
+    return [
+        f'{indent}c.diff.append(_entry(p + (key,), "R8", "remove", None, None))',
+        f"{indent}if out is x:",
+        f"{indent}    out = dict(x)",
+        f"{indent}del out[key]",
+        f"{indent}continue",
     ]
 
 
@@ -513,19 +642,20 @@ def compile_checker(
                     namespace[f"r{child}"],
                     namespace[f"N{child}"],
                 )
-    admit_root, valid_root, repair_root = (
+    admit_root, valid_root, repair_root, children_root = (
         namespace[f"a{root}"],
         namespace[f"v{root}"],
         namespace[f"r{root}"],
+        namespace[f"k{root}"],
     )
-
-    def admit(blob: Any) -> int:
-        return admit_root(blob) if type(blob) is dict else UNKNOWN
 
     def run(blob: Any, repairer: Any, invalid: bool) -> Repaired:
         if not invalid and valid_root(blob):
             return blob, []
-        repaired: Repaired = repair_root(blob, (), repairer)
+        # The root is never replaced (D13): an object goes straight to its members.
+        repaired: Repaired = (children_root if type(blob) is dict else repair_root)(
+            blob, (), repairer
+        )
         return repaired
 
-    return Checker(admit, run, source)
+    return Checker(admit_root, run, source, children_root)

@@ -49,8 +49,12 @@ def _r3_string_to_number(value: Any, types: tuple[str, ...]) -> Repair | None:
         return None
     # Never rounding (never-a-repair): the value must be the caller's digits exactly, so a
     # string a double cannot hold (too long, or out of range) is not converted.
-    if isinstance(number, float) and (
-        not math.isfinite(number) or decimal.Decimal(repr(number)) != decimal.Decimal(value)
+    if (
+        isinstance(number, float)
+        # the double's shortest spelling is the text itself: its digits exactly (the usual
+        # case, decided without two Decimals)
+        and repr(number) != value
+        and (not math.isfinite(number) or decimal.Decimal(repr(number)) != decimal.Decimal(value))
     ):
         return None
     if "number" not in types and not is_integer(number):

@@ -25,10 +25,24 @@ def format_path(path: Path) -> str:
     >>> format_path(("a.b", "c d"))
     '$["a.b"]["c d"]'
     """
+    found = _FORMATTED.get(path)
+    if found is not None:
+        return found
     out = "$"
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else _key_step(part)
+    if len(_FORMATTED) >= _FORMATTED_MAX:
+        _FORMATTED.clear()  # bounded memory, no per-hit bookkeeping
+    _FORMATTED[path] = out
     return out
+
+
+#: Paths already rendered: a repair log and a defect list render the same few paths over and
+#: over (a tuple of keys whose hashes are cached hashes fast). Keyed on the tuple's value, as
+#: :data:`_cached_key_step` is on the key's: a path holds ``str`` keys and ``int`` indexes,
+#: and equal ones render alike (``("a",)`` and ``(0,)`` are not equal).
+_FORMATTED: dict[tuple[PathPart, ...], str] = {}
+_FORMATTED_MAX = 4096
 
 
 def _key_step(key: str) -> str:
