@@ -8,8 +8,9 @@
 // the merged message's `tool_calls` / `invalid_tool_calls` come from @langchain/core's
 // `collapseToolCallChunks`: the pieces joined, parsed with its partial-JSON parser, a call
 // without an id or whose arguments are not an object landing in `invalid_tool_calls`. The
-// integrations themselves need a newer node than the one here, so their stream conversions are
-// mirrored below, one per wire shape, from the langchainjs source (libs/providers):
+// integrations are packages of their own (`@langchain/openai` needs node 22), so rather than
+// add them, their stream conversions are mirrored below, one per wire shape, from the
+// langchainjs source (libs/providers):
 //
 // - OpenAI Chat Completions: `convertCompletionsDeltaToBaseMessageChunk`
 //   (langchain-openai/src/converters/completions.ts) as `_streamResponseChunks` of
