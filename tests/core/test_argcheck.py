@@ -484,3 +484,24 @@ def test_check_body_refuses_what_check_refuses_when_the_reading_is_trusted(body:
     expected = check(json.loads(body))
     assert "refusal" in expected
     assert check_body(body) == expected
+
+
+def test_r6_spells_a_scalar_as_canonical_json_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R6 writes a boolean and an integer without the JSON encoder (it is most of an R6
+    repair's cost); the spelling is the canonical one, for every kind of scalar."""
+    from toolcall300.argcheck import repairs
+    from toolcall300.canonical import canonical
+
+    class Int(int):
+        pass
+
+    values = (True, False, 0, -0, 7, -12345, 2**53 + 1, -(10**300), 1.5, -0.0, 1e300, Int(3))
+    expected = {id(v): canonical(v) for v in values}
+
+    def encoder(value: Any) -> str:
+        assert type(value) not in (bool, int), "the JSON encoder spelled a boolean or an int"
+        return canonical(value)
+
+    monkeypatch.setattr(repairs, "canonical", encoder)
+    for value in values:
+        assert repairs._r6_scalar_to_string(value, ("string",)) == ("R6", expected[id(value)])

@@ -287,6 +287,8 @@ def test_generated_repairs_call_only_the_rules_that_can_apply() -> None:
     assert "found = _r6(x, T3)" in checker.source
     assert "found = _type_repair(x, T4, len(p), c.max_depth)" in checker.source  # l
     assert "found = _r3(x, T5)" in checker.source  # its items
+    # a failing node's errors: its keywords tested inline, a keyword's check called on failure
+    assert "def E1(x, p):" in checker.source
     _assert_same({"schema": schema, "arguments": {"n": "3", "b": "true", "s": 4, "l": "2"}})
 
 

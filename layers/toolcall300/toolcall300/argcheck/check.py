@@ -346,8 +346,10 @@ def _read_text(text: str) -> tuple[Any, list[dict[str, Any]]] | None:
 def _defects(errors: list[SchemaError], after_repair: str | None = None) -> list[dict[str, Any]]:
     """The defects of one value from its errors in :func:`toolcall300.schema.iter_errors`
     order: missing_required first, then the rest in traversal order."""
-    ordered = [e for e in errors if e.code == "missing_required"]
-    ordered += [e for e in errors if e.code != "missing_required"]
+    ordered = errors
+    if len(errors) > 1:
+        ordered = [e for e in errors if e.code == "missing_required"]
+        ordered += [e for e in errors if e.code != "missing_required"]
     out = []
     for e in ordered:
         defect = {

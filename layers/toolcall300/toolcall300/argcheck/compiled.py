@@ -7,9 +7,10 @@ keyword tests inlined, no keyword table read per call), ``a`` (the root's admiss
 exact-typed JSON value within the depth limit *and* valid, so a conforming blob is answered
 without the separate JSON-value walk), ``r`` (the node's tentative repair, :meth:`Repairer.
 _unless_valid` written out for this node) and ``k`` (its children, :meth:`Repairer.children`).
-What a node's defects say is never written twice: a failing node's own errors come from the
-interpreter's :func:`toolcall300.schema.compile_node_errors`, and a type repair from
-:func:`toolcall300.argcheck.repairs.type_repair`, so messages and rules have one source.
+What a node's defects say is never written twice: a failing node's own errors come from
+each failing keyword's own ``check`` in :data:`toolcall300.schema.KEYWORDS` (called only when
+its inline test fails), and a repair from the rule functions of
+:mod:`toolcall300.argcheck.repairs`, so messages and rules have one source.
 
 The generated code assumes what the checker proves before calling it: every value is built
 from the exact JSON types (``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``,
@@ -33,7 +34,7 @@ from toolcall300.argcheck.repairs import _r4_string_to_boolean as r4_string_to_b
 from toolcall300.argcheck.repairs import _r6_scalar_to_string as r6_scalar_to_string
 from toolcall300.argcheck.repairs import _r9_enum_case_match as r9_enum_case_match
 from toolcall300.canonical import int_fits_double, json_equal
-from toolcall300.schema import KEYWORDS, compile_node_errors, declared_types, node_errors
+from toolcall300.schema import KEYWORDS, declared_types, node_errors
 from toolcall300.schema.patterns import compile_pattern
 
 #: ``is_json_value(value, limit)``: (ok, depth, exact), as the checker's request check answers.
@@ -312,7 +313,7 @@ class _Generator:
         if leaf:
             self.leaves[number] = (schema, level)
         own = self.own_test(schema, "x")
-        self.names[f"E{number}"] = compile_node_errors(schema)
+        self.errors(number, schema)
         self.names[f"S{number}"] = schema
         self.names[f"T{number}"] = declared_types(schema)
         self.names[f"N{number}"] = not node_errors(None, schema)  # accepts null (R8's test)
@@ -321,6 +322,41 @@ class _Generator:
         self.repair(number, schema)
         self.children(number, schema, own, children, item_node)
         return number
+
+    def errors(self, n: int, schema: dict[str, Any]) -> None:
+        """``E{n}(x, p)``: :func:`toolcall300.schema.node_errors` of this node, each own
+        keyword tested inline in report order and its own ``check`` called (for its errors
+        and their messages) only when the test fails, which is exactly when it yields."""
+        body = [f"def E{n}(x, p):", "    out = []"]
+        for name in _OWN_ORDER:
+            if name not in schema:
+                continue
+            test = self.keyword_test(schema, name, "x")
+            if test is None:
+                continue  # a value of the keyword that no instance fails
+            check = self.const(KEYWORDS[name].check)
+            value = self.const(schema[name])
+            body += [f"    if not ({test}):", f"        out += {check}({value}, x, S{n}, p, ())"]
+        self.emit(*body, "    return out")
+
+    def keyword_test(self, schema: dict[str, Any], name: str, x: str) -> str | None:
+        """Whether ``x`` passes keyword ``name`` of the node alone: the tests :meth:`own_test`
+        joins, one keyword's, gated by its family (values of other families pass)."""
+        if name == "type":
+            return self.type_test(schema, x)
+        if name == "enum":
+            return self.enum_test(schema, x)
+        alone = {name: schema[name]}
+        if name == "additionalProperties" and "properties" in schema:
+            alone["properties"] = schema["properties"]  # the keys it admits
+        families = self.family_tests(alone, x)
+        if not families:
+            return None
+        ((family, tests),) = families.items()
+        joined = " and ".join(tests)
+        if not family:
+            return f"({joined})"
+        return f"(not {_FAMILY_MEMBER[family].format(x=x)} or ({joined}))"
 
     def emit(self, *lines: str) -> None:
         self.lines.extend(lines)
@@ -577,6 +613,12 @@ class _Generator:
             "            rep, found = s[1](m, p + (key,), c)",
         ]
 
+
+#: A node's own keywords (not those holding subschemas) in the order their defects are
+#: reported: ``required`` first, then the keyword table's order.
+_OWN_ORDER = ("required",) + tuple(
+    name for name, kw in KEYWORDS.items() if name != "required" and not kw.subschemas
+)
 
 #: The type repairs that take a string, each with the declared types it serves.
 _STRING_RULES = (("_r3", frozenset({"number", "integer"})), ("_r4", frozenset({"boolean"})))

@@ -102,6 +102,13 @@ def _r5_string_json_unwrap(value: Any, types: tuple[str, ...], held: Any) -> Rep
 def _r6_scalar_to_string(value: Any, types: tuple[str, ...]) -> Repair | None:
     """R6: a number or boolean becomes its canonical JSON spelling; containers never do."""
     if "string" in types and (isinstance(value, (bool, int, float))):
+        kind = type(value)
+        # JSON spells a boolean as its word and an integer as its decimal digits, which is
+        # what canonical() writes for them (a float goes through it: its shortest spelling)
+        if kind is bool:
+            return "R6", "true" if value else "false"
+        if kind is int:
+            return "R6", int.__repr__(value)
         return "R6", canonical(value)
     return None
 

@@ -213,8 +213,13 @@ def _type_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator:
 def _enum_check(
     v: Any, inst: Any, schema: dict[str, Any], ip: Path, sp: Path
 ) -> Iterator[SchemaError]:
-    # a string equals only an equal string (as in _enum_compiled): one C-level scan of the list
-    found = inst in v if isinstance(inst, str) else any(json_equal(inst, m) for m in v)
+    # a string equals only an equal string (as in _enum_compiled): one C-level scan of the list;
+    # anything else is compared with the members that are not strings only
+    found = (
+        inst in v
+        if isinstance(inst, str)
+        else any(json_equal(inst, m) for m in v if not isinstance(m, str))
+    )
     if not found:
         yield _err("enum_mismatch", "enum", ip, sp, f"not one of the {len(v)} enum members")
 
