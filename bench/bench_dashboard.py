@@ -73,7 +73,7 @@ def bench_server_side(repeats: int) -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     from toolcall300.service.domain import dashboard
-    from toolcall300.service.local.gateway import LambdaContext
+    from toolcall300.service.local.httpapi import LambdaContext
 
     static = ROOT / "layers" / "toolcall300" / "toolcall300" / "service" / "static"
     names = ("dashboard.html", "dashboard.css", "dashboard.js")

@@ -139,7 +139,7 @@ def test_lambda_handler_serves_the_page_with_its_headers() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from toolcall300.service.local.gateway import LambdaContext
+    from toolcall300.service.local.httpapi import LambdaContext
 
     event = {
         "version": "2.0",

@@ -692,7 +692,7 @@ def test_moto_authorises_an_s3_request_by_the_iam_action_aws_checks() -> None:
 
 def _handler_call(stack: dict[str, Any], who: str, method: str, target: str, **kw: Any) -> Any:
     """One request through ``who``'s real handler (the gateway's routes) under its policy."""
-    from toolcall300.service.local.gateway import bind_routes, invoke
+    from toolcall300.service.local.httpapi import bind_routes, invoke
 
     # as the template's Globals set them; metrics off (an earlier test's buffered count would
     # otherwise be flushed, and refused without the namespace, by this handler)

@@ -103,7 +103,7 @@ def aws(aws_session: Any) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def routes(template: dict[str, Any]) -> list[Any]:
-    from toolcall300.service.local.gateway import bind_routes
+    from toolcall300.service.local.httpapi import bind_routes
 
     return bind_routes(ROOT, template)
 
@@ -111,7 +111,7 @@ def routes(template: dict[str, Any]) -> list[Any]:
 @pytest.fixture
 def call(aws: Any, routes: list[Any]) -> Call:
     """``call("GET", "/licence", headers={...}, body=b"...", ip="1.2.3.4")`` -> (status, headers, json)."""
-    from toolcall300.service.local.gateway import invoke
+    from toolcall300.service.local.httpapi import invoke
 
     def _call(
         method: str,

@@ -16,7 +16,7 @@ import pytest
 from toolcall300.service.api.openapi import document
 from toolcall300.service.domain import badge, licences, runs
 from toolcall300.service.domain.records import iso
-from toolcall300.service.local.gateway import invoke
+from toolcall300.service.local.httpapi import invoke
 from toolcall300.service.sdk.dynamo import LicenceTable
 from toolcall300.service.sdk.runs import RunTable
 

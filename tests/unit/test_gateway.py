@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall300.service.local.cfn import HttpRoute, load_template, resolve
-from toolcall300.service.local.gateway import build_event
+from toolcall300.service.local.httpapi import build_event
 
 ROUTE = HttpRoute(
     "CorpusFunction", "GET", "/cases/{id}/rationale", "functions/corpus/", "app.handler"
@@ -86,7 +86,8 @@ class Served:
         import re
         import threading
 
-        from toolcall300.service.local.gateway import BoundRoute, GatewayServer
+        from toolcall300.service.local.gateway import GatewayServer
+        from toolcall300.service.local.httpapi import BoundRoute
 
         self.calls = 0
         self.hold = False
@@ -218,6 +219,8 @@ CHUNKED = b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n
         (CHUNKED + b"A00000\r\n" + b"x" * 0xA00000 + b"\r\n1\r\n", 413, "payload_too_large"),
         (CHUNKED + b"0\r\n" + b"X-Trailer: " + b"t" * 64 * 1024, 400, "invalid_chunked_body"),
         (b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10485761\r\n\r\n", 413, "payload_too_large"),
+        # a head past the header cap (waitress's own refusal, in the API's words)
+        (b"GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70 * 1024 + b"\r\n\r\n", 431, "headers_too_large"),
         # HTTP/0.9: a request line without a version is answered at once, not left waiting
         (b"GET /echo\r\n", 400, "bad_request"),
         # a version this server does not speak, answered when the line ends (was served)

@@ -72,7 +72,7 @@ def test_concurrent_invocations_each_log_their_own_request_and_correlation_ids()
 
     from aws_lambda_powertools.logging import correlation_paths
 
-    from toolcall300.service.local.gateway import LambdaContext
+    from toolcall300.service.local.httpapi import LambdaContext
     from toolcall300.service.observability import logger
 
     both_inside = threading.Barrier(2, timeout=30)

@@ -4,8 +4,8 @@ What a request's bytes must look like before anything runs (RFC 9112, the messag
 RFC 9110, the semantics), decided from the bytes alone and answered as a :class:`Refusal`
 (status, the JSON error code of docs/api.md, a message), so the rules are read and tested
 apart from the server, the way h11 keeps its state machine apart from I/O
-(tests/unit/test_framing.py). ``service.local.gateway`` is the adapter: it feeds waitress's
-parser the bytes, asks these functions, and turns a refusal into an answer and a close.
+(tests/unit/test_framing.py). ``service.local.gateway`` is the adapter: waitress's parser
+gets the bytes, the gateway asks these functions, and a refusal becomes an answer and a close.
 
 Not a parser (waitress parses and buffers) and not a router: nothing here reads a socket,
 a clock or a setting; the limits are arguments.
@@ -41,6 +41,15 @@ class Refusal:
     status: int
     code: str
     message: str
+
+
+#: The refusals given by more than one rule, and by the server's own parser (it enforces the
+#: body and header caps it is configured with, digits in ``Content-Length`` and the chunk
+#: syntax itself), in this API's words.
+TOO_LARGE = Refusal(413, "payload_too_large", "request body too large")
+HEAD_TOO_LARGE = Refusal(431, "headers_too_large", "request header section too large")
+BAD_LENGTH = Refusal(400, "invalid_content_length", "Content-Length must be one decimal number")
+BAD_CHUNKS = Refusal(400, "invalid_chunked_body", "malformed chunked request body")
 
 
 def _fields(header_plus: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
@@ -130,11 +139,9 @@ def _length_refusal(
         return Refusal(400, "invalid_content_length", "Content-Length must be given once")
     if lengths:
         if not lengths[0].isdigit():
-            return Refusal(
-                400, "invalid_content_length", "Content-Length must be one decimal number"
-            )
+            return BAD_LENGTH
         if int(lengths[0]) > max_body:
-            return Refusal(413, "payload_too_large", "request body too large")
+            return TOO_LARGE
     return None
 
 
@@ -144,9 +151,9 @@ def chunk_refusal(
     """A chunked body being read: its size line or trailer past their bounds, or a declared
     chunk that would take the body past ``max_body`` (refused before it is read)."""
     if size_line > MAX_CHUNK_LINE or trailer > MAX_TRAILER:
-        return Refusal(400, "invalid_chunked_body", "malformed chunked request body")
+        return BAD_CHUNKS
     if buffered + declared > max_body:
-        return Refusal(413, "payload_too_large", "request body too large")
+        return TOO_LARGE
     return None
 
 

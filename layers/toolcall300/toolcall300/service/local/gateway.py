@@ -1,253 +1,56 @@
-"""A local stand-in for API Gateway's HTTP API: waitress serves HTTP, an adapter turns each
-request into an HTTP API v2 event for the handlers that ``template.yaml`` routes to.
+"""A local stand-in for API Gateway's HTTP API on a socket: waitress serves HTTP, and this module
+is the thin adapter between it, the framing rules (``service.local.framing``) and the emulated
+API (``service.local.httpapi``). Not a faithful API Gateway: no authorizers, no throttling, a
+10 MB body cap like the real one.
 
-Routes are read from ``template.yaml`` (each function's ``HttpApi`` events), so a function
-added to the template is served without touching this module. Each function is imported once
-from ``functions/<name>/app.py``; its requests run concurrently on the server's handler threads,
-as concurrent Lambda environments would (the resolver keeps each request per thread,
-``api/resolver.py``). Not a faithful API Gateway: no authorizers, no throttling, a 10 MB body
-cap like the real one.
+waitress's settings hold what they can (:class:`GatewayServer`): the body cap while a body is
+read (``max_request_body_size``), the header cap (``max_request_header_size``, 431), the idle
+timeout of a kept-alive connection (``channel_timeout``), the connection limit and the listen
+backlog, no ``Server`` ident, no tracebacks. Its parser refuses a ``Content-Length`` that is
+not digits and a malformed chunk itself. ``framing`` holds the rest and is asked here: the
+request line, ``Host``, the length fields, bounds on a chunk's size line and trailer, the
+methods (in the WSGI application, :class:`LambdaAdapter`), and the words of every refusal
+(docs/api.md's JSON error, where waitress would send a text page).
 
-The HTTP server is waitress (pure Python, well kept): one event loop owns every connection, a
-fixed pool of threads runs the handlers, and it has a connection limit, an idle timeout and a
-body buffer that spills to disk. The framing rules it lacks live, pure and tested on their own,
-in ``service.local.framing`` (versions, ``Host``, the length fields, chunk bounds, methods, HEAD
-routed as GET, a 413 before any ``100 Continue``); this module is the adapter that asks them
-and turns a refusal into the JSON error body of docs/api.md with the connection closed. What
-:class:`GatewayServer` adds to waitress's connection handling (each attacked over a raw socket
-in ``tests/unit/test_gateway.py``):
-
-- a deadline for the whole request from its first byte (or from the accept): waitress's
-  timeout counts from the last byte read, so a client that trickles a byte at a time holds its
-  connection, and gets its request run, as late as it likes;
-- at the connection limit, with a client waiting to be taken on, the connection that has gone
-  longest without a request to serve is closed to make room (idle keep-alives first), so a
-  thousand silent connections cannot make a real request wait for their deadline;
-- a burst of clients accepted in one turn of the loop (up to the connection limit), not one
-  per turn.
+Three waitress classes are still subclassed, each for a hook waitress has no setting for (each
+attacked over a raw socket in ``tests/unit/test_gateway.py``): the request parser (to refuse a
+request from its head, before its body is read or a ``100 Continue`` is sent, and to answer
+every refusal in JSON), the channel (when a request's first byte came), and the server (a
+deadline for a whole request, room made at the connection limit, a burst accepted at once).
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import importlib.util
-import json
 import logging
 import select
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http import HTTPStatus
-from pathlib import Path
-from types import ModuleType
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
-from waitress.receiver import ChunkedReceiver
 from waitress.server import TcpWSGIServer
 from waitress.task import hop_by_hop
-from waitress.utilities import Error, RequestEntityTooLarge, RequestHeaderFieldsTooLarge
+from waitress.utilities import RequestEntityTooLarge, RequestHeaderFieldsTooLarge
 
 from toolcall300.service.local import framing
-from toolcall300.service.local.cfn import HttpRoute, http_routes
+from toolcall300.service.local.httpapi import BoundRoute, bind_routes, error_answer, invoke
+
+#: ``bind_routes`` and ``invoke`` are httpapi's, named here too for the stack that serves them.
+__all__ = ["GatewayServer", "LambdaAdapter", "LocalRoutes", "ServerLimits", "bind_routes", "invoke"]
 
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's own payload limit
-_TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
 
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 #: Routes only a local stack serves (the dev checkout page): (method, target, body) -> the
 #: answer, or None when the target is not one of them.
 LocalRoutes = Callable[[str, str, bytes], "tuple[int, dict[str, str], bytes] | None"]
-
-
-@dataclass
-class LambdaContext:
-    """The attributes Powertools reads from a Lambda context."""
-
-    function_name: str
-    memory_limit_in_mb: int = 512
-    function_version: str = "$LATEST"
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    log_group_name: str = "local"
-    log_stream_name: str = "local"
-    deadline: float = field(default_factory=lambda: time.monotonic() + 30)
-
-    @property
-    def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.deadline - time.monotonic()) * 1000))
-
-
-@dataclass(frozen=True)
-class BoundRoute:
-    route: HttpRoute
-    pattern: Any
-    handler: Handler
-
-
-def load_handler(root: Path, route: HttpRoute) -> Handler:
-    """Import ``<CodeUri>/<module>.py`` under a unique module name; return its handler."""
-    module_name, _, attr = route.handler.rpartition(".")
-    path = root / route.code_uri / f"{module_name}.py"
-    spec = importlib.util.spec_from_file_location(f"tc300_function_{route.function}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = getattr(module, attr)
-    return handler
-
-
-def bind_routes(root: Path, template: dict[str, Any]) -> list[BoundRoute]:
-    """Every template route bound to its function's handler (one import per function)."""
-    handlers: dict[str, Handler] = {}
-    bound = []
-    for route in http_routes(template):
-        if route.function not in handlers:
-            handlers[route.function] = load_handler(root, route)
-        bound.append(BoundRoute(route, route.pattern(), handlers[route.function]))
-    return bound
-
-
-def match(
-    routes: list[BoundRoute], method: str, path: str
-) -> tuple[BoundRoute, dict[str, str]] | None:
-    """The route for ``method path`` and its path parameters (decoded), or None."""
-    for bound in routes:
-        if bound.route.method not in (method, "ANY"):
-            continue
-        m = bound.pattern.match(path)
-        if m:
-            return bound, {k: unquote(v) for k, v in m.groupdict().items()}
-    return None
-
-
-def build_event(
-    *,
-    method: str,
-    raw_path: str,
-    query: str,
-    headers: list[tuple[str, str]],
-    body: bytes,
-    source_ip: str,
-    route: HttpRoute,
-    path_params: dict[str, str],
-    domain: str | None = None,
-) -> dict[str, Any]:
-    """An HTTP API payload-format 2.0 event, as API Gateway would build it.
-
-    ``domain`` is the API's own address (``requestContext.domainName``): the server passes its
-    own, never the request's ``Host``, since API Gateway answers only for its own domains and
-    the links a handler builds from it (the checkout's success URL, ``public_base_url``) must
-    not follow a forged ``Host``. Only an in-process call (a test standing in for API Gateway,
-    where the two agree) leaves it None and gets the ``Host`` header."""
-    merged: dict[str, str] = {}
-    cookies: list[str] = []
-    for name, value in headers:
-        key = name.lower()
-        if key == "cookie":
-            cookies.extend(c.strip() for c in value.split(";") if c.strip())
-            continue
-        merged[key] = f"{merged[key]},{value}" if key in merged else value
-    merged["x-forwarded-proto"] = "http"  # as API Gateway sets it; this gateway speaks plain HTTP
-    params: dict[str, str] = {}
-    for k, v in parse_qsl(query, keep_blank_values=True):
-        params[k] = f"{params[k]},{v}" if k in params else v
-    content_type = merged.get("content-type", "")
-    is_text = any(content_type.startswith(t) for t in _TEXT_TYPES)
-    try:
-        text_body = body.decode("utf-8") if is_text else None
-    except UnicodeDecodeError:
-        text_body = None
-    now = time.time()
-    route_key = f"{route.method} {route.path}"
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": route_key,
-        "rawPath": raw_path,
-        "rawQueryString": query,
-        "headers": merged,
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "local",
-            "domainName": domain or merged.get("host", "localhost"),
-            "domainPrefix": "local",
-            "http": {
-                "method": method,
-                "path": raw_path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": source_ip,
-                "userAgent": merged.get("user-agent", ""),
-            },
-            "requestId": str(uuid.uuid4()),
-            "routeKey": route_key,
-            "stage": "$default",
-            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
-            "timeEpoch": int(now * 1000),
-        },
-        "isBase64Encoded": False,
-    }
-    if cookies:
-        event["cookies"] = cookies
-    if params:
-        event["queryStringParameters"] = params
-    if path_params:
-        event["pathParameters"] = path_params
-    if body:
-        if text_body is not None:
-            event["body"] = text_body
-        else:
-            event["body"] = base64.b64encode(body).decode("ascii")
-            event["isBase64Encoded"] = True
-    return event
-
-
-def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], bytes]:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    return status, {"content-type": "application/json"}, body
-
-
-def invoke(
-    routes: list[BoundRoute],
-    *,
-    method: str,
-    target: str,
-    headers: list[tuple[str, str]],
-    body: bytes,
-    source_ip: str,
-    domain: str | None = None,
-) -> tuple[int, dict[str, str], bytes]:
-    """Route one request, invoke its handler, and turn the result into (status, headers, body)."""
-    parts = urlsplit(target)
-    found = match(routes, method, parts.path)
-    if found is None:
-        return _error(404, "not_found", "no such route")
-    bound, params = found
-    event = build_event(
-        method=method, raw_path=parts.path, query=parts.query, headers=headers, body=body,
-        source_ip=source_ip, route=bound.route, path_params=params, domain=domain,
-    )  # fmt: skip
-    try:
-        result = bound.handler(event, LambdaContext(bound.route.function))
-    except Exception:  # an unhandled crash is API Gateway's 500, as on AWS
-        return _error(500, "internal", "Internal Server Error")
-    out_headers = {str(k).lower(): str(v) for k, v in (result.get("headers") or {}).items()}
-    raw = result.get("body") or ""
-    data = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode("utf-8")
-    return int(result.get("statusCode", 200)), out_headers, data
-
-
-# ------------------------------------------------------------------------ the WSGI adapter
 
 
 def request_headers(environ: dict[str, Any]) -> list[tuple[str, str]]:
@@ -263,7 +66,9 @@ def request_headers(environ: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 class LambdaAdapter:
-    """The WSGI application: environ -> HTTP API v2 event -> handler -> HTTP answer.
+    """The WSGI application: environ -> HTTP API v2 event -> handler -> HTTP answer, with
+    framing's method rules (TRACE and CONNECT 405, an unknown method 501, HEAD routed as the
+    GET it asks about and answered without the body).
 
     The target is the request-target as sent (``REQUEST_URI``), not WSGI's decoded
     ``PATH_INFO``: API Gateway routes on the raw path and decodes path parameters itself.
@@ -282,7 +87,7 @@ class LambdaAdapter:
         body = environ["wsgi.input"].read()  # whole and capped: waitress buffered it
         refused = framing.method_refusal(method)
         if refused is not None:
-            status, headers, data = _error(refused.status, refused.code, refused.message)
+            status, headers, data = error_answer(refused.status, refused.code, refused.message)
         else:
             routed = framing.routed_method(method)  # HEAD: the GET's answer, without its body
             answer = self.local_routes(routed, target, body) if self.local_routes else None
@@ -292,85 +97,68 @@ class LambdaAdapter:
             )  # fmt: skip
         out = [(k, v) for k, v in headers.items() if k not in hop_by_hop and k != "content-length"]
         out.append(("content-length", str(len(data))))
-        start_response(f"{status} {_reason(status)}", out)
+        start_response(_status_line(status), out)
         return [] if method == "HEAD" else [data]
 
 
-def _reason(status: int) -> str:
+def _status_line(status: int) -> str:
     try:
-        return HTTPStatus(status).phrase
+        return f"{status} {HTTPStatus(status).phrase}"
     except ValueError:
-        return "Unknown"
+        return f"{status} Unknown"
 
 
-# ---------------------------------------------------------- what waitress lacks, added here
+# ------------------------------------------- the hooks waitress has no setting for, added here
 
 
-class JsonError(Error):  # type: ignore[misc]
-    """A refusal before any handler runs, answered with the JSON error body; waitress's error
-    task sends it and closes the connection."""
+class _Refused:
+    """``request.error`` for a request refused before any handler runs: waitress's error task
+    sends ``error.to_response()`` and closes the connection. Its own errors render a text page
+    and no setting changes that, so this renders docs/api.md's JSON error (the one method the
+    error task calls; not a subclass of waitress's ``Error``, whose body it would replace)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = status
-        self.reason = _reason(status)
-        self.error_code = code
+    def __init__(self, refusal: framing.Refusal) -> None:
+        self.refusal = refusal
 
     def to_response(self, ident: str | None = None) -> tuple[str, list[tuple[str, str]], bytes]:
-        _status, headers, body = _error(self.code, self.error_code, str(self.body))
-        return f"{self.code} {self.reason}", [(k, v) for k, v in headers.items()], body
+        status, headers, body = error_answer(
+            self.refusal.status, self.refusal.code, self.refusal.message
+        )
+        return _status_line(status), list(headers.items()), body
 
 
-def _refusal(refused: framing.Refusal) -> JsonError:
-    return JsonError(refused.status, refused.code, refused.message)
-
-
-def _as_json(error: Any) -> JsonError:
-    """waitress's own refusals (bad header, bad chunk, too large) as JSON errors."""
-    if isinstance(error, JsonError):
+def _as_json(error: Any) -> _Refused:
+    """waitress's own refusals (the caps it is configured with, a Content-Length that is not
+    digits, a bad chunk, a transfer coding it does not implement) in framing's words."""
+    if isinstance(error, _Refused):
         return error
     if isinstance(error, RequestEntityTooLarge):
-        return JsonError(413, "payload_too_large", "request body too large")
+        return _Refused(framing.TOO_LARGE)
     if isinstance(error, RequestHeaderFieldsTooLarge):
-        return JsonError(431, "headers_too_large", "request header section too large")
+        return _Refused(framing.HEAD_TOO_LARGE)
     message = str(getattr(error, "body", "") or "malformed request")
-    status = int(getattr(error, "code", 400))
     if "Content-Length" in message:
-        return JsonError(400, "invalid_content_length", "Content-Length must be one decimal number")
+        return _Refused(framing.BAD_LENGTH)
     if "hunk" in message:  # "Invalid chunk size", "Chunk not properly terminated", ...
-        return JsonError(400, "invalid_chunked_body", "malformed chunked request body")
-    return JsonError(status, "bad_request" if status == 400 else "http_error", message)
-
-
-class _BoundedChunks(ChunkedReceiver):  # type: ignore[misc]
-    """waitress's chunked body reader with bounds on the size line and the trailer, and a
-    declared chunk that would take the body past the cap refused before it is read."""
-
-    error: Any
-    completed: bool
-
-    def __init__(self, buf: Any, max_body: int) -> None:
-        super().__init__(buf)
-        self.max_body = max_body
-
-    def received(self, s: bytes) -> int:
-        consumed: int = super().received(s)
-        if self.error is None and not self.completed:
-            refused = framing.chunk_refusal(
-                size_line=len(self.control_line),
-                trailer=len(self.trailer),
-                buffered=len(self.buf),
-                declared=self.chunk_remainder,
-                max_body=self.max_body,
-            )
-            if refused is not None:
-                self.error = _refusal(refused)
-                self.all_chunks_received = True
-        return consumed
+        return _Refused(framing.BAD_CHUNKS)
+    status = int(getattr(error, "code", 400))
+    return _Refused(
+        framing.Refusal(status, "bad_request" if status == 400 else "http_error", message)
+    )
 
 
 class _Parser(HTTPRequestParser):  # type: ignore[misc]
-    """waitress's request parser with the checks above; every refusal a JSON error."""
+    """waitress's request parser held to ``framing``'s rules, every refusal a JSON error.
+
+    A subclass because waitress has no public hook between the bytes and its parse: no
+    callback with the request line once it ends (HTTP/0.9 would wait for a header block,
+    ``HTTP/9.9`` would be served), none with the head before the body is read (where
+    ``Content-Length`` beside ``Transfer-Encoding``, ``Host`` and an HTTP/1.0
+    ``Transfer-Encoding`` are refused, and where a refusal must cancel the ``100 Continue``
+    waitress would otherwise send before its own 413), no bound on a chunk's size line or
+    trailer but the whole body cap (``max_control_line`` is commented out in its chunked
+    reader), and no setting for the body of its refusals (:class:`_Refused`).
+    """
 
     body_rcv: Any
     completed: bool
@@ -381,10 +169,18 @@ class _Parser(HTTPRequestParser):  # type: ignore[misc]
             refused = framing.request_line_refusal(self.header_plus + data)
             if refused is not None:
                 self.parse_header(b"GET / HTTP/1.0\r\n")  # what the error answer needs
-                self.error = _refusal(refused)
-                self.completed = True
+                self.error, self.completed = _Refused(refused), True
                 return len(data)
         consumed: int = super().received(data)
+        if self.chunked and not self.completed:
+            chunks = self.body_rcv  # waitress's chunked reader, read between two receipts
+            refused = framing.chunk_refusal(
+                size_line=len(chunks.control_line), trailer=len(chunks.trailer),
+                buffered=len(chunks.buf), declared=chunks.chunk_remainder,
+                max_body=self.adj.max_request_body_size - 1,
+            )  # fmt: skip
+            if refused is not None:
+                self.error, self.completed = _Refused(refused), True
         if self.error is not None:
             self.error = _as_json(self.error)
             self.expect_continue = False  # refused: no 100 Continue, the refusal instead
@@ -394,21 +190,20 @@ class _Parser(HTTPRequestParser):  # type: ignore[misc]
         refused = framing.head_refusal(header_plus, max_body=self.adj.max_request_body_size - 1)
         if refused is None:
             super().parse_header(header_plus)
-            if self.chunked:
-                self.body_rcv = _BoundedChunks(
-                    self.body_rcv.getbuf(), self.adj.max_request_body_size - 1
-                )
             return
         first_line = header_plus.partition(b"\r\n")[0]
         try:  # the request line alone: the answer's HTTP version; no body is read
             super().parse_header(first_line + b"\r\n")
         except ParsingError:
             super().parse_header(b"GET / HTTP/1.0\r\n")
-        self.error = _refusal(refused)
+        self.error = _Refused(refused)
 
 
 class _Channel(HTTPChannel):  # type: ignore[misc]
-    """A connection whose request (head and body) must arrive within the server's deadline."""
+    """A connection that knows since when its request (head and body) has been on its way.
+
+    A subclass because waitress keeps the time of a connection's last byte only (its idle
+    timeout counts from it), not when the request being received began."""
 
     parser_class = _Parser
     server: GatewayServer
@@ -449,10 +244,18 @@ class ServerLimits:
 
 
 class GatewayServer(TcpWSGIServer):  # type: ignore[misc]
-    """waitress serving :class:`LambdaAdapter`, with the additions above.
+    """waitress serving :class:`LambdaAdapter` with the limits of :class:`ServerLimits`.
 
-    ``serve_forever()`` runs the event loop on the calling thread until ``shutdown()``;
-    ``clock`` times the request deadline (tests pass their own).
+    A subclass because waitress has no setting for three things it must do here: a deadline
+    for a whole request from its first byte (``channel_timeout`` counts from the last byte
+    read, so a client that trickles a byte at a time holds its connection, and gets its
+    request run, as late as it likes); at the connection limit with a client waiting, closing
+    the connection that has gone longest without a request to serve (without it, a thousand
+    silent connections held every place until their deadline); and taking every waiting
+    client in one turn of the loop (waitress takes one a turn, and each turn walks every open
+    connection). ``serve_forever()`` runs the loop on the calling thread until
+    ``shutdown()`` from another (waitress's ``run()`` has no stop); ``clock`` times the
+    request deadline (tests pass their own).
     """
 
     channel_class = _Channel
