@@ -1,10 +1,14 @@
 """The HTTP/1.1 framing rules on their own: bytes in, a refusal (or None) out, no socket.
 
 The gateway over real sockets is tests/unit/test_gateway.py; here each rule is read as the
-RFC section it cites.
+RFC section it cites, then held over inputs Hypothesis draws: no input raises, nothing is
+judged before it has arrived, and each bound refuses exactly what is past it, whatever the
+field names' case, the whitespace and the order.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -133,3 +137,124 @@ def test_any_head_is_judged_without_an_exception(raw: bytes) -> None:
     assert refused is None or 400 <= refused.status < 600
     refused = framing.request_line_refusal(raw)
     assert refused is None or refused.status in (400, 505)
+
+
+# ------------------------------------------------ properties: any input, the bounds hold
+
+_NAME_CASE = st.sampled_from([str.lower, str.upper, str.title])
+_OWS = st.sampled_from(["", " ", "\t", "  "])
+
+
+@given(st.binary(max_size=300).filter(lambda b: b"\n" not in b.lstrip(b"\r\n")))
+def test_no_request_line_is_refused_before_it_ends(received: bytes) -> None:
+    """A line still arriving is never judged: a refusal comes when its LF does."""
+    assert framing.request_line_refusal(received) is None
+
+
+@given(
+    length=st.integers(min_value=0, max_value=2 * MAX),
+    max_body=st.integers(min_value=0, max_value=2 * MAX),
+    name=_NAME_CASE,
+    ows=_OWS,
+)
+def test_a_declared_length_is_refused_exactly_past_the_cap(
+    length: int, max_body: int, name: Any, ows: str
+) -> None:
+    """Whatever the field name's case and the whitespace around the value (RFC 9110 5.1,
+    5.5), a Content-Length over the cap is the 413, and one within it passes."""
+    field = f"{name('content-length')}:{ows}{length}{ows}"
+    refused = framing.head_refusal(head("Host: a", field), max_body=max_body)
+    assert refused == (framing.TOO_LARGE if length > max_body else None)
+
+
+@given(
+    te=st.sampled_from(["chunked", "gzip, chunked", "chunked, gzip", "identity", "x"]),
+    length=st.integers(min_value=0, max_value=MAX),
+    te_first=st.booleans(),
+    names=st.tuples(_NAME_CASE, _NAME_CASE),
+    ows=_OWS,
+)
+def test_both_length_fields_are_always_refused(
+    te: str, length: int, te_first: bool, names: tuple[Any, Any], ows: str
+) -> None:
+    """RFC 9112 section 6.3 item 3, the request smuggling case: Transfer-Encoding and
+    Content-Length together are refused whatever the coding, the order, the names' case and
+    the whitespace, before a byte of the body is read."""
+    fields = [
+        f"{names[0]('transfer-encoding')}:{ows}{te}",
+        f"{names[1]('content-length')}:{ows}{length}",
+    ]
+    request_head = head("Host: a", *(fields if te_first else fields[::-1]))
+    refused = framing.head_refusal(request_head, max_body=MAX)
+    assert refused is not None and (refused.status, refused.code) == (400, "invalid_framing")
+
+
+@given(
+    te=st.sampled_from(["chunked", "gzip, chunked", "chunked, "])
+    | st.text(alphabet="chunkedgzip, \t", max_size=30),
+    name=_NAME_CASE,
+)
+def test_no_transfer_coding_frames_an_http_1_0_request(te: str, name: Any) -> None:
+    """RFC 9112 section 6.1: a Transfer-Encoding in an HTTP/1.0 request is refused (a
+    server reading it as 1.0 would not decode it), whatever it names."""
+    request_head = head(f"{name('transfer-encoding')}: {te}", version="HTTP/1.0")
+    refused = framing.head_refusal(request_head, max_body=MAX)
+    if any(te.strip(" \t").split(",")):  # the field (without its whitespace) says anything
+        assert refused is not None and refused.status == 400
+    else:
+        assert refused is None
+
+
+@given(
+    size_line=st.integers(min_value=0, max_value=4 * framing.MAX_CHUNK_LINE),
+    trailer=st.integers(min_value=0, max_value=4 * framing.MAX_TRAILER),
+    buffered=st.integers(min_value=0, max_value=2 * MAX),
+    declared=st.integers(min_value=0, max_value=2**64),
+    max_body=st.integers(min_value=0, max_value=2 * MAX),
+)
+def test_a_chunked_body_passes_only_within_every_bound(
+    size_line: int, trailer: int, buffered: int, declared: int, max_body: int
+) -> None:
+    """None exactly when every bound holds; past the line or trailer bound the chunking is
+    malformed (400), else past the body cap it is the 413."""
+    refused = framing.chunk_refusal(
+        size_line=size_line, trailer=trailer, buffered=buffered, declared=declared,
+        max_body=max_body,
+    )  # fmt: skip
+    framing_ok = size_line <= framing.MAX_CHUNK_LINE and trailer <= framing.MAX_TRAILER
+    if not framing_ok:
+        assert refused == framing.BAD_CHUNKS
+    elif buffered + declared > max_body:
+        assert refused == framing.TOO_LARGE
+    else:
+        assert refused is None
+
+
+_HOSTS = st.from_regex(r"\A[a-z0-9](?:[a-z0-9.-]{0,30}[a-z0-9])?(?::[0-9]{1,5})?\Z")
+
+
+@given(host=_HOSTS)
+def test_a_host_and_port_is_accepted(host: str) -> None:
+    assert framing.head_refusal(head(f"Host: {host}"), max_body=MAX) is None
+
+
+@given(host=_HOSTS, bad=st.sampled_from(list(' /@?#\\"<>{}|^`')), at=st.integers(0, 40))
+def test_a_host_with_a_character_no_host_has_is_refused(host: str, bad: str, at: int) -> None:
+    """RFC 3986 section 3.2.2: a reg-name has no space, slash, at sign and so on; a Host
+    carrying one (a path or credentials smuggled into it) is refused."""
+    at = min(at, len(host))
+    value = f"{host[:at]}{bad}{host[at:]}".strip(" ")
+    if bad == " " and " " not in value:  # only at an end: optional whitespace, not the value
+        return
+    refused = framing.head_refusal(head(f"Host: {value}"), max_body=MAX)
+    assert refused is not None and refused.code == "invalid_host"
+
+
+@given(st.text(max_size=12))
+def test_any_method_is_served_or_refused_as_405_or_501(method: str) -> None:
+    refused = framing.method_refusal(method)
+    if method in framing.METHODS:
+        assert refused is None
+    else:
+        assert refused is not None and refused.status in (405, 501)
+    assert framing.routed_method(method) in ({"GET"} if method == "HEAD" else {method})
