@@ -9,6 +9,7 @@ chosen to exercise each branch. The end-to-end run against the real local stack 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from playwright.sync_api import expect
 from support.dashboard import (
     EMPTY_KEY,
     GOOD_KEY,
+    OWNER_KEY,
     PACK_KEY,
     SINGLE_KEY,
     ContractApi,
@@ -875,3 +877,85 @@ def test_another_tracks_case_view_shows_its_reports_own_rationale(
     assert why.text_content() == "P7: two identical copies of one call collapse to one (rule 10)"
     assert not any("/cases/" in url for url in watched_page.requests_seen)
     assert watched_page.console_errors == []
+
+
+# ---------------------------------------------------------------- the README badge
+
+
+def test_the_purchase_key_switches_the_badge_with_the_keyboard_and_gets_its_readme_line(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    """The switch (a labelled checkbox, role switch) is reached and toggled with the keyboard;
+    while the change is on its way nothing says it is done; once stored, the README line the
+    API answered and a preview of the image; off again, both are gone."""
+    pg = watched_page
+    open_dashboard(pg, contract_api, key=OWNER_KEY)
+    switch = pg.get_by_role("switch", name="Public badge")
+    expect(switch).not_to_be_checked()
+    state = pg.locator("#readme-badge-state")
+    expect(state).to_have_text(
+        "The badge is private: its address answers 404 until the team makes it public."
+    )
+    assert low_contrast(pg) == []
+    switch.focus()
+    saving = HeldRequests(pg, lambda r: r.method == "PUT")
+    pg.keyboard.press("Space")
+    saving.wait()
+    expect(state).to_have_text("Making the badge public…")
+    assert switch.get_attribute("aria-disabled") == "true"
+    assert pg.locator("#readme-badge-public").is_hidden()  # not before the API stored it
+    saving.release()
+    line = pg.locator("#readme-badge-markdown")
+    expect(line).to_have_text(contract_api.badge_view("acme")["markdown"])
+    assert contract_api.badge_public is True
+    expect(state).to_have_text("The badge is public: anyone with its address sees it.")
+    expect(switch).to_be_checked()
+    assert pg.evaluate("document.activeElement.id") == "readme-badge-switch"
+    preview = pg.get_by_role("img", name="Preview of the badge of branch main")
+    expect(preview).to_have_attribute("src", re.compile("^blob:"))  # the CSP admits no address
+    pg.wait_for_function("document.getElementById('readme-badge-preview').complete")
+    assert f"{contract_api.base_url}/badges/acme/main.svg" in pg.requests_seen
+    assert preview.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [160, 20]
+    assert low_contrast(pg) == []
+    shoot(pg, "contract-badge-public")
+    pg.keyboard.press("Space")
+    expect(state).to_have_text(
+        "The badge is private: its address answers 404 until the team makes it public."
+    )
+    assert contract_api.badge_public is False
+    assert pg.locator("#readme-badge-public").is_hidden()
+    assert pg.locator("#readme-badge-preview").get_attribute("src") is None
+    assert pg.console_errors == []
+
+
+def test_a_member_key_sees_the_badge_setting_but_no_switch(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    contract_api.badge_public = True
+    open_team(watched_page, contract_api)  # GOOD_KEY: a member key
+    expect(watched_page.locator("#readme-badge-state")).to_have_text(
+        "The badge is public: anyone with its address sees it."
+    )
+    assert watched_page.get_by_role("switch").count() == 0
+    assert watched_page.get_by_text("Only the team's purchase key can change it.").is_visible()
+    expect(watched_page.locator("#readme-badge-markdown")).to_have_text(
+        contract_api.badge_view("acme")["markdown"]
+    )
+    assert watched_page.console_errors == []
+
+
+def test_a_badge_change_the_api_refuses_leaves_the_switch_as_stored_and_says_why(
+    watched_page: Any, contract_api: ContractApi
+) -> None:
+    open_dashboard(watched_page, contract_api, key=OWNER_KEY)
+    switch = watched_page.get_by_role("switch", name="Public badge")
+    expect(switch).not_to_be_checked()
+    contract_api.faults["/teams/acme/badge"] = 500
+    switch.click()
+    error = watched_page.get_by_role("alert").filter(has_text="The badge was not changed")
+    expect(error).to_have_text("The badge was not changed: injected failure")
+    expect(switch).not_to_be_checked()
+    expect(watched_page.locator("#readme-badge-state")).to_have_text(
+        "The badge is private: its address answers 404 until the team makes it public."
+    )
+    assert watched_page.locator("#readme-badge-public").is_hidden()

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import requests
+from playwright.sync_api import expect
 from support.dashboard import HeldRequests, settle, shoot
 from support.runs import wait_for_run
 
@@ -401,6 +402,57 @@ def test_a_member_key_answered_after_signing_out_is_never_shown(
     assert key not in pg.content()
     assert pg.locator("#member-new").text_content() == ""
     assert not [u for u in pg.requests_seen[asked:] if u.endswith("/keys")]
+    assert pg.console_errors == []
+
+
+def test_the_purchase_key_switches_the_badge_on_the_page_and_a_member_key_sees_it(
+    watched_page: Any, dashboard_stack: str
+) -> None:
+    """The dashboard's badge switch does what `toolcall300 team badge on|off` does, on the real
+    stack: the README line it prints, the image served without a key, previewed on the page;
+    a member key sees the setting and no switch."""
+    url, name = dashboard_stack, "badge-" + secrets.token_hex(4)
+    owner = buy_team_licence(url, name)
+    team = requests.get(
+        f"{url}/licence", headers={"Authorization": f"Bearer {owner}"}, timeout=30
+    ).json()["team"]
+    member = requests.post(
+        f"{url}/teams/{team}/keys", headers={"Authorization": f"Bearer {owner}"}, timeout=30
+    ).json()["key"]
+    image = f"{url}/badges/{team}/main.svg"
+    pg = watched_page
+    pg.goto(url + "/dashboard")
+    pg.get_by_label("Licence key").fill(owner)
+    pg.get_by_role("button", name="Sign in").click()
+    switch = pg.get_by_role("switch", name="Public badge")
+    expect(switch).not_to_be_checked()
+    assert requests.get(image, timeout=30).status_code == 404
+    switch.click()
+    expect(pg.locator("#readme-badge-markdown")).to_have_text(f"![TOOLCALL-300]({image})")
+    expect(switch).to_be_checked()
+    assert requests.get(image, timeout=30).status_code == 200
+    preview = pg.get_by_role("img", name="Preview of the badge of branch main")
+    preview.wait_for()
+    pg.wait_for_function("document.getElementById('readme-badge-preview').complete")
+    width, height = preview.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+    assert width > 100 and height == 20
+    shoot(pg, "e2e-11-badge-public")
+    switch.click()
+    expect(pg.locator("#readme-badge-state")).to_contain_text("The badge is private")
+    assert requests.get(image, timeout=30).status_code == 404
+    switch.click()
+    expect(switch).to_be_checked()
+    expect(pg.locator("#readme-badge-markdown")).to_have_text(f"![TOOLCALL-300]({image})")
+    pg.get_by_role("button", name="Sign out").click()
+    pg.get_by_label("Licence key").fill(member)
+    pg.get_by_role("button", name="Sign in").click()
+    # the member's own view (the owner's, hidden, still says the same until it is drawn)
+    pg.get_by_role("heading", name=f"Team {name}").wait_for()
+    expect(pg.locator("#readme-badge-state")).to_have_text(
+        "The badge is public: anyone with its address sees it."
+    )
+    assert pg.get_by_role("switch").count() == 0
+    assert pg.get_by_text("Only the team's purchase key can change it.").is_visible()
     assert pg.console_errors == []
 
 

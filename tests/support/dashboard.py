@@ -43,7 +43,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-GOOD_KEY = "tc300_" + "g" * 32
+GOOD_KEY = "tc300_" + "g" * 32  # a member key of team acme
+OWNER_KEY = "tc300_" + "o" * 32  # team acme's purchase key: member keys, the badge switch
 EMPTY_KEY = "tc300_" + "e" * 32
 SINGLE_KEY = "tc300_" + "s" * 32
 PACK_KEY = "tc300_" + "p" * 32  # a check-pack key: GET /licence says its balance
@@ -303,11 +304,13 @@ class ContractApi:
     faults: dict[str, int] = field(default_factory=dict)  # path -> status to answer instead
     seen_auth: list[str] = field(default_factory=list)
     base_url: str = ""
+    badge_public: bool = False  # team acme's badge setting (GET and PUT /teams/acme/badge)
 
     def team_of(self, auth: str | None) -> tuple[str, str] | None:
         token = (auth or "").removeprefix("Bearer ")
         return {
             GOOD_KEY: ("acme", "team"),
+            OWNER_KEY: ("acme", "team"),
             EMPTY_KEY: ("quiet-team", "team"),
             SINGLE_KEY: (None, "single"),
             PACK_KEY: (None, "checks"),
@@ -345,28 +348,16 @@ class ContractApi:
                         "team": team,
                         "issued_at": "2026-11-01T00:00:00Z",
                         "checks": PACK if tier == "checks" else None,
+                        "manages_members": auth == f"Bearer {OWNER_KEY}",
                     }
                 ).encode(),
             )
         if path == f"/teams/{team}/runs":
             listed = [{k: r[k] for k in LISTING_FIELDS} for r in reversed(runs)]
             return 200, {}, json.dumps({"team": team, "runs": listed}).encode()
-        if path == f"/teams/{team}/baselines":
-            named: dict[str, list[dict[str, Any]]] = {}
-            for r in runs:
-                if r["verdict"] == "baseline_set":
-                    named.setdefault(r["baseline"], []).append(
-                        {
-                            "run_id": r["run_id"],
-                            "ref": r["ref"],
-                            "commit": r["commit"],
-                            "track": r["track"],
-                            "set_at": r["finished_at"],
-                            "summary": r["summary"],
-                        }
-                    )
-            body = {"team": team, "baselines": named, "next": None}
-            return 200, {}, json.dumps(body).encode()
+        settings = self.team_settings(path, team, auth, runs)
+        if settings is not None:
+            return 200, {}, json.dumps(settings).encode()
         for r in runs:
             if path == f"/runs/{r['run_id']}":
                 return 200, {}, json.dumps(r).encode()
@@ -389,6 +380,68 @@ class ContractApi:
             json.dumps({"error": {"code": "not_found", "message": "no such run"}}).encode(),
         )
 
+    def team_settings(
+        self, path: str, team: str, auth: str | None, runs: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The team's baselines, its purchase key's member keys (none) and its badge setting."""
+        if path == f"/teams/{team}/keys" and auth == f"Bearer {OWNER_KEY}":
+            return {"team": team, "keys": []}
+        if path == f"/teams/{team}/badge":
+            return self.badge_view(team)
+        if path == f"/teams/{team}/baselines":
+            named: dict[str, list[dict[str, Any]]] = {}
+            for r in runs:
+                if r["verdict"] == "baseline_set":
+                    named.setdefault(r["baseline"], []).append(
+                        {
+                            "run_id": r["run_id"],
+                            "ref": r["ref"],
+                            "commit": r["commit"],
+                            "track": r["track"],
+                            "set_at": r["finished_at"],
+                            "summary": r["summary"],
+                        }
+                    )
+            body = {"team": team, "baselines": named, "next": None}
+            return body
+        return None
+
+    def badge_view(self, team: str) -> dict[str, Any]:
+        """What ``GET`` and ``PUT /teams/{team}/badge`` answer (docs/api.md)."""
+        url = f"{self.base_url}/badges/{team}/main.svg"
+        return {
+            "team": team,
+            "public": self.badge_public,
+            "badge_url": url,
+            "markdown": f"![TOOLCALL-300]({url})",
+        }
+
+    def answer_put(self, path: str, auth: str | None, body: bytes) -> tuple[int, bytes]:
+        """``PUT /teams/acme/badge``: the purchase key only, ``{"public": bool}`` only."""
+        if path in self.faults:
+            return self.faults[path], json.dumps(
+                {"error": {"code": "internal", "message": "injected failure"}}
+            ).encode()
+        if self.team_of(auth) is None:
+            return 401, json.dumps({"error": {"code": "key_invalid", "message": "no"}}).encode()
+        if path != "/teams/acme/badge":
+            return 404, json.dumps({"error": {"code": "not_found", "message": "no"}}).encode()
+        if auth != f"Bearer {OWNER_KEY}":
+            error = {"code": "owner_only", "message": "only the team's purchase key may do that"}
+            return 403, json.dumps({"error": error}).encode()
+        wanted = json.loads(body)
+        if set(wanted) != {"public"} or not isinstance(wanted["public"], bool):
+            return 400, json.dumps({"error": {"code": "invalid_request", "message": "no"}}).encode()
+        self.badge_public = wanted["public"]
+        return 200, json.dumps(self.badge_view("acme")).encode()
+
+
+#: The badge the canned API draws: an SVG of the size the real one has (20 px high).
+CANNED_BADGE = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" width="160" height="20">'
+    b'<rect width="160" height="20" fill="#1a7f37"/></svg>'
+)
+
 
 @contextmanager
 def serve_contract_api() -> Iterator[ContractApi]:
@@ -399,7 +452,20 @@ def serve_contract_api() -> Iterator[ContractApi]:
         def do_GET(self) -> None:
             auth = self.headers.get("Authorization")
             api.seen_auth.append(auth or "")
-            status, headers, body = api.answer(urlsplit(self.path).path, auth)
+            path = urlsplit(self.path).path
+            if path == "/badges/acme/main.svg" and api.badge_public:
+                self.send(200, {"Content-Type": "image/svg+xml"}, CANNED_BADGE)
+                return
+            self.send(*api.answer(path, auth))
+
+        def do_PUT(self) -> None:
+            auth = self.headers.get("Authorization")
+            api.seen_auth.append(auth or "")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, answer = api.answer_put(urlsplit(self.path).path, auth, body)
+            self.send(status, {}, answer)
+
+        def send(self, status: int, headers: dict[str, str], body: bytes) -> None:
             self.send_response(status)
             headers = {"Content-Type": "application/json", **headers}
             for name, value in headers.items():

@@ -217,6 +217,28 @@ def test_a_member_key_or_another_teams_key_cannot_toggle_it(raw: Any, acme: dict
     assert not licences.badge_public(acme["store"], team)
 
 
+def test_any_key_of_the_team_reads_the_setting_and_its_readme_line(
+    raw: Any, acme: dict[str, Any]
+) -> None:
+    """GET /teams/{team}/badge: what the dashboard shows (a member key sees what only the
+    purchase key changes); another team's key is refused, no key is 401."""
+    team = acme["team"]
+    for key in (acme["key"], acme["member"]):
+        status, _, data = raw("GET", f"/teams/{team}/badge", key=key)
+        assert status == 200, data
+        assert json.loads(data)["public"] is False
+    raw("PUT", f"/teams/{team}/badge", key=acme["key"], body={"public": True})
+    status, _, data = raw("GET", f"/teams/{team}/badge", key=acme["member"])
+    view = json.loads(data)
+    assert status == 200 and view["public"] is True and view["team"] == team
+    assert view["markdown"] == f"![TOOLCALL-300]({view['badge_url']})"
+    assert view["badge_url"].endswith(f"/badges/{team}/main.svg")
+    rival_key, _ = licences.issue_manual(acme["store"], tier="team", team_name="rival", now=T0)
+    status, _, data = raw("GET", f"/teams/{team}/badge", key=rival_key)
+    assert status == 403 and json.loads(data)["error"]["code"] == "wrong_team"
+    assert raw("GET", f"/teams/{team}/badge")[0] == 401
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [

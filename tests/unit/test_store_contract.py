@@ -132,6 +132,33 @@ def test_a_teams_badge_setting_is_kept_beside_its_licences_and_never_listed_as_o
     assert domain.badge_public(ports.licences, "team#" + team) is False  # not a team: private
 
 
+def test_any_key_of_the_team_reads_its_badge_setting_and_no_other_teams_key_does(
+    ports: Ports,
+) -> None:
+    """What the dashboard shows a member key: the setting, which its purchase key changes."""
+    from datetime import UTC, datetime
+
+    from toolcall300.service.domain import licences as domain
+    from toolcall300.service.errors import Forbidden
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    _, owner = domain.issue_manual(ports.licences, tier="team", team_name="acme", now=now)
+    _, other = domain.issue_manual(ports.licences, tier="team", team_name="other", now=now)
+    team = str(owner.team)
+    _, member = domain.issue_member(ports.licences, owner, team, now=now)
+    assert domain.team_badge_public(ports.licences, member, team) is False
+    domain.set_badge_public(ports.licences, owner, team, True)
+    assert domain.team_badge_public(ports.licences, owner, team) is True
+    assert domain.team_badge_public(ports.licences, member, team) is True
+    with pytest.raises(Forbidden) as refused:
+        domain.team_badge_public(ports.licences, other, team)
+    assert refused.value.code == "wrong_team"
+    with pytest.raises(Forbidden) as owner_only:
+        domain.set_badge_public(ports.licences, member, team, False)
+    assert owner_only.value.code == "owner_only"
+    assert domain.team_badge_public(ports.licences, member, team) is True
+
+
 # ----------------------------------------------------------------------------- usage
 
 

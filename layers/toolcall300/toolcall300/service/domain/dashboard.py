@@ -87,8 +87,10 @@ def content_security_policy(style: str, script: str) -> str:
     """The CSP for a page whose only style and script are ``style`` and ``script``.
 
     ``connect-src 'self'`` is what lets the page call the API it was served by (and a
-    ``blob:`` download needs no fetch). ``form-action 'none'`` makes sure that a sign-in
-    form can never be submitted the browser's way, which would put the key in a URL.
+    ``blob:`` download needs no fetch); ``img-src blob:`` lets it show the team's badge it
+    fetched so (no image from an address, so no favicon request either). ``form-action
+    'none'`` makes sure that a sign-in form can never be submitted the browser's way, which
+    would put the key in a URL.
     """
     return "; ".join(
         [
@@ -96,6 +98,7 @@ def content_security_policy(style: str, script: str) -> str:
             f"script-src {source_hash(script)}",
             f"style-src {source_hash(style)}",
             "connect-src 'self'",
+            "img-src blob:",  # the README badge's preview, fetched from the API it was served by
             "base-uri 'none'",
             "form-action 'none'",
             "frame-ancestors 'none'",

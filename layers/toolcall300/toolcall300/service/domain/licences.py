@@ -448,10 +448,15 @@ def require_purchase_key(licence: Licence, *, to: str = "manage member keys") ->
         raise Forbidden(f"only the team's purchase key may {to}", code="owner_only")
 
 
+def _require_team(licence: Licence, team: str) -> None:
+    """A key of ``team`` (its purchase key or a member key); 403 ``wrong_team`` otherwise."""
+    if licence.tier != "team" or licence.team != team:
+        raise Forbidden("this licence belongs to another team", code="wrong_team")
+
+
 def _require_owner(owner: Licence, team: str) -> None:
     """Only the team's own paid licence manages its member keys (docs/tenancy.md)."""
-    if owner.tier != "team" or owner.team != team:
-        raise Forbidden("this licence belongs to another team", code="wrong_team")
+    _require_team(owner, team)
     require_purchase_key(owner)
 
 
@@ -510,6 +515,14 @@ def badge_public(store: LicenceStore, team: str) -> bool:
         return False
     item = store.get(TEAM_SETTINGS_PREFIX + team)
     return bool(item and item.get("badge_public") is True)
+
+
+def team_badge_public(store: LicenceStore, licence: Licence, team: str) -> bool:
+    """Whether ``team``'s badge is public, as any key of the team reads it: a member key sees
+    the setting its purchase key alone changes (docs/tenancy.md); another team's key is
+    403 ``wrong_team``, as for member keys."""
+    _require_team(licence, team)
+    return badge_public(store, team)
 
 
 def set_badge_public(store: LicenceStore, owner: Licence, team: str, public: bool) -> bool:

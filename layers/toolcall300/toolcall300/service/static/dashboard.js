@@ -526,9 +526,14 @@
     this.message = message;
   }
 
-  /** GET an API path with the bearer key; resolves to the parsed JSON or rejects with ApiError. */
-  function api(path, key, asBlob, method) {
+  /** Call an API path with the bearer key (GET unless `method` says otherwise; `body` is sent
+      as JSON); resolves to the parsed JSON or rejects with ApiError. */
+  function api(path, key, asBlob, method, body) {
     var init = { method: method || "GET", headers: { Authorization: "Bearer " + key, Accept: "application/json" }, cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
     return fetch(apiUrl(path, window.location.href), init).then(function (response) {
       if (response.ok) {
         return asBlob ? response.blob() : response.json().catch(function () {
@@ -547,7 +552,7 @@
 
   /* ------------------------------------------------------------------ state */
 
-  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: trackFromUrl(window.location.href), compare: {}, generation: 0 };
+  var state = { key: null, team: null, teamName: null, managesMembers: false, members: null, badge: null, badgeSaving: false, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: trackFromUrl(window.location.href), compare: {}, generation: 0 };
 
   /** The track filter lives in the page's query (?track=parallel; none for the single-call
       track), beside the hash route: a link or a reload keeps the chosen track's view, and
@@ -660,7 +665,7 @@
   function signOut(message) {
     forgetKey();
     clear($("member-new"));  // a key shown once is not left on the page
-    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: state.track, compare: {}, generation: state.generation + 1 };
+    state = { key: null, team: null, teamName: null, managesMembers: false, members: null, badge: null, badgeSaving: false, runs: null, baselines: null, baseline: null, pollTimer: null, reports: null, branch: null, track: state.track, compare: {}, generation: state.generation + 1 };
     stopPolling();
     if (window.location.hash) { window.history.replaceState(null, "", window.location.pathname + window.location.search); }
     showSignIn("");
@@ -702,12 +707,18 @@
       // the newest page of baselines (as of runs): older ones are behind its `next` link
       api("teams/" + team + "/baselines?limit=50", state.key),
       // only the team's purchase key may list member keys: others do not ask
-      state.managesMembers ? api("teams/" + team + "/keys", state.key) : Promise.resolve(null)
+      state.managesMembers ? api("teams/" + team + "/keys", state.key) : Promise.resolve(null),
+      // every key of the team sees whether its badge is public; without it the rest still shows
+      api(badgePath(), state.key).catch(function (err) {
+        if (err instanceof ApiError && err.status === 401) { throw err; }
+        return { failed: true };
+      })
     ]).then(function (answers) {
       if (generation !== state.generation) { return; }
       state.runs = answers[0].runs || [];
       state.baselines = answers[1];
       state.members = answers[2] ? answers[2].keys || [] : null;
+      state.badge = answers[3];
       var names = baselineNames(state.baselines, state.runs);
       if (state.baseline === null || (state.baseline && names.indexOf(state.baseline) < 0)) {
         state.baseline = names.length ? names[0] : "";
@@ -768,6 +779,7 @@
     });
     $("history-body").hidden = empty;
     renderMembers();  // a team with no runs yet manages its member keys too
+    renderBadge();
     if (empty) {
       $("empty-text").textContent = (state.runs || []).length === 0
         ? "Team " + state.teamName + " has no hosted runs yet."
@@ -978,6 +990,88 @@
         box.appendChild(el("p", { text: "Member key " + keyId + " is revoked." }));
       });
     }).catch(function (err) { button.disabled = false; memberProblem(err); });
+  }
+
+  /* ------------------------------------------------------------------ README badge */
+
+  function badgePath() {
+    return "teams/" + encodeURIComponent(state.team) + "/badge";
+  }
+
+  /** The README badge: whether it is public, for every key of the team; the switch for the
+      purchase key only (the API answers a member key's change 403 owner_only); while it is
+      public, the Markdown line `toolcall300 team badge on` prints and a preview of the image.
+      What it says is what the API last answered: a change shows only once it is stored. */
+  function renderBadge() {
+    var view = state.badge;
+    $("readme-badge").hidden = !view;
+    if (!view) { return; }
+    var known = !view.failed;
+    var shown = known && view.public === true;
+    var sw = $("readme-badge-switch");
+    $("readme-badge-control").hidden = !known || !state.managesMembers;
+    $("readme-badge-owner-only").hidden = !known || state.managesMembers;
+    if (!state.badgeSaving) {
+      sw.checked = shown;
+      $("readme-badge-state").textContent = !known ? "The badge setting could not be loaded; reload the page to see it."
+        : shown ? "The badge is public: anyone with its address sees it."
+          : "The badge is private: its address answers 404 until the team makes it public.";
+    }
+    sw.setAttribute("aria-disabled", state.badgeSaving ? "true" : "false");
+    $("readme-badge-public").hidden = !shown;
+    $("readme-badge-markdown").textContent = shown ? view.markdown : "";
+    previewBadge(shown ? view.badge_url : null);
+  }
+
+  /** The badge's image, fetched without the key (it is public) and shown from a blob: URL,
+      so the page's CSP admits blob: images only, never an image from an address. */
+  var preview = { url: null, objectUrl: null };
+
+  function previewBadge(url) {
+    if (url === preview.url) { return; }
+    var img = $("readme-badge-preview");
+    if (preview.objectUrl) { URL.revokeObjectURL(preview.objectUrl); }
+    preview = { url: url, objectUrl: null };
+    img.removeAttribute("src");
+    img.setAttribute("alt", "");
+    if (!url) { return; }
+    var mine = preview;
+    fetch(url, { cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" }).then(function (response) {
+      if (!response.ok) { throw new Error("status " + response.status); }
+      return response.blob();
+    }).then(function (blob) {
+      if (preview !== mine) { return; }  // switched off (or another badge) meanwhile
+      mine.objectUrl = URL.createObjectURL(blob);
+      img.setAttribute("alt", "Preview of the badge of branch main");
+      img.setAttribute("src", mine.objectUrl);
+    }).catch(function () {
+      if (preview === mine) { img.setAttribute("alt", "The preview could not be loaded."); }
+    });
+  }
+
+  /** The purchase key's switch: PUT the wanted setting, then show what the API stored; the
+      switch keeps its focus and takes no second change while one is on its way. */
+  function switchBadge(event) {
+    var sw = event.target;
+    if (state.badgeSaving) { event.preventDefault(); return; }
+    var wanted = sw.checked;
+    var generation = state.generation;
+    state.badgeSaving = true;
+    $("readme-badge-error").textContent = "";
+    $("readme-badge-state").textContent = wanted ? "Making the badge public…" : "Making the badge private…";
+    renderBadge();
+    api(badgePath(), state.key, false, "PUT", { "public": wanted }).then(function (view) {
+      if (generation !== state.generation) { return; }
+      state.badge = view;
+    }, function (err) {
+      if (generation !== state.generation) { return; }
+      if (err instanceof ApiError && err.status === 401) { fail(err); return; }
+      $("readme-badge-error").textContent = "The badge was not changed: " + (err.message || String(err));
+    }).then(function () {
+      if (generation !== state.generation) { return; }
+      state.badgeSaving = false;
+      renderBadge();
+    });
   }
 
   /** Each baseline name's history of the chosen track, with that track's own figures. */
@@ -1503,6 +1597,7 @@
     });
     $("sign-out").addEventListener("click", function () { signOut(""); });
     $("member-issue").addEventListener("click", issueMember);
+    $("readme-badge-switch").addEventListener("click", switchBadge);
     $("retry").addEventListener("click", reload);
     $("baseline-select").addEventListener("change", function (event) {
       state.baseline = event.target.value;

@@ -1,6 +1,7 @@
 """``GET /licence/claim`` (the buyer's key, once), ``GET /licence`` (the bearer's licence), a
 team's member keys (``/teams/{team}/keys``: the one way into an existing team, docs/tenancy.md)
-and whether its badge is public (``PUT /teams/{team}/badge``: its purchase key only).
+and whether its badge is public (``GET /teams/{team}/badge``: any key of the team;
+``PUT``: its purchase key only).
 """
 
 from __future__ import annotations
@@ -175,6 +176,22 @@ class BadgeView(BaseModel):
     markdown: str
 
 
+def _badge_view(team: str, public: bool) -> BadgeView:
+    url = f"{public_base_url(router.current_event.raw_event)}/badges/{team}/main.svg"
+    return BadgeView(team=team, public=public, badge_url=url, markdown=f"![TOOLCALL-300]({url})")
+
+
+@router.get(
+    "/teams/<team>/badge",
+    summary="Whether the team's badge is public, and its README line (any key of the team)",
+    responses={**ok_response(BadgeView, "the badge setting"), **error_responses(400, 401, 403)},
+    tags=["licences"],
+)
+def read_badge(team: TeamId) -> BadgeView:
+    licence = require_licence(router.current_event.headers, store=licence_store(), tier="team")
+    return _badge_view(team, licences.team_badge_public(licence_store(), licence, team))
+
+
 @router.put(
     "/teams/<team>/badge",
     summary="Make the team's badge public or private (its purchase key only; private by default)",
@@ -183,5 +200,4 @@ class BadgeView(BaseModel):
 )
 def set_badge(team: TeamId, request: Annotated[BadgeRequest, Body()]) -> BadgeView:
     public = licences.set_badge_public(licence_store(), _owner(), team, request.public)
-    url = f"{public_base_url(router.current_event.raw_event)}/badges/{team}/main.svg"
-    return BadgeView(team=team, public=public, badge_url=url, markdown=f"![TOOLCALL-300]({url})")
+    return _badge_view(team, public)
