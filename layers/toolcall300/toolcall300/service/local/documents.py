@@ -21,7 +21,7 @@ from http import HTTPStatus
 from typing import Any
 
 from toolcall300.service.api.resolver import ConstantDocument
-from toolcall300.service.local.gateway import BoundRoute, match
+from toolcall300.service.local.httpapi import BoundRoute, match
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
