@@ -325,3 +325,43 @@ def test_closed_reading_is_valid_plus_canonical_form(
 ) -> None:
     assert compile_validator(schema)(value) is valid
     assert compile_validator(schema, closed=True)(value) is closed
+
+
+def test_unique_items_of_scalars_is_a_set_and_agrees_with_the_scan() -> None:
+    """An array of strings, numbers and nulls is judged by a set (no JSON key per item);
+    the answer is the pairwise scan's, 1 and 1.0 equal, true and 1 not, a NaN only itself."""
+    from toolcall300.schema import keywords
+
+    nan = float("nan")
+    arrays = (
+        ["a", "b", "a"],
+        ["a", "b"],
+        [1, 1.0],
+        [1, True],
+        [True, 1, 1.0],
+        [None, None],
+        [nan, nan],
+        [nan, float("nan")],
+        ["1", 1],
+        [0, -0.0, False],
+        [[1], [1.0]],
+        [],
+        [{}],
+    )
+    validator = keywords.KEYWORDS["uniqueItems"].compiled(True, {}, False)
+    assert validator is not None
+    for items in arrays:
+        assert validator(items) == (keywords._first_equal_pair(items) is None), items
+    calls = []
+    scan = keywords._first_equal_pair
+
+    def counted(items: Any) -> Any:
+        calls.append(items)
+        return scan(items)
+
+    keywords._first_equal_pair = counted  # type: ignore[assignment]
+    try:
+        assert validator(["x", 2, 2.5, None]) and not validator(["x", "x"])
+        assert not calls, "an array of scalars was scanned by JSON key"
+    finally:
+        keywords._first_equal_pair = scan  # type: ignore[assignment]

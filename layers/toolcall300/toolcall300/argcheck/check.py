@@ -489,13 +489,8 @@ class SchemaCheck:
 
     def check(self, request: Any) -> dict[str, Any]:
         """The response :func:`check` gives for the schema plus ``request``'s fields."""
-        checker, facts = self._checker, self._facts
-        if (
-            checker is not None
-            and facts is not None
-            and type(request) is dict
-            and len(request) == 1
-        ):
+        checker = self._checker  # kept only with the facts of a schema that is not refused
+        if checker is not None and type(request) is dict and len(request) == 1:
             arguments = request.get("arguments", _NOTHING)
             admitted = UNKNOWN if arguments is _NOTHING else checker.admit(arguments)
             if admitted == VALID:

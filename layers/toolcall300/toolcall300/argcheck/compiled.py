@@ -86,7 +86,7 @@ _FAMILY_OF_TYPE = {"integer": "number", "number": "number", "string": "string"} 
 #: scalar rule, criteria D17), inline; containers and anything else go to ``_jok``.
 _SCALAR_OK = (
     "(type({x}) is str and ({x}.isascii() or not _lone({x})) or {x} is None or {x} is True "
-    "or {x} is False or type({x}) is int and ({x}.bit_length() <= 1023 or _fits({x})) "
+    "or {x} is False or type({x}) is int and (-_B < {x} < _B or _fits({x})) "
     "or type({x}) is float and _finite({x}))"
 )
 #: A leaf declaring one of these types alone is admitted type first: ``(the exact class
@@ -95,8 +95,8 @@ _SCALAR_OK = (
 _TYPE_FIRST = {
     "string": ("type({x}) is str", "not {x}.isascii() and _lone({x})", True),
     "boolean": ("({x} is True or {x} is False)", None, True),
-    "integer": ("type({x}) is int", "{x}.bit_length() > 1023 and not _fits({x})", False),
-    "number": ("type({x}) is int", "{x}.bit_length() > 1023 and not _fits({x})", False),
+    "integer": ("type({x}) is int", "not -_B < {x} < _B and not _fits({x})", False),
+    "number": ("type({x}) is int", "not -_B < {x} < _B and not _fits({x})", False),
 }
 _COMPARE = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 _COUNT = {
@@ -117,6 +117,9 @@ class _Generator:
             "_M": _MISSING,
             "_lone": text_reader.has_lone_surrogate,
             "_fits": int_fits_double,
+            # an int strictly between -_B and _B has at most 1023 bits, so a double holds
+            # it (two comparisons, no method call); a longer one is asked of _fits
+            "_B": 2**1023,
             "_finite": math.isfinite,
             "_json_equal": json_equal,
             "_entry": entry,
@@ -422,13 +425,13 @@ class _Generator:
         body.append("    r = 2")
         keyword = "if"
         if children:
-            body += self.admit_members(children, below)
+            # the root is an object (tested above): its members are read unconditionally
+            body += self.admit_members(children, below, "True" if level == 0 else None)
             keyword = "elif"
         if item is not None:
             body += [
                 f"    {keyword} type(x) is list:",
-                f"        if {below} < 0:",
-                "            return 0",
+                *_too_deep(below, "        "),
                 "        for m in x:",
                 *self.admit_lines(item, "m", "            "),
             ]
@@ -441,14 +444,14 @@ class _Generator:
         body += [f"    if not ({own}):", "        return 1", "    return r"]
         self.emit(*body)
 
-    def admit_members(self, children: dict[str, int], below: int) -> list[str]:
+    def admit_members(self, children: dict[str, int], below: int, known: str | None) -> list[str]:
         """The object branch of an ``a`` function: each member judged by its declared
         property's admission (an ``if`` chain, or a table past :data:`_CHAIN`), an
-        undeclared one by the JSON rule alone."""
+        undeclared one by the JSON rule alone. ``known``: the branch's test when the value
+        is known to be an object (``True``, which Python compiles away)."""
         body = [
-            "    if type(x) is dict:",
-            f"        if {below} < 0:",
-            "            return 0",
+            f"    if {known or 'type(x) is dict'}:",
+            *_too_deep(below, "        "),
             "        for k, m in x.items():",
             "            if type(k) is not str:",
             "                return 0",
@@ -635,6 +638,12 @@ def _merge_child(indent: str, kind: str, index: str = "key") -> list[str]:
         f"{indent}        out = {kind}(x)",
         f"{indent}    out[{index}] = rep",
     ]
+
+
+def _too_deep(below: int, indent: str) -> list[str]:
+    """A container whose members would nest past the limit is no admissible value (the
+    level is known when the code is written, so the test is too)."""
+    return [f"{indent}return 0"] if below < 0 else []
 
 
 def _r8_removal(indent: str) -> list[str]:

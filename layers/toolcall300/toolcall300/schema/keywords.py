@@ -402,7 +402,22 @@ def _unique_items_problems(v: Any, path: Path) -> list[SchemaProblem]:
 
 
 def _unique_items_compiled(v: Any, schema: dict[str, Any], closed: bool) -> Validator | None:
-    return (lambda value: _first_equal_pair(value) is None) if v is True else None
+    return _all_unique if v is True else None
+
+
+#: Item types whose Python equality and hash are what :func:`_json_key` compares (``1 ==
+#: 1.0``; a string equals only a string; even a NaN is equal only to itself in both), so a
+#: ``set`` of them dedupes as the scan does. ``bool`` is not one (``True == 1`` in Python
+#: only), nor is a container.
+_SET_EQUAL = frozenset({str, int, float, type(None)})
+
+
+def _all_unique(value: list[Any]) -> bool:
+    """No two items are JSON-equal (an array's ``uniqueItems``): a ``set`` of the items when
+    every item is of a :data:`_SET_EQUAL` type, else the linear scan by JSON key."""
+    if _SET_EQUAL.issuperset(map(type, value)):
+        return len(set(value)) == len(value)
+    return _first_equal_pair(value) is None
 
 
 # ---------------------------------------------------------------------------- objects
