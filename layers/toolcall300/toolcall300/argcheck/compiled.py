@@ -505,9 +505,12 @@ class _Generator:
                 "            d, w = c.diff, c.withdrawn",
                 "            mark, wmark = len(d), len(w)",
                 '            d.append(_entry(p, rule, "replace", x, rep))',
-                f"            if v{n}(rep):",
+                f"            if {self.valid_call(n, 'rep')}:",
                 "                return rep, []",
-                f"            out, errs = k{n}(rep, p, c)",
+                # a leaf has no members: what fails is its own keywords (it failed them)
+                f"            out, errs = rep, E{n}(rep, p)"
+                if n in self.leaves
+                else f"            out, errs = k{n}(rep, p, c)",
                 "            if not errs:",
                 "                return out, errs",
                 "            del d[mark:]",

@@ -261,6 +261,8 @@ class Repairer:
     :attr:`diff` and :attr:`withdrawn`.
     """
 
+    __slots__ = ("diff", "max_depth", "withdrawn")  # one per check: no instance dict
+
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
         self.diff: list[dict[str, Any]] = []
