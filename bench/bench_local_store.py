@@ -48,9 +48,9 @@ def fill(state: Path, runs: int) -> tuple[str, str]:
     """``runs`` runs of one team written through the store; a team licence's key and team."""
     from toolcall300.service import admin
     from toolcall300.service.domain.runs import Run
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(state), public_url=lambda: "")
     out = io.StringIO()
     args = admin.parse_args(
         ["--state", str(state), "licence", "issue", "--tier", "team", "--team", "Bench"]
@@ -71,10 +71,10 @@ def fill(state: Path, runs: int) -> tuple[str, str]:
 
 
 def open_state(state: Path, team: str) -> float:
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
     started = time.perf_counter()
-    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(state), public_url=lambda: "")
     edition.runs.by_team(team, limit=1)
     took = time.perf_counter() - started
     edition.close()
@@ -82,9 +82,9 @@ def open_state(state: Path, team: str) -> float:
 
 
 def newest_baselines(state: Path, team: str) -> float:
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(state), public_url=lambda: "")
     started = time.perf_counter()
     found = edition.runs.baselines_page(team, limit=200, after=None)
     took = time.perf_counter() - started
@@ -96,9 +96,9 @@ def newest_baselines(state: Path, team: str) -> float:
 def oldest_baselines_page(state: Path, team: str) -> float:
     """``GET /teams/{team}/baselines``'s deepest page: the 10 oldest, after a cursor taken 10
     from the end of the history (a keyset seek, whatever the depth)."""
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(state), public_url=lambda: "")
     every = edition.runs.baselines_page(team, limit=1_000_000, after=None)
     cut = every[-11]
     started = time.perf_counter()
@@ -112,9 +112,9 @@ def oldest_baselines_page(state: Path, team: str) -> float:
 
 
 def list_latest(state: Path, team: str) -> float:
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = LocalEdition(StateFolder(state), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(state), public_url=lambda: "")
     started = time.perf_counter()
     found = edition.runs.by_team(team, limit=50)
     took = time.perf_counter() - started

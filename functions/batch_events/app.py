@@ -4,7 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from toolcall300.service.api.wiring import hosted_deps
+from toolcall300.service.api import wiring
 from toolcall300.service.hosted import flow
 from toolcall300.service.observability import logger, metrics, tracer
 
@@ -13,5 +13,5 @@ from toolcall300.service.observability import logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    ended = flow.handle_batch_event(hosted_deps(), event)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event)
     return {"run_id": ended.run_id if ended else None, "ended": ended is not None}

@@ -6,7 +6,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from toolcall300.service import tripwires
-from toolcall300.service.api.wiring import check_ledger
+from toolcall300.service.api import wiring
 from toolcall300.service.observability import logger, metrics, tracer
 
 
@@ -14,4 +14,4 @@ from toolcall300.service.observability import logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return tripwires.measure(datetime.now(UTC), check_ledger())
+    return tripwires.measure(datetime.now(UTC), wiring.edition().ledger)

@@ -39,7 +39,6 @@ LONGER = {
     "scoring/tracks/deltas_judge.py::score": 99,
     "scoring/tracks/parallel.py::score_turns": 94,
     "service/domain/runs/lifecycle.py::finish_scored": 82,
-    "service/local/stack.py::_start": 79,
     "toolshim/deltas.py::_Reading.feed": 85,
     "toolshim/repair.py::_compile_object": 70,
 }

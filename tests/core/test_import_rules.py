@@ -17,7 +17,8 @@
 - Only the composition roots reach ``service/api/wiring``: ``service/api`` itself and the local
   stack's start (``service/local/stack``), as each function's ``app.py`` does. Nothing below
   them (domain, sdk, hosted, the worker, tripwires, settings) does: their collaborators come
-  in as arguments.
+  in as arguments. The routes (``service/api/routes``) do not either: they receive their ports
+  through Powertools' ``Depends`` from ``service/api/deps``.
 
 Each rule is a function over (module name, imported names), so the tests at the bottom can
 show it catching a deliberate break.
@@ -178,6 +179,8 @@ def violations(module: str, names: set[str]) -> list[str]:  # noqa: C901
         and module not in WIRING_ROOTS
     ):
         out.append("reaches service/api/wiring from below (only composition roots may)")
+    if _within(module, "toolcall300.service.api.routes") and any(_within(n, WIRING) for n in own):
+        out.append("a route reaches service/api/wiring (routes take ports from api.deps)")
     if not _within(module, "toolcall300.service.local") and any(
         _within(n, "toolcall300.service.local") for n in own
     ):
@@ -300,7 +303,18 @@ def test_module_keeps_the_import_rules(path: Path) -> None:
             "reaches service/api/wiring",
         ),
         ("toolcall300.service.local.stack", "from toolcall300.service.api import wiring", ""),
-        ("toolcall300.service.api.routes.runs", "from toolcall300.service.api import wiring", ""),
+        (
+            "toolcall300.service.api.routes.runs",
+            "from toolcall300.service.api import wiring",
+            "a route reaches service/api/wiring",
+        ),
+        (
+            "toolcall300.service.api.routes.badges",
+            "def f():\n    from toolcall300.service.api.wiring import edition",
+            "a route reaches service/api/wiring",
+        ),
+        ("toolcall300.service.api.routes.runs", "from toolcall300.service.api import deps", ""),
+        ("toolcall300.service.api.deps", "from toolcall300.service.api import wiring", ""),
         ("toolcall300.rules", "from toolcall300.scoring import grading", "the foundation imports"),
         (
             "toolcall300.importers.forms",

@@ -305,16 +305,17 @@ def enforced(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     # (its state folder and its URL, which the job's signed links would have pointed at)
     for name in LOCAL_EDITION_ENV:
         monkeypatch.delenv(name, raising=False)
-    # ... and its cached edition is hidden from wiring, never closed: clearing the ports here
-    # had closed the live stack's database and left its worker pool on a dead store (every
-    # later run in the session stayed queued); once monkeypatch restores it, the ports rebuild
-    # on that same edition
-    monkeypatch.setattr(wiring, "local_edition", lambda: None)
-    monkeypatch.setattr(wiring, "close_local_edition", lambda: None)
     requests.post(f"{endpoint}/moto-api/reset", timeout=10)  # moto's state is per process
     batch.clear_cache()  # job definitions registered on an earlier server are gone
     requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=10)
-    wiring.clear_ports()
+    # An AWS edition of its own, on this server; the stack's edition (its routes' and its
+    # worker pool's) is never this process's, so nothing here closes its database.
+    with wiring.installed():
+        yield from _enforced(endpoint, monkeypatch)
+    server.stop()
+
+
+def _enforced(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     template = load_template(ROOT / "template.yaml")
     made = provision(template, prefix="tc300iam", secret_values={})
     for key, value in {**made.environment, **batch_resources(template)}.items():
@@ -334,15 +335,13 @@ def enforced(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         requests.post(
             f"{endpoint}/moto-api/reset-auth", data=str(float("inf")).encode(), timeout=10
         )
-        wiring.clear_ports()
-        server.stop()
 
 
 def act_as(stack: dict[str, Any], who: str) -> None:
     """Run the next calls with ``who``'s keys (a function's policy, or the operator's)."""
     for key, value in stack["keys"][who].items():
         stack["monkeypatch"].setenv(key, value)
-    wiring.clear_ports()
+    wiring.renew()
 
 
 def submit_the_job(stack: dict[str, Any], commit: str, *, now: datetime = NOW) -> runs.Run:
@@ -350,14 +349,14 @@ def submit_the_job(stack: dict[str, Any], commit: str, *, now: datetime = NOW) -
     act_as(stack, "RunsFunction")
     body = {"image": IMAGE, "ref": "refs/heads/main", "commit": commit}
     run, _ = runs.submit(
-        wiring.run_store(),
+        wiring.edition().runs,
         runs.parse_submission(body, local=False),
         team="acme",
         licence_id="lic_iam",
-        take_quota=wiring.quota_taker(NOW),
+        take_quota=wiring.edition().quota_taker(NOW),
         now=NOW,
     )
-    run = flow.dispatch(wiring.hosted_deps(), run, now=now)
+    run = flow.dispatch(wiring.edition().hosted_deps, run, now=now)
     assert run.status == "queued" and run.job_id, run.failure  # submission was allowed
     return run
 
@@ -410,7 +409,7 @@ def test_a_hosted_run_scores_with_each_function_under_its_own_generated_policy(
         "detail-type": "Batch Job State Change",
         "detail": dict(job, status="SUCCEEDED"),
     }
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event, now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event, now=NOW)
     assert ended is not None and ended.status == "scored", ended and ended.failure
     assert ended.summary is not None and ended.summary["exact"] == len(CASES)
 
@@ -418,7 +417,7 @@ def test_a_hosted_run_scores_with_each_function_under_its_own_generated_policy(
 def test_the_sweeper_replays_a_lost_job_end_under_its_own_policy(enforced: dict[str, Any]) -> None:
     run = submit_and_run_the_job(enforced, "def5678")
     act_as(enforced, "SweeperFunction")  # no event arrived; Batch says the job SUCCEEDED
-    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
 
 
@@ -456,12 +455,12 @@ def test_the_runs_function_pages_a_teams_baselines_under_its_own_policy(
             baseline_set_at=f"2026-12-01T00:00:0{second}Z",
             version=1,
         )
-        wiring.run_store().put(run.to_item(), expected_version=None)
+        wiring.edition().runs.put(run.to_item(), expected_version=None)
         made.append(run.run_id)
     act_as(enforced, "RunsFunction")
-    first, cursor = runs.baselines_page(wiring.run_store(), "acme", limit=2)
+    first, cursor = runs.baselines_page(wiring.edition().runs, "acme", limit=2)
     assert first[0].run_id == made[2] and cursor is not None
-    rest, end = runs.baselines_page(wiring.run_store(), "acme", limit=2, cursor=cursor)
+    rest, end = runs.baselines_page(wiring.edition().runs, "acme", limit=2, cursor=cursor)
     assert sorted(r.run_id for r in first + rest) == sorted(made) and end is None
 
 
@@ -477,7 +476,7 @@ def test_the_job_links_are_signed_as_a_role_that_may_do_exactly_the_two_things(
         client("s3").put_object(
             Bucket=names["ReportsBucket"], Key="answers/acme/run_x/attempt-1.json", Body=b"{}"
         )
-    links = wiring.job_link_objects(session_name="tc300-test")
+    links = wiring.edition().job_link_objects(session_name="tc300-test")
     assert links.session_expires is not None  # what the run's links_expire_at is taken from
     s3 = links.reports.s3
     pointer = json.loads(
@@ -506,7 +505,9 @@ def test_the_sweeper_renews_a_queued_jobs_links_under_its_own_policy(
     run = submit_the_job(enforced, "feed123", now=now)
     act_as(enforced, "operator")
     soon = int(now.timestamp()) + 60
-    assert runs.update(wiring.run_store(), run.run_id, lambda r: replace(r, links_expire_at=soon))
+    assert runs.update(
+        wiring.edition().runs, run.run_id, lambda r: replace(r, links_expire_at=soon)
+    )
     real = BatchApi.describe_job  # moto without Docker ends every job at submission
 
     def runnable(self: BatchApi, job_id: str) -> dict[str, Any] | None:
@@ -515,7 +516,7 @@ def test_the_sweeper_renews_a_queued_jobs_links_under_its_own_policy(
 
     enforced["monkeypatch"].setattr(BatchApi, "describe_job", runnable)
     act_as(enforced, "SweeperFunction")
-    changed = flow.sweep_now(wiring.hosted_deps(), now=now)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=now)
     assert [(r.run_id, r.status, r.job_renewals) for r in changed] == [(run.run_id, "queued", 1)]
     assert changed[0].job_id != run.job_id
 
@@ -528,12 +529,12 @@ def test_a_sweeper_refused_s3_leaves_the_run_for_the_next_sweep_instead_of_faili
     and a sweeper with the template's policy scores it."""
     run = submit_and_run_the_job(enforced, "0badc0de")
     act_as(enforced, "SweeperWithoutS3")
-    assert flow.sweep_now(wiring.hosted_deps(), now=NOW) == []
+    assert flow.sweep_now(wiring.edition().hosted_deps, now=NOW) == []
     act_as(enforced, "operator")
-    still = runs.load(wiring.run_store(), run.run_id)
+    still = runs.load(wiring.edition().runs, run.run_id)
     assert still is not None and still.status not in runs.FINAL and still.failure is None
     act_as(enforced, "SweeperFunction")
-    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
 
 
@@ -574,12 +575,12 @@ def test_the_tripwire_measure_reads_the_ledger_under_its_own_policy_and_writes_n
     from toolcall300.service.errors import UpstreamUnavailable
 
     act_as(enforced, "operator")
-    wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 20, "refunded": 2})
+    wiring.edition().ledger.count(NOW.strftime("%Y-%m-%d"), {"paid": 20, "refunded": 2})
     act_as(enforced, "TripwiresFunction")
-    window = tripwires.measure(NOW, wiring.check_ledger())
+    window = tripwires.measure(NOW, wiring.edition().ledger)
     assert (window["paid_checks"], window["tripwires"]["refunds_over_5_percent"]) == (20, True)
     with pytest.raises(UpstreamUnavailable):  # AccessDenied: the ledger is read-only to it
-        wiring.check_ledger().count(NOW.strftime("%Y-%m-%d"), {"paid": 1})
+        wiring.edition().ledger.count(NOW.strftime("%Y-%m-%d"), {"paid": 1})
 
 
 # ------------------------------------------------------------------------ a missing report
@@ -713,7 +714,7 @@ def test_the_badge_is_set_by_the_licences_function_and_drawn_by_the_badges_funct
     may neither write the licences table nor scan it."""
     act_as(enforced, "operator")
     key, owner = licences.issue_manual(
-        wiring.licence_store(), tier="team", team_name="acme", now=NOW
+        wiring.edition().licences, tier="team", team_name="acme", now=NOW
     )
     team = str(owner.team)
     run = runs.Run(
@@ -730,7 +731,7 @@ def test_the_badge_is_set_by_the_licences_function_and_drawn_by_the_badges_funct
         summary={"cases": 300, "exact": 271},
         version=1,
     )
-    wiring.run_store().put(run.to_item(), expected_version=None)
+    wiring.edition().runs.put(run.to_item(), expected_version=None)
     target = f"/badges/{team}/feature/x.svg"
     status, _, _ = _handler_call(enforced, "BadgesFunction", "GET", target, headers=[], body=b"")
     assert status == 404  # private by default (the settings item is read, and absent)
@@ -750,8 +751,8 @@ def test_the_badge_is_set_by_the_licences_function_and_drawn_by_the_badges_funct
     assert "regression · 271/300 exact" in body.decode()
     act_as(enforced, "BadgesFunction")
     with pytest.raises(UpstreamUnavailable) as refused:
-        licences.set_badge_public(wiring.licence_store(), owner, team, False)
+        licences.set_badge_public(wiring.edition().licences, owner, team, False)
     assert "AccessDenied" in str(refused.value.__cause__)
     with pytest.raises(UpstreamUnavailable):
-        wiring.licence_store().scan()
-    assert licences.badge_public(wiring.licence_store(), team)
+        wiring.edition().licences.scan()
+    assert licences.badge_public(wiring.edition().licences, team)

@@ -287,24 +287,30 @@ def _parent(pid: int) -> int:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-#: A stack of its own (one per process): the ports reset while it serves, then a checkout.
+#: A stack of its own (one per process): a new edition for the process while it serves (as
+#: the unit tier installs its own), then a checkout and a look at the worker pool's store.
 _RESET_THEN_BUY = """
 from toolcall300.client import dev as devtools
 from toolcall300.service.api import wiring
 from toolcall300.service.local.stack import start_local_stack
 stack = start_local_stack()
 try:
-    wiring.clear_ports()
-    assert devtools.purchase(stack.url, tier="checks-500", team=None)["key"]
+    wiring.renew()
+    with wiring.installed():
+        assert devtools.purchase(stack.url, tier="checks-500", team=None)["key"]
+    pool = stack.context.extra["run_workers"]
+    assert pool.deps.store.by_status("queued") == []  # its database is open
 finally:
     stack.stop()
 """
 
 
 def test_a_checkout_works_after_the_ports_are_reset() -> None:
-    """The dev checkout's sessions are looked up in the edition in use at each call: a reset of
-    the ports (``wiring.clear_ports``, which tests use and which closes the database the
-    earlier edition opened) left every later checkout answering 503."""
+    """The stack's routes, its dev checkout and its worker pool share one edition, the stack's,
+    closed only at its stop: a new edition for the process (``wiring.renew``,
+    ``wiring.installed``, which tests use) leaves it open. Resetting the ports used to close
+    the database the pool and the stored checkout sessions were held in (every later checkout
+    answered 503, every later run stayed queued)."""
     done = subprocess.run(
         [sys.executable, "-c", _RESET_THEN_BUY],
         cwd=ROOT,

@@ -244,10 +244,7 @@ def test_a_paid_check_is_one_commit_and_its_retry_is_charged_once(
     """The charge, its day's count and the metrics commit as one transaction (they were
     three); the guarantees are unchanged: a retry with the same Idempotency-Key is answered
     again, signed, and not charged again, and the pack loses one check."""
-    from toolcall300.service.api import wiring
-
-    edition = wiring.local_edition()
-    assert edition is not None
+    edition = local_stack.context.edition.adapters  # the stack's own: its routes' and its pool's
     key = buy_licence("checks-500")
     payer = requests.get(f"{local_stack.url}/licence", headers=auth(key), timeout=30).json()[
         "licence_id"

@@ -300,9 +300,9 @@ import sys
 from toolcall300.service.api import wiring
 
 from toolcall300.service.local import worker
-wiring.clear_ports()
-deps = worker.WorkerDeps(store=wiring.run_store(), reports=wiring.report_store(),
-    corpus=worker.cached_corpus(wiring.corpus_objects().read), lease_s=2)
+edition = wiring.edition()  # the stack's state folder, from the environment it inherited
+deps = worker.WorkerDeps(store=edition.runs, reports=edition.report_store,
+    corpus=worker.cached_corpus(edition.corpus_objects.read), lease_s=2)
 worker.process(deps, sys.argv[1], "doomed")
 """
 SLOW_TOKEN = "tc300-slow-echo-" + os.urandom(4).hex()

@@ -78,11 +78,10 @@ def test_a_download_is_owner_only_checked_and_rebuilt_byte_identically(
     from support.corpus import stack_corpus
 
     from toolcall300.cli import dispatch
-    from toolcall300.service.api import wiring
     from toolcall300.service.domain import corpus as served
     from toolcall300.service.sdk.s3 import upload_corpus
 
-    bucket = wiring.corpus_objects()  # the stack's own (in this process): its state folder
+    bucket = local_stack.context.edition.corpus_objects  # the stack's own: its state folder
     stored = local_stack.context.state_dir / "objects" / local_stack.context.names["CorpusBucket"]
     served_before = {p: p.read_bytes() for p in stored.rglob("*") if p.is_file()}
     upload_corpus(PRIVATE, bucket)  # the real corpus, with its recorded inputs

@@ -46,7 +46,7 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
     before another module's (or the integration suite's real-HTTP) tests run."""
     from moto import mock_aws
 
-    from toolcall300.service.api import wiring as ports
+    from toolcall300.service.api import wiring
     from toolcall300.service.local.provision import provision
 
     saved = dict(os.environ)
@@ -55,7 +55,6 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
     # (the integration tier's session-scoped one) must not hand these tests its SQLite edition.
     for name in ("AWS_ENDPOINT_URL", *LOCAL_EDITION_ENV):
         os.environ.pop(name, None)
-    ports.clear_ports()
     with mock_aws():
         made = provision(
             template,
@@ -66,9 +65,10 @@ def aws_session(template: dict[str, Any]) -> Iterator[Any]:
             },
         )
         os.environ.update(made.environment)
-        ports.clear_ports()
-        yield made
-        ports.clear_ports()
+        # This module's own AWS edition, on moto; the process's edition before it (none, or
+        # another suite's) is back, untouched, once the module is done.
+        with wiring.installed():
+            yield made
     os.environ.clear()
     os.environ.update(saved)
 
@@ -106,6 +106,22 @@ def routes(template: dict[str, Any]) -> list[Any]:
     from toolcall300.service.local.httpapi import bind_routes
 
     return bind_routes(ROOT, template)
+
+
+@pytest.fixture
+def overrides(routes: list[Any]) -> Iterator[dict[Any, Any]]:
+    """Powertools' ``dependency_overrides`` of every function :func:`call` reaches, one table
+    for all, empty again after the test: ``overrides[deps.clock] = lambda: stopped``."""
+    table: dict[Any, Any] = {}
+    apps = {id(b.app): b.app for b in routes if b.app is not None}.values()
+    before = [(app, app.dependency_overrides) for app in apps]
+    for app, _ in before:
+        app.dependency_overrides = table
+    try:
+        yield table
+    finally:
+        for app, kept in before:
+            app.dependency_overrides = kept
 
 
 @pytest.fixture

@@ -42,13 +42,13 @@ class StoppedClock:
 
 
 @pytest.fixture(autouse=True)
-def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
+def clock(overrides: dict[Any, Any]) -> StoppedClock:
     """Every free-tier rule here ("5 s apart") is decided on this clock, not on how long a
     loaded machine took between two calls (a pattern check runs in a child process)."""
-    from toolcall300.service.api import wiring
+    from toolcall300.service.api import deps
 
     stopped = StoppedClock()
-    monkeypatch.setattr(wiring, "clock", stopped)
+    overrides[deps.clock] = lambda: stopped
     return stopped
 
 
@@ -324,9 +324,9 @@ def test_client_ids_are_keyed_pseudonyms() -> None:
 def test_the_salt_is_generated_at_provisioning_and_never_an_address(aws: Any) -> None:
     from toolcall300.service.api import wiring as ports
 
-    salt = ports.client_id_salt()
+    salt = ports.edition().client_id_salt()
     assert len(salt) >= 32
-    assert ports.client_id_salt() == salt  # one secret, cached
+    assert ports.edition().client_id_salt() == salt  # one secret, cached
 
 
 def test_dynamodb_counter_enforces_interval_and_allowance(aws: Any) -> None:
@@ -452,7 +452,8 @@ def test_an_answer_that_fails_its_replay_is_withheld_and_not_charged(
 def test_a_free_check_with_a_pattern_is_counted_once_and_answered(
     call: Call, clock: StoppedClock
 ) -> None:
-    from toolcall300.service.settings import ArgcheckSettings, get_settings
+    from toolcall300.service.api import wiring
+    from toolcall300.service.settings import ArgcheckSettings
 
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 200 and data["verdict"] == "VALID" and "signature" not in data
@@ -460,7 +461,7 @@ def test_a_free_check_with_a_pattern_is_counted_once_and_answered(
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 429 and data["error"]["code"] == "too_soon"
     # once the interval has passed, the same client is answered again
-    clock.advance(get_settings(ArgcheckSettings).free_min_interval_s)
+    clock.advance(wiring.edition().settings(ArgcheckSettings).free_min_interval_s)
     status, _, data = call("POST", "/check", body=body({"s": "ax"}, BACKTRACKING), ip="192.0.2.203")
     assert status == 200 and data["verdict"] == "VALID"
 
@@ -544,12 +545,12 @@ def child(monkeypatch: pytest.MonkeyPatch) -> BlockingChild:
 
 @pytest.fixture
 def two_overruns_a_day(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from toolcall300.service.settings import clear_settings
+    from toolcall300.service.api import wiring
 
     monkeypatch.setenv("CHECK_SECONDS_REFUSALS_PER_DAY", "2")
-    clear_settings()
+    wiring.renew()
     yield
-    clear_settings()
+    wiring.renew()
 
 
 SLOW = body({"s": "a" * 5000}, BACKTRACKING)
@@ -577,9 +578,10 @@ def test_a_keys_checks_past_the_cpu_budget_are_bounded_per_day(
 def test_a_free_clients_checks_past_the_cpu_budget_are_bounded_per_day(
     call: Call, child: BlockingChild, two_overruns_a_day: None, clock: StoppedClock
 ) -> None:
-    from toolcall300.service.settings import ArgcheckSettings, get_settings
+    from toolcall300.service.api import wiring
+    from toolcall300.service.settings import ArgcheckSettings
 
-    gap = get_settings(ArgcheckSettings).free_min_interval_s
+    gap = wiring.edition().settings(ArgcheckSettings).free_min_interval_s
     answers = []
     for _ in range(3):
         answers.append(call("POST", "/check", body=SLOW, ip="192.0.2.230")[0])

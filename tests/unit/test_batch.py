@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -27,7 +27,7 @@ from support import registry
 from support import runs as fakes
 
 from toolcall300.jobs import harness
-from toolcall300.service.api import wiring
+from toolcall300.service.api import deps, wiring
 from toolcall300.service.domain import images, runs
 from toolcall300.service.domain.images import ImageFacts
 from toolcall300.service.domain.licences import issue_manual
@@ -136,7 +136,7 @@ def batch_env(
     monkeypatch.setenv("BATCH_JOB_QUEUE", queue)
     monkeypatch.setenv("BATCH_JOB_DEFINITION", batch_resources["definition"])
     monkeypatch.setenv("RUNS_PER_DAY", "3")
-    wiring.clear_ports()
+    wiring.renew()
     batch.clear_cache()
     bucket = aws.names["CorpusBucket"]
     corpus = fakes.corpus_bytes(CASES)
@@ -144,7 +144,7 @@ def batch_env(
     for key, body in harness.derive_inputs(corpus).items():  # what the corpus upload derives
         client("s3").put_object(Bucket=bucket, Key=key, Body=body)
     yield {"queue": queue, "definition": batch_resources["definition"]}
-    wiring.clear_ports()
+    wiring.renew()
     batch.clear_cache()
 
 
@@ -219,7 +219,7 @@ def test_post_runs_on_aws_submits_a_batch_job(
     status, _, answer = post(call, key, image_body())
     took = math.ceil(time.monotonic() - started)  # measured, never bounded: see the links below
     assert status == 202
-    run = runs.load(wiring.run_store(), answer["run_id"])
+    run = runs.load(wiring.edition().runs, answer["run_id"])
     assert run is not None and run.job_id and run.status == "queued"
     job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
     assert job["jobQueue"] == batch_env["queue"]
@@ -228,7 +228,9 @@ def test_post_runs_on_aws_submits_a_batch_job(
     assert {"TC300_INPUTS_URL", "TC300_ANSWERS_URL"} <= set(env)
     assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} & set(env)
     # the inputs the job may read carry no labels
-    assert run.corpus_sha256 == wiring.scoring_corpus().sha256  # what the inputs came from
+    assert (
+        run.corpus_sha256 == wiring.edition().scoring_corpus().sha256
+    )  # what the inputs came from
     # Both links are signed by one link-signing session and live as long as it does, less a
     # minute's margin (submit.link_lifetime), which is what the run records. The route reads
     # its clock before the session is made, so the lifetime is the session's hour less the
@@ -245,7 +247,7 @@ def test_post_runs_on_aws_submits_a_batch_job(
     submitted_at = int(datetime.fromisoformat(run.created_at).timestamp())
     assert run.links_expire_at == submitted_at + lifetime
     inputs = CorpusObjects(aws.names["CorpusBucket"]).read(
-        harness.inputs_key(wiring.scoring_corpus().sha256)
+        harness.inputs_key(wiring.edition().scoring_corpus().sha256)
     )
     rows = [json.loads(line) for line in inputs.splitlines()]
     assert len(rows) == len(CASES) and all(set(r) == {"id", "text", "tools"} for r in rows)
@@ -275,7 +277,7 @@ def test_daily_cap_answers_429_with_retry_after(
 
 
 def test_quota_taker_counts_per_licence(batch_env: dict[str, str]) -> None:
-    take = wiring.quota_taker(NOW)
+    take = wiring.edition().quota_taker(NOW)
     for _ in range(3):
         take("lic_a")
     take("lic_b")
@@ -287,10 +289,10 @@ def test_a_batch_submission_failure_fails_the_run(
     batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BATCH_JOB_QUEUE", "arn:aws:batch:us-east-1:123456789012:job-queue/missing")
-    wiring.clear_ports()
+    wiring.renew()
     status, _, answer = post(call, team_key(aws), image_body())
     assert status == 202 and answer["status"] == "failed"
-    run = runs.load(wiring.run_store(), answer["run_id"])
+    run = runs.load(wiring.edition().runs, answer["run_id"])
     assert run is not None and run.failure is not None and run.failure["reason"] == "infra_error"
 
 
@@ -312,7 +314,7 @@ def event(run: runs.Run, status: str, **detail: Any) -> dict[str, Any]:
 def submitted(call: Any, aws: Any, **over: Any) -> runs.Run:
     status, _, answer = post(call, team_key(aws), image_body(**over))
     assert status == 202
-    run = runs.load(wiring.run_store(), answer["run_id"])
+    run = runs.load(wiring.edition().runs, answer["run_id"])
     assert run is not None
     return run
 
@@ -321,7 +323,7 @@ def submitted_as(call: Any, licence: str, **over: Any) -> runs.Run:
     """:func:`submitted` with a given team's key (``submitted`` buys another team each time)."""
     status, _, answer = post(call, licence, image_body(**over))
     assert status == 202, answer
-    run = runs.load(wiring.run_store(), answer["run_id"])
+    run = runs.load(wiring.edition().runs, answer["run_id"])
     assert run is not None
     return run
 
@@ -337,10 +339,13 @@ def test_events_take_a_run_from_queued_to_scored(
     batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ADAPTER_NETWORK_ISOLATED", "true")  # the template created the network
-    wiring.clear_ports()
+    wiring.renew()
     run = submitted(call, aws)
-    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "RUNNING"), now=NOW) is None
-    assert (runs.load(wiring.run_store(), run.run_id) or run).status == "running"
+    assert (
+        flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "RUNNING"), now=NOW)
+        is None
+    )
+    assert (runs.load(wiring.edition().runs, run.run_id) or run).status == "running"
     put_answers(
         aws,
         run,
@@ -350,14 +355,20 @@ def test_events_take_a_run_from_queued_to_scored(
             "failure": None,
         },
     )
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored" and ended.verdict == "baseline_set"
     assert ended.summary is not None and ended.summary["exact"] == len(CASES)
     assert ended.sandbox["network_isolated"] is True
     # a duplicate or late event changes nothing
-    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW) is None
-    assert flow.handle_batch_event(wiring.hosted_deps(), event(run, "RUNNING"), now=NOW) is None
-    final = runs.load(wiring.run_store(), run.run_id)
+    assert (
+        flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
+        is None
+    )
+    assert (
+        flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "RUNNING"), now=NOW)
+        is None
+    )
+    final = runs.load(wiring.edition().runs, run.run_id)
     assert final is not None and final.status == "scored" and final.attempts == 1
 
 
@@ -366,7 +377,7 @@ def test_succeeded_before_running_still_scores(
 ) -> None:
     run = submitted(call, aws)
     put_answers(aws, run, {"answers": {}, "diagnostics": {}, "failure": None})
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored"
 
 
@@ -383,7 +394,7 @@ def test_a_harness_reported_failure_fails_the_run(
             "failure": {"reason": "job_timeout", "detail": "slow", "stderr_tail": "zzz"},
         },
     )
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.failure == {
         "reason": "job_timeout",
         "detail": "slow",
@@ -404,7 +415,7 @@ def test_a_missing_or_bad_answers_file_is_output_malformed(
         )
     elif doc is not None:
         put_answers(aws, run, doc)
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert (
         ended is not None
         and ended.failure is not None
@@ -452,7 +463,7 @@ def test_batch_failures_map_onto_the_closed_list(
             **({"exitCode": exit_code} if exit_code is not None else {}),
         },
     )
-    ended = flow.handle_batch_event(wiring.hosted_deps(), ev, now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, ev, now=NOW)
     assert ended is not None and ended.status == "failed"
     assert ended.failure is not None and ended.failure["reason"] == expected
 
@@ -465,16 +476,16 @@ def test_other_events_are_ignored() -> None:
         )
         is None
     )
-    assert flow.handle_batch_event(wiring.hosted_deps(), {"hello": "world"}) is None
+    assert flow.handle_batch_event(wiring.edition().hosted_deps, {"hello": "world"}) is None
 
 
 def test_the_sweeper_fails_runs_whose_job_is_gone(
     batch_env: dict[str, str], call: Any, aws: Any
 ) -> None:
     run = submitted(call, aws)
-    store = wiring.run_store()
+    store = wiring.edition().runs
     runs.mark_running(store, run.run_id, now=NOW, job_id="00000000-dead-beef-0000-000000000000")
-    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
 
 
@@ -518,9 +529,9 @@ def test_the_sweeper_replays_a_job_end_whose_event_was_lost(
             break
         time.sleep(0.1)
     # When the sweeper runs, Then the run is scored from the job's own record
-    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=NOW)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "scored")]
-    final = runs.load(wiring.run_store(), run.run_id)
+    final = runs.load(wiring.edition().runs, run.run_id)
     assert final is not None and final.summary is not None and final.summary["exact"] == len(CASES)
 
 
@@ -531,7 +542,7 @@ def test_an_answers_file_over_the_cap_is_output_malformed_and_never_read_whole(
     doc = {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None}
     put_answers(aws, run, doc)
     monkeypatch.setattr(events, "MAX_ANSWERS_BYTES", len(json.dumps(doc)) - 1)
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.failure is not None
     assert ended.failure["reason"] == "output_malformed"
     assert "larger than" in ended.failure["detail"]
@@ -589,9 +600,9 @@ def test_one_runs_failing_replay_does_not_stop_the_sweeper(
         if client("batch").describe_jobs(jobs=[good.job_id])["jobs"][0]["status"] == "SUCCEEDED":
             break
         time.sleep(0.1)
-    changed = flow.sweep_now(wiring.hosted_deps(), now=NOW)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=NOW)
     assert (good.run_id, "scored") in [(r.run_id, r.status) for r in changed]
-    still = runs.load(wiring.run_store(), bad.run_id)
+    still = runs.load(wiring.edition().runs, bad.run_id)
     assert still is not None and still.status not in runs.FINAL  # left for the next sweep
 
 
@@ -689,10 +700,10 @@ def test_a_run_whose_corpus_changed_while_it_queued_is_not_scored_against_the_ne
 ) -> None:
     run = submitted(call, aws)
     put_answers(aws, run, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
-    store = wiring.run_store()
+    store = wiring.edition().runs
     stale = runs.update(store, run.run_id, lambda r: replace(r, corpus_sha256="0" * 64))
     assert stale is not None
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "failed" and ended.failure is not None
     assert (
         ended.failure["reason"] == "infra_error" and "no longer stored" in ended.failure["detail"]
@@ -722,7 +733,7 @@ def test_a_warm_scorer_scores_each_run_against_the_corpus_it_was_submitted_under
     "corpus changed while queued" until the process recycled), a run queued across it against
     the version its inputs came from."""
     old_sha = _upload(aws, tmp_path, CASES, "v1")
-    deps = wiring.hosted_deps()
+    deps = wiring.edition().hosted_deps
     first, queued = submitted(call, aws), submitted(call, aws, ref="refs/heads/dev")
     assert first.corpus_sha256 == queued.corpus_sha256 == old_sha
     put_answers(aws, first, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
@@ -785,7 +796,7 @@ def test_a_bad_submission_is_a_400_and_submits_nothing(
     batch_env: dict[str, str],
     call: Any,
     aws: Any,
-    monkeypatch: pytest.MonkeyPatch,
+    overrides: dict[Any, Any],
     over: dict[str, Any],
     code: str,
 ) -> None:
@@ -796,20 +807,16 @@ def test_a_bad_submission_is_a_400_and_submits_nothing(
         address = {"metadata.example": "169.254.169.254"}.get(host, host.strip("[]"))
         return [(0, 0, 0, "", (address, port))]
 
-    monkeypatch.setattr(wiring, "callback_resolver", lambda: resolve)
+    overrides[deps.resolver] = lambda: resolve
     status, _, answer = post(call, team_key(aws), image_body(**over))
     assert status == 400 and answer["error"]["code"] == code
     assert client("dynamodb").scan(TableName=aws.names["RunsTable"])["Items"] == []
 
 
 def test_a_public_callback_is_accepted(
-    batch_env: dict[str, str], call: Any, aws: Any, monkeypatch: pytest.MonkeyPatch
+    batch_env: dict[str, str], call: Any, aws: Any, overrides: dict[Any, Any]
 ) -> None:
-    monkeypatch.setattr(
-        wiring,
-        "callback_resolver",
-        lambda: lambda h, p, **_k: [(0, 0, 0, "", ("93.184.216.34", p))],
-    )
+    overrides[deps.resolver] = lambda: lambda h, p, **_k: [(0, 0, 0, "", ("93.184.216.34", p))]
     body = image_body(callback_url="https://hooks.example.com/ci")
     assert post(call, team_key(aws), body)[0] == 202
 
@@ -823,7 +830,7 @@ def test_the_run_record_says_what_isolation_really_held(
     template_network: bool,
 ) -> None:
     monkeypatch.setenv("ADAPTER_NETWORK_ISOLATED", str(template_network).lower())
-    wiring.clear_ports()
+    wiring.renew()
     run = submitted(call, aws)
     # What the harness found inside a Fargate container: unshare refused (EPERM), no namespace
     harness_saw = {"network_isolated": False, "method": "none", "uid_dropped": True, "notes": []}
@@ -831,7 +838,7 @@ def test_the_run_record_says_what_isolation_really_held(
     put_answers(
         aws, run, {"answers": answers, "diagnostics": {"sandbox": harness_saw}, "failure": None}
     )
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=NOW)
+    ended = flow.handle_batch_event(wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=NOW)
     assert ended is not None and ended.status == "scored"
     assert ended.sandbox["network_isolated"] is template_network
     assert ended.sandbox["harness"]["network_isolated"] is False
@@ -900,7 +907,7 @@ def test_post_runs_refuses_an_arm64_image_submitted_for_amd64_from_its_config(
     """No stand-in for the check: moto's ECR holds the manifest, the blob is served over HTTP."""
     monkeypatch.setattr(EcrImages, "describe", UNPATCHED_DESCRIBE)
     over_http = partial(fetch_blob, schemes=("http",))  # the blob server is plain HTTP
-    monkeypatch.setattr(wiring, "image_registry", cache(lambda: EcrImages(fetch=over_http)))
+    monkeypatch.setattr(wiring.edition(), "image_registry", EcrImages(fetch=over_http))
     ecr = client("ecr")
     ecr.create_repository(repositoryName="acme/arm")
     blob = registry.config_blob("arm64", variant="v8")
@@ -929,7 +936,7 @@ def test_without_a_signing_role_links_take_their_full_lifetime(
 ) -> None:
     """Static keys (a local stack, a test) show no expiry: the links ask for PRESIGN_SECONDS."""
     monkeypatch.delenv("JOB_LINK_ROLE_ARN")
-    wiring.clear_ports()
+    wiring.renew()
     run = submitted(call, aws)
     job = client("batch").describe_jobs(jobs=[run.job_id])["jobs"][0]
     env = {e["name"]: e["value"] for e in job["container"]["environment"]}
@@ -961,7 +968,7 @@ def links_would_die(run: runs.Run, *, in_seconds: int) -> runs.Run:
     def edit(r: runs.Run) -> runs.Run:
         return replace(r, links_expire_at=expires)
 
-    changed = runs.update(wiring.run_store(), run.run_id, edit)
+    changed = runs.update(wiring.edition().runs, run.run_id, edit)
     assert changed is not None
     return changed
 
@@ -976,11 +983,11 @@ def test_a_run_whose_link_renewals_are_spent_fails_and_its_queued_job_is_ended(
     def spent(r: runs.Run) -> runs.Run:
         return replace(r, job_renewals=submit.MAX_JOB_RENEWALS)
 
-    assert runs.update(wiring.run_store(), run.run_id, spent) is not None
+    assert runs.update(wiring.edition().runs, run.run_id, spent) is not None
     batch_says(monkeypatch, {str(run.job_id): "RUNNABLE"})
     ended: list[tuple[str, str]] = []
     monkeypatch.setattr(BatchApi, "terminate", lambda _self, job, why: ended.append((job, why)))
-    changed = flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC))
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=datetime.now(UTC))
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "failed")]
     assert [job for job, _ in ended] == [run.job_id]
 
@@ -992,9 +999,9 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
     old_job = str(run.job_id)
     batch_says(monkeypatch, {old_job: "RUNNABLE"})
     now = datetime.now(UTC)
-    changed = flow.sweep_now(wiring.hosted_deps(), now=now)
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=now)
     assert [(r.run_id, r.status) for r in changed] == [(run.run_id, "queued")]
-    renewed = runs.load(wiring.run_store(), run.run_id)
+    renewed = runs.load(wiring.edition().runs, run.run_id)
     assert renewed is not None and renewed.job_id not in (None, old_job)
     assert renewed.job_renewals == 1 and renewed.failure is None
     assert renewed.links_expire_at - int(now.timestamp()) >= SIGNING_SESSION_SECONDS - 120
@@ -1004,7 +1011,9 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
     assert "attempt-1-links-1.json" in env["TC300_ANSWERS_URL"]  # its own answers key
     # The old job's end is not the run's; the successor's is, from its own key
     assert (
-        flow.handle_batch_event(wiring.hosted_deps(), event(run, "FAILED", jobId=old_job), now=now)
+        flow.handle_batch_event(
+            wiring.edition().hosted_deps, event(run, "FAILED", jobId=old_job), now=now
+        )
         is None
     )
     key = runs.answers_key(replace(renewed, attempts=1), attempt=1)
@@ -1013,7 +1022,9 @@ def test_the_sweeper_gives_a_queued_job_whose_links_would_die_a_successor_with_f
         Key=key,
         Body=json.dumps({"answers": {c["id"]: c["expected"] for c in CASES}}).encode(),
     )
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(renewed, "SUCCEEDED"), now=now)
+    ended = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(renewed, "SUCCEEDED"), now=now
+    )
     assert ended is not None and ended.status == "scored", ended and ended.failure
 
 
@@ -1035,7 +1046,7 @@ def test_a_renewed_job_keeps_its_place_ahead_of_later_jobs(
     run = links_would_die(submitted(call, aws), in_seconds=submit.LINK_NEED_SECONDS)
     later = submitted(call, aws, commit="bbbbbbb")
     batch_says(monkeypatch, {str(run.job_id): "RUNNABLE", str(later.job_id): "RUNNABLE"})
-    changed = flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC))
+    changed = flow.sweep_now(wiring.edition().hosted_deps, now=datetime.now(UTC))
     assert [r.run_id for r in changed] == [run.run_id]
     first, second, successor = sent
     share = submit.share_identifier(run.team)
@@ -1065,8 +1076,8 @@ def test_a_started_job_keeps_its_links(
 ) -> None:
     run = links_would_die(submitted(call, aws), in_seconds=60)
     batch_says(monkeypatch, {str(run.job_id): status})
-    assert flow.sweep_now(wiring.hosted_deps(), now=datetime.now(UTC)) == []
-    after = runs.load(wiring.run_store(), run.run_id)
+    assert flow.sweep_now(wiring.edition().hosted_deps, now=datetime.now(UTC)) == []
+    after = runs.load(wiring.edition().runs, run.run_id)
     assert after is not None and after.job_id == run.job_id and after.job_renewals == 0
 
 
@@ -1077,7 +1088,7 @@ def test_a_job_renewed_twice_at_once_is_renewed_once(
     it submitted instead of leaving two jobs for one run."""
     stale = links_would_die(submitted(call, aws), in_seconds=60)
     batch_says(monkeypatch, {str(stale.job_id): "RUNNABLE"})
-    first = flow.renew_links(wiring.hosted_deps(), stale, now=datetime.now(UTC))
+    first = flow.renew_links(wiring.edition().hosted_deps, stale, now=datetime.now(UTC))
     assert first is not None and first.job_renewals == 1
     before = {
         j["jobId"]
@@ -1085,8 +1096,8 @@ def test_a_job_renewed_twice_at_once_is_renewed_once(
             jobQueue=batch_env["queue"], filters=[{"name": "JOB_NAME", "values": ["*"]}]
         )["jobSummaryList"]
     }
-    assert flow.renew_links(wiring.hosted_deps(), stale, now=datetime.now(UTC)) is None
-    after = runs.load(wiring.run_store(), stale.run_id)
+    assert flow.renew_links(wiring.edition().hosted_deps, stale, now=datetime.now(UTC)) is None
+    after = runs.load(wiring.edition().runs, stale.run_id)
     assert after is not None and after.job_id == first.job_id and after.job_renewals == 1
     jobs = client("batch").list_jobs(
         jobQueue=batch_env["queue"], filters=[{"name": "JOB_NAME", "values": ["*"]}]
@@ -1103,7 +1114,7 @@ def test_one_runs_failing_renewal_does_not_stop_the_sweep(
     stuck = links_would_die(submitted(call, aws, commit="aaa1111"), in_seconds=60)
     other = links_would_die(submitted(call, aws, commit="bbb2222"), in_seconds=60)
     batch_says(monkeypatch, {str(stuck.job_id): "RUNNABLE", str(other.job_id): "RUNNABLE"})
-    deps = wiring.hosted_deps()
+    deps = wiring.edition().hosted_deps
 
     def one_fails(session_name: str) -> flow.JobLinks:
         if session_name == f"tc300-{stuck.run_id}":  # STS refusing this one run's session
@@ -1112,7 +1123,7 @@ def test_one_runs_failing_renewal_does_not_stop_the_sweep(
 
     changed = flow.sweep_now(replace(deps, job_links=one_fails), now=datetime.now(UTC))
     assert [(r.run_id, r.job_renewals) for r in changed] == [(other.run_id, 1)]
-    left = runs.load(wiring.run_store(), stuck.run_id)
+    left = runs.load(wiring.edition().runs, stuck.run_id)
     assert left is not None and left.status == "queued" and left.job_id == stuck.job_id
 
 
@@ -1132,7 +1143,9 @@ def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge
     licence = team_key(aws)  # one team: its single-call baseline is there, and not compared
     single = submitted_as(call, licence)
     put_answers(aws, single, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
-    done = flow.handle_batch_event(wiring.hosted_deps(), event(single, "SUCCEEDED"), now=NOW)
+    done = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(single, "SUCCEEDED"), now=NOW
+    )
     assert done is not None and done.verdict == "baseline_set" and done.track == "single"
     data = (tmp_path / "corpus" / "parallel" / "toolcall300-parallel.jsonl").read_bytes()
     track, turns = read_corpus(data)
@@ -1153,7 +1166,9 @@ def test_a_parallel_track_run_on_aws_gets_its_tracks_label_free_inputs_and_judge
     answers[turns[0]["id"]] = []  # but one
     put_answers(aws, run, {"answers": answers, "failure": None})
     later = NOW + timedelta(minutes=1)
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=later)
+    ended = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=later
+    )
     assert ended is not None and ended.status == "scored", ended and ended.failure
     assert ended.verdict == "baseline_set" and ended.comparison is None  # its own baseline
     mine = get_track("parallel").score(
@@ -1188,7 +1203,9 @@ def test_a_deltas_track_run_on_aws_gets_its_streams_without_labels_and_the_track
     licence = team_key(aws)  # one team throughout (each team_key is another team's licence)
     single = submitted_as(call, licence)
     put_answers(aws, single, {"answers": {c["id"]: c["expected"] for c in CASES}, "failure": None})
-    done = flow.handle_batch_event(wiring.hosted_deps(), event(single, "SUCCEEDED"), now=NOW)
+    done = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(single, "SUCCEEDED"), now=NOW
+    )
     assert done is not None and done.verdict == "baseline_set" and done.track == "single"
     data = (tmp_path / "corpus" / "deltas" / "deltas.jsonl").read_bytes()
     track, cases = read_corpus(data)
@@ -1212,7 +1229,9 @@ def test_a_deltas_track_run_on_aws_gets_its_streams_without_labels_and_the_track
     put_answers(aws, run, output.document())
     # each run ends at its own time (baselines are ordered by when they were set)
     later = NOW + timedelta(minutes=1)
-    ended = flow.handle_batch_event(wiring.hosted_deps(), event(run, "SUCCEEDED"), now=later)
+    ended = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(run, "SUCCEEDED"), now=later
+    )
     assert ended is not None and ended.status == "scored", ended and ended.failure
     assert ended.verdict == "baseline_set" and ended.comparison is None  # its own baseline
     mine = track.score(
@@ -1247,7 +1266,9 @@ def a_worse_deltas_run_regresses(
     answers[broken][0] = {"call": None, "commits": []}
     put_answers(aws, worse, {"answers": answers, "failure": None})
     later = NOW + timedelta(minutes=2)
-    judged = flow.handle_batch_event(wiring.hosted_deps(), event(worse, "SUCCEEDED"), now=later)
+    judged = flow.handle_batch_event(
+        wiring.edition().hosted_deps, event(worse, "SUCCEEDED"), now=later
+    )
     assert judged is not None and judged.verdict == "regression"
     assert judged.comparison is not None and judged.comparison["baseline_run_id"] == run.run_id
     assert judged.comparison["flipped"]["broken"] == [broken]

@@ -90,17 +90,17 @@ def test_presigned_link_serves_the_pinned_bytes(
 def test_daily_download_cap_answers_429_with_retry_after(
     call: Call, published: dict[str, Any], key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall300.service.settings import clear_settings
+    from toolcall300.service.api import wiring
 
     monkeypatch.setenv("DOWNLOADS_PER_DAY", "2")
-    clear_settings()
+    wiring.renew()
     auth = {"authorization": f"Bearer {key}"}
     assert [call("GET", "/corpus", headers=auth)[0] for _ in range(2)] == [200, 200]
     status, headers, data = call("GET", "/corpus", headers=auth)
     assert status == 429 and data["error"]["code"] == "daily_limit"
     assert 1 <= int(headers["retry-after"]) <= 86400
     monkeypatch.delenv("DOWNLOADS_PER_DAY")
-    clear_settings()
+    wiring.renew()
 
 
 def test_rationale_of_one_case(call: Call, published: dict[str, Any], key: str) -> None:

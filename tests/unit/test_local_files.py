@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from toolcall300.service.errors import NotFound, StoreConflict, UpstreamUnavailable
 from toolcall300.service.local import state
 from toolcall300.service.statefolder.files import FileBucket, LinkSigner, key_path, serve_link
-from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
 NOW = 1_800_000_000.0
 
@@ -128,7 +128,7 @@ def test_secrets_and_keys_are_files_only_the_operator_reads(tmp_path: Path) -> N
     folder.put_secret("tc300-local-stripewebhooksecret", {"current": "whsec_x", "previous": ""})
     folder.report_mac(b"label")
     _ = folder.link_key
-    edition = LocalEdition(folder, public_url=lambda: "")
+    edition = LocalAdapters(folder, public_url=lambda: "")
     edition.close()
     modes = {
         p.relative_to(folder.root).as_posix(): stat.S_IMODE(p.stat().st_mode)
@@ -185,7 +185,7 @@ def _backup(tmp_path: Path) -> Path:
     from toolcall300.service.statefolder import folder as state_folder
 
     folder = tmp_path / "state"
-    edition = LocalEdition(StateFolder(folder), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(folder), public_url=lambda: "")
     edition.close()
     (folder / "objects" / "reports").mkdir(parents=True)
     (folder / "objects" / "reports" / "r.json").write_text("{}")

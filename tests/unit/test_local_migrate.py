@@ -45,7 +45,7 @@ def recorded(tmp_path: Path, template: dict[str, Any]) -> Iterator[Path]:
         host, port = server.get_host_and_port()
         os.environ.update({**stack.FAKE_AWS_ENV, "AWS_ENDPOINT_URL": f"http://{host}:{port}"})
         os.environ.pop("TOOLCALL300_STATE_DIR", None)
-        wiring.clear_ports()
+        wiring.renew()
         recorder.start_recording()
         made = provision(
             template,
@@ -80,14 +80,14 @@ def recorded(tmp_path: Path, template: dict[str, Any]) -> Iterator[Path]:
         server.stop()
         os.environ.clear()
         os.environ.update(saved_env)
-        wiring.clear_ports()
+        wiring.renew()
     yield folder
 
 
 def test_a_moto_recording_is_migrated_into_the_database(
     recorded: Path, template: dict[str, Any]
 ) -> None:
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
     with pytest.raises(state.LegacyState):  # refused as it is
         state.open_state(recorded)
@@ -99,7 +99,7 @@ def test_a_moto_recording_is_migrated_into_the_database(
     # it holds every request the old stack served, the callback secret among them (base64,
     # not sealed): owner-only, as moto wrote it 0644
     assert kept.stat().st_mode & 0o777 == 0o600
-    edition = LocalEdition(StateFolder(recorded), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(recorded), public_url=lambda: "")
     try:
         assert edition.licences.find_by_key_hash("h")["licence_id"] == "lic_old"
         assert edition.runs.get("run_old")["callback_secret"] == "cb-secret"

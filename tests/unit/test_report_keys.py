@@ -31,7 +31,7 @@ def _auth(aws: Any, checks: int = 10) -> tuple[dict[str, str], str]:
 
 def _generations(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("REPORT_KEY_GENERATIONS", value)
-    wiring.clear_ports()
+    wiring.renew()
 
 
 def test_a_rotation_signs_with_the_new_generation_and_keeps_old_reports_verifiable(
@@ -56,7 +56,7 @@ def test_a_rotation_signs_with_the_new_generation_and_keeps_old_reports_verifiab
     with pytest.raises(ReportError):
         verify_report(old_report, call("GET", "/.well-known/jwks.json")[2])
     # The same generation is the same key on every derivation (a cold start changes nothing).
-    wiring.clear_ports()
+    wiring.renew()
     assert call("GET", "/.well-known/jwks.json")[2]["keys"][0]["kid"] == jwks["keys"][0]["kid"]
 
 
@@ -66,7 +66,7 @@ def test_the_keys_come_from_the_kms_key_material_not_only_from_the_label(
     first = call("GET", "/.well-known/jwks.json")[2]["keys"][0]["kid"]
     other = client("kms").create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")
     monkeypatch.setenv("REPORT_SIGNING_KEY_ID", other["KeyMetadata"]["KeyId"])
-    wiring.clear_ports()
+    wiring.renew()
     assert call("GET", "/.well-known/jwks.json")[2]["keys"][0]["kid"] != first
 
 
@@ -79,14 +79,14 @@ def test_an_unusable_signing_key_answers_503_and_takes_no_check(
     missing one."""
     auth, payer = _auth(aws, checks=1)
     monkeypatch.setenv("REPORT_SIGNING_KEY_ID", "alias/tc300-unit-no-such-key")
-    wiring.clear_ports()
+    wiring.renew()
     status, _, data = call("POST", "/check", body=BODY, headers=auth)
     assert status == 503 and data["error"]["code"] == "signing_key_unavailable"
     assert call("GET", "/.well-known/jwks.json")[0] == 503
     book = CheckLedgerTable(aws.names["CheckLedgerTable"])
     assert (book.pack(payer) or {})["remaining"] == 1  # nothing was charged
     monkeypatch.setenv("REPORT_SIGNING_KEY_ID", aws.names["ReportSigningKey"])
-    wiring.clear_ports()
+    wiring.renew()
     assert call("POST", "/check", body=BODY, headers=auth)[0] == 200
 
 

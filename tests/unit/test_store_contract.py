@@ -36,8 +36,9 @@ class Ports:
 
 
 def _ports(edition: Any, name: str, names: dict[str, str], idempotency: Any) -> Ports:
-    """Every port of one edition, through the members ``api.wiring.Edition`` declares (a new
-    port: one member there and in each edition, one field of :class:`Ports`)."""
+    """Every port of one adapter set, through the members ``api.wiring.Adapters`` declares (a
+    new port: one member there and in each set, one field of :class:`Ports`, its contract
+    here; :func:`test_every_port_is_in_both_adapter_sets_and_under_contract` holds that)."""
     return Ports(
         edition.licences,
         edition.usage_for(names["UsageTable"]),
@@ -53,9 +54,9 @@ def _ports(edition: Any, name: str, names: dict[str, str], idempotency: Any) -> 
 @pytest.fixture(params=EDITIONS)
 def ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
     if request.param == "sqlite":
-        from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+        from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-        edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
+        edition = LocalAdapters(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
         names = {"UsageTable": "", "ReportsBucket": "tc300-reports", "CorpusBucket": "tc300-corpus"}
         try:
             yield _ports(edition, "sqlite", names, edition.idempotency())
@@ -65,10 +66,10 @@ def ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
     made = request.getfixturevalue("aws")
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    from toolcall300.service.api.wiring import AwsEdition
+    from toolcall300.service.api import wiring
 
     persistence = DynamoDBPersistenceLayer(table_name=made.names["IdempotencyTable"])
-    yield _ports(AwsEdition(), "aws", made.names, persistence)
+    yield _ports(wiring.edition().adapters, "aws", made.names, persistence)
 
 
 # ----------------------------------------------------------------------------- licences
@@ -457,14 +458,14 @@ def test_opening_the_database_deletes_what_a_ttl_would_have(tmp_path: Path) -> N
 def test_port_calls_made_together_are_one_commit_and_a_failed_condition_undoes_only_its_own(
     tmp_path: Path,
 ) -> None:
-    """``LocalEdition.together``: a paid check's charge, its day's count and its metrics are
+    """``LocalAdapters.together``: a paid check's charge, its day's count and its metrics are
     one SQLite commit; a charge refused inside it (the retry of a check already charged) undoes
     nothing (its condition is checked before its writes), an error leaving the block undoes
     every write in it, and a joined call that fails after writing rolls the whole back even
     when its caller goes on (no half-done write is ever committed)."""
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = LocalEdition(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
+    edition = LocalAdapters(StateFolder(tmp_path / "state"), public_url=lambda: "http://stack")
     ledger, usage = edition.ledger, edition.usage_for("")
     try:
         ledger.grant("lic_p", checks=2, payment_id="pi_1", granted_at="t")
@@ -528,3 +529,79 @@ def test_a_payers_lane_is_held_by_one_holder_until_dropped_or_its_time_runs_out(
         assert lanes.take("p", "c", until=122.0, now=112.0)
     finally:
         db.close()
+
+
+# ----------------------------------------------------------------------------- the ports themselves
+
+#: Members of ``api.wiring.Adapters`` that are not a store under a contract above, and why.
+NOT_STORES = {
+    "secret_json": "read-only files or Secrets Manager (tests/unit/test_local_files.py, the webhook tests)",
+    "report_mac_for": "the signing seed or KMS (tests/unit/test_report_keys.py, test_local_files.py)",
+    "together": "a transaction or nothing (test_port_calls_made_together_are_one_commit...)",
+    "lanes": "shared lanes or none (test_a_payers_lane_is_held_by_one_holder...)",
+    "wake": "the worker pool's bell (the local stack's tests)",
+    "close": "the end of the adapters' life",
+}
+
+
+def _declared(protocol: type) -> set[str]:
+    """The members a Protocol declares (its own attributes, methods and properties)."""
+    return {name for name in vars(protocol) if not name.startswith("_")} | set(
+        getattr(protocol, "__annotations__", {})
+    )
+
+
+def test_every_port_is_in_both_adapter_sets_and_under_contract(tmp_path: Path) -> None:
+    """A port is added whole or not at all: every member ``Adapters`` declares is provided by
+    both adapter sets (looked up without building anything), and is either a field of
+    :class:`Ports`, which every contract above runs on both sets, or named in
+    :data:`NOT_STORES` with the test that holds it."""
+    import dataclasses
+    import inspect
+
+    from toolcall300.service.api import wiring
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
+
+    declared = _declared(wiring.Adapters)
+    assert {"licences", "ledger", "runs", "usage_for", "corpus", "reports"} <= declared
+    local = LocalAdapters(StateFolder(tmp_path / "state"), public_url=lambda: "")
+    try:
+        for adapters in (wiring.AwsAdapters(lambda kind: None), local):
+            missing = set()
+            for name in declared:
+                try:
+                    inspect.getattr_static(adapters, name)
+                except AttributeError:
+                    missing.add(name)
+            assert not missing, f"{type(adapters).__name__} lacks {sorted(missing)}"
+    finally:
+        local.close()
+    fields = {f.name for f in dataclasses.fields(Ports)} - {"name"}
+    covered = {"usage_for" if f == "usage" else f for f in fields}
+    assert declared - covered == set(NOT_STORES), "a port with neither a contract nor a reason"
+    assert not covered - declared, "a contract over a member Adapters does not declare"
+
+
+def test_a_new_edition_is_a_new_set_of_ports_and_the_one_before_is_left_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resetting is building a new edition: ``installed`` puts a new one in place for a block
+    and then the one before back, open (a local stack's, whose worker pool still uses its
+    database), and closes only its own."""
+    from toolcall300.service.api import wiring
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
+
+    monkeypatch.setenv("TOOLCALL300_STATE_DIR", str(tmp_path / "stack"))
+    stack = wiring.choose()  # the stack's edition, held as the stack holds it
+    assert isinstance(stack.adapters, LocalAdapters)
+    monkeypatch.delenv("TOOLCALL300_STATE_DIR")
+    try:
+        with wiring.installed(
+            wiring.Edition(LocalAdapters(StateFolder(tmp_path / "t"), lambda: ""))
+        ) as mine:
+            assert wiring.edition() is mine and mine.licences is not stack.licences
+            wiring.renew()  # a test that changed its environment: another edition again
+            assert wiring.edition() is not mine
+        assert stack.runs.by_team("team-1", limit=1) == []  # still open: nothing closed it
+    finally:
+        stack.close()

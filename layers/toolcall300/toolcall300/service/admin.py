@@ -158,12 +158,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return _copy_state(args, stdout, stderr)
     try:
         if args.state is not None:
-            from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+            from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
             if not (args.state / "state.db").exists():
                 stderr.write(f"toolcall300 admin: {args.state} is not a state folder\n")
                 return EXIT_ERROR
-            edition = LocalEdition(StateFolder(args.state), public_url=lambda: "")
+            edition = LocalAdapters(StateFolder(args.state), public_url=lambda: "")
             try:
                 execute(args, edition.licences, stdout, edition.ledger)
             finally:

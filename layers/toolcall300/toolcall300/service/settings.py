@@ -2,14 +2,14 @@
 
 The template passes resource and secret *names* as environment variables (see ``Globals`` in
 ``template.yaml``); secret values are fetched at run time through Powertools parameters.
-Settings are built lazily and cached, never at import, so tests and the local stack can set
-the environment first and call :func:`clear_settings` between runs.
+Settings are built lazily, never at import, and kept by the deployment's edition
+(``api.wiring.Edition.settings``): a new environment (a test's, the local stack's) is a new
+edition, never a cleared cache.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -89,20 +89,6 @@ class ArgcheckSettings(LicenceSettings):
         return found
 
 
-S = TypeVar("S", bound=BaseSettings)
-
-
-@cache
-def get_settings(kind: type[S]) -> S:
-    """Build ``kind`` from the environment once; later calls return the same object."""
-    return kind()
-
-
-def clear_settings() -> None:
-    """Forget cached settings (tests, and the local stack after it sets the environment)."""
-    get_settings.cache_clear()
-
-
 class RunsSettings(_Base):
     """What the runs functions, the worker and the sweeper need (Batch names: their own variables)."""
 
@@ -151,7 +137,7 @@ class LocalEditionSettings(BaseSettings):
     """Set only by the local stack (``toolcall300 serve``): its state folder and its own URL.
 
     A state folder selects the one-machine edition's adapters (SQLite and files,
-    ``statefolder.folder``) in ``api.wiring``; without one, the AWS adapters.
+    ``statefolder.folder``) in ``api.wiring.choose``; without one, the AWS adapters.
     """
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True, env_prefix="TOOLCALL300_")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import json
 import threading
+import typing
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
@@ -322,7 +324,19 @@ def make_resolver(*routers: Router) -> APIGatewayHttpResolver:
     app.exception_handler(RequestUnsupportedContentType)(_unsupported_media_type)
     app.exception_handler(Exception)(_unexpected)
     app.not_found(_not_found)
+    _resolve_annotations(app)
     return app
+
+
+def _resolve_annotations(app: APIGatewayHttpResolver) -> None:
+    """Each route's annotations evaluated once, here. Powertools reads a handler's type hints
+    on every request to find its ``Depends`` parameters (``api.deps``), and a module written
+    with ``from __future__ import annotations`` holds them as strings, compiled and evaluated
+    again at each read: most of the dependency work of a ``POST /check``. A handler whose
+    hints do not evaluate is left as it is (Powertools reads it as having no dependency)."""
+    for route in (*app._static_routes, *app._dynamic_routes):
+        with contextlib.suppress(Exception):
+            route.func.__annotations__ = typing.get_type_hints(route.func, include_extras=True)
 
 
 def raw_body(event: dict[str, Any]) -> bytes:

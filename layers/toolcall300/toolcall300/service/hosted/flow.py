@@ -3,7 +3,7 @@
 :class:`BatchLauncher` checks an image in ECR and hands a new run to Batch (:func:`dispatch`),
 :func:`handle_batch_event` applies a job-state event, :func:`sweep_now` is the scheduled
 sweeper. Every collaborator comes in a :class:`HostedDeps`, built once by the composition
-root (``service.api.wiring.hosted_deps``), which this package never imports. Scoring is the
+root (``service.api.wiring.Edition.hosted_deps``), which this package never imports. Scoring is the
 shared glue in ``domain.runs.scoring``.
 """
 
@@ -59,7 +59,7 @@ class ReportObjects(Protocol):
 
 @dataclass(frozen=True)
 class HostedDeps:
-    """Everything the AWS path needs, passed in (``api.wiring.hosted_deps`` builds the
+    """Everything the AWS path needs, passed in (``api.wiring.Edition.hosted_deps`` builds the
     production ones once, as ``local.worker.WorkerDeps`` are for the local stack)."""
 
     store: RunStore

@@ -58,10 +58,14 @@ class BoundRoute:
     route: HttpRoute
     pattern: Any
     handler: Handler
+    #: The function's Powertools resolver (its module's ``app``), or None: the local stack
+    #: sets its ``dependency_overrides`` to serve the stack's own edition (``api.deps``).
+    app: Any = None
 
 
 def load_handler(root: Path, route: HttpRoute) -> Handler:
-    """Import ``<CodeUri>/<module>.py`` under a unique module name; return its handler."""
+    """Import ``<CodeUri>/<module>.py`` under a unique module name; return its handler (with
+    the module's resolver as ``handler.app``, when it has one)."""
     module_name, _, attr = route.handler.rpartition(".")
     path = root / route.code_uri / f"{module_name}.py"
     spec = importlib.util.spec_from_file_location(f"tc300_function_{route.function}", path)
@@ -70,6 +74,8 @@ def load_handler(root: Path, route: HttpRoute) -> Handler:
     module: ModuleType = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     handler: Handler = getattr(module, attr)
+    if hasattr(module, "app"):
+        handler.app = module.app  # type: ignore[attr-defined]
     return handler
 
 
@@ -80,7 +86,8 @@ def bind_routes(root: Path, template: dict[str, Any]) -> list[BoundRoute]:
     for route in http_routes(template):
         if route.function not in handlers:
             handlers[route.function] = load_handler(root, route)
-        bound.append(BoundRoute(route, route.pattern(), handlers[route.function]))
+        handler = handlers[route.function]
+        bound.append(BoundRoute(route, route.pattern(), handler, getattr(handler, "app", None)))
     return bound
 
 

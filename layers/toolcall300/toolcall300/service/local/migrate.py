@@ -65,7 +65,7 @@ def migrate(folder: Path, template: dict[str, Any]) -> dict[str, int]:
 
 def _migrate(folder: Path, recording: Path, template: dict[str, Any]) -> dict[str, int]:
     from toolcall300.service.sdk.moto_recording import ReplayFailed, read_recording
-    from toolcall300.service.statefolder.folder import LocalEdition, StateFolder
+    from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
     name = {k: physical_name(PREFIX, k) for k in template["Resources"]}
     tables = ["LicencesTable", "RunsTable", "CheckLedgerTable", "UsageTable"]
@@ -80,7 +80,7 @@ def _migrate(folder: Path, recording: Path, template: dict[str, Any]) -> dict[st
         )
     except ReplayFailed as exc:
         raise MigrationError(str(exc)) from exc
-    edition = LocalEdition(StateFolder(folder), public_url=lambda: "")
+    edition = LocalAdapters(StateFolder(folder), public_url=lambda: "")
     try:
         licences, runs = found.items[name["LicencesTable"]], found.items[name["RunsTable"]]
         for item in licences:

@@ -7,11 +7,13 @@ uses ``.toolcall300/state``, ``--no-state`` a temporary folder removed at stop).
 the functions' settings carry are read from ``template.yaml``; the secrets the template
 declares become files of the folder, generated once; ``corpus_private/`` is copied in.
 Nothing AWS-shaped runs or listens: the stack opens one TCP port, which also serves the
-object links it signs (``statefolder.files``). Beside the gateway runs the scoring worker pool
-(``service.local.worker``), built here from the same edition the handlers use and woken
-through it (``LocalEdition.wake``). This module is the edition's composition root: it alone
-of ``service/local`` reads ``api.wiring`` (tests/core/test_import_rules.py), and everything it
-starts is one ``ExitStack``, closed in reverse by ``stop()``. :func:`start_local_stack` is
+object links it signs (``statefolder.files``). The stack builds one ``api.wiring.Edition``
+and hands that object to its routes (each function's ``dependency_overrides``, ``api.deps``)
+and to the scoring worker pool beside the gateway (``service.local.worker``), which it wakes
+(``LocalAdapters.wake``); the edition is closed after both have stopped, never under them.
+This module is the edition's composition root: it alone of ``service/local`` reads
+``api.wiring`` (tests/core/test_import_rules.py), and everything it starts is one
+``ExitStack``, closed in reverse by ``stop()``. :func:`start_local_stack` is
 the programmatic form the integration tests use. One stack per process at a time: the handlers read their settings
 from ``os.environ``, which ``stop()`` restores.
 """
@@ -49,8 +51,8 @@ FAKE_AWS_ENV = {
     "AWS_REGION": "us-east-1",
 }
 #: What a running local stack sets in ``os.environ`` to select its one-machine edition in
-#: ``api.wiring`` (the state folder, its own URL, adapter_cmd allowed): code in the same
-#: process that means to reach AWS (or moto) must not see them.
+#: ``api.wiring.choose`` (the state folder, its own URL, adapter_cmd allowed): code in the
+#: same process that means to reach AWS (or moto) must not see them.
 LOCAL_EDITION_ENV = ("TOOLCALL300_STATE_DIR", "TOOLCALL300_PUBLIC_URL", "TOOLCALL300_LOCAL_STACK")
 _LOCAL_POWERTOOLS = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here
@@ -127,6 +129,8 @@ class LocalStackContext:
     restored: bool = False  # the state folder held a database already
     #: The configuration in effect, name -> (value, where from): ``serve`` prints it.
     settings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: The stack's ``api.wiring.Edition``: the one its routes and its worker pool use.
+    edition: Any = None
 
 
 def default_state_dir(root: Path) -> Path:
@@ -212,11 +216,8 @@ def _check_settings() -> None:
 
 def _restore_environment(saved: dict[str, str]) -> None:
     """Undo what a stack set (endpoint, names), so a later stack in this process starts clean."""
-    from toolcall300.service.api import wiring as ports
-
     os.environ.clear()
     os.environ.update(saved)
-    ports.clear_ports()
 
 
 def start_local_stack(
@@ -286,52 +287,51 @@ def _start(
     os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, **functions_env})
     os.environ["TOOLCALL300_STATE_DIR"] = str(state_dir)
     _check_settings()
-    ports.clear_ports()
-    edition = ports.local_edition()
-    assert edition is not None
-    stops.callback(ports.close_local_edition)
-
-    if has_corpus:
-        _copy_corpus(corpus_dir, edition.corpus(made.names["CorpusBucket"]), was_restored)
-
     routes = gateway.bind_routes(root, template)
     server = gateway.GatewayServer((host, port), routes)
+    stops.callback(server.server_close)
     url = f"http://{host}:{server.server_address[1]}"
     os.environ["TOOLCALL300_PUBLIC_URL"] = url  # where the signed object links point
-    ports.clear_ports()
+    edition = ports.choose()  # from the environment just set: the state folder's edition
+    stops.callback(edition.close)  # closed last: after the pool and the server have stopped
+    if has_corpus:
+        bucket = edition.adapters.corpus(made.names["CorpusBucket"])
+        _copy_corpus(corpus_dir, bucket, was_restored)
     sibling = {"root": str(root), "names": made.names, "free_checkout": free_checkout}
-    edition = _serve(server, sibling, stops)
-    if processes > 1:  # edition.wake is looked up at each wake: the pool sets it below
-        stops.callback(
-            start_siblings(processes - 1, server.socket, sibling, lambda: edition.wake())
-        )
+    local = _serve(server, edition, sibling, stops)
+    if processes > 1:  # local.wake is looked up at each wake: the pool sets it below
+        stops.callback(start_siblings(processes - 1, server.socket, sibling, lambda: local.wake()))
     protected = tuple(p for p in (corpus_dir, state_dir) if p is not None)
     context = LocalStackContext(
         root, url, state_dir, made.names, made.environment, template,
         webhook_secret=str(webhook["current"]), protected=protected, restored=was_restored,
-        settings=used, extra={"sibling": sibling},
+        settings=used, extra={"sibling": sibling}, edition=edition,
     )  # fmt: skip
     if background:
-        _start_workers(context, ports, edition, stops)
+        _start_workers(context, edition, stops)
     return LocalStack(url, context, stops)
 
 
-def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) -> Any:
+def _serve(server: Any, edition: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) -> Any:
     """Serve the routes, the signed object links and (when ``free_checkout``) the dev checkout
-    page on ``server`` from a thread of this process, on the edition ``os.environ`` names;
-    the edition. The same in the stack's first process and in each of its siblings."""
-    from toolcall300.service.api import wiring as ports
+    page on ``server`` from a thread of this process, every route on ``edition`` (set on each
+    function's resolver: ``dependency_overrides[deps.edition]``); its adapters. The same in
+    the stack's first process and in each of its siblings."""
+    from toolcall300.service.api import deps
     from toolcall300.service.api.resolver import CONSTANT_DOCUMENTS
     from toolcall300.service.local import dev_checkout, documents, gateway
     from toolcall300.service.sdk import stripe_dev
     from toolcall300.service.statefolder.files import serve_link
+    from toolcall300.service.statefolder.folder import LocalAdapters
 
-    edition = ports.local_edition()
-    assert edition is not None
+    local = edition.adapters
+    assert isinstance(local, LocalAdapters)
     names, routes = sibling["names"], server.routes
+    for app in {id(b.app): b.app for b in routes if b.app is not None}.values():
+        app.dependency_overrides[deps.edition] = lambda: edition
     url = os.environ["TOOLCALL300_PUBLIC_URL"]
-    webhook = edition.secret_json(names["StripeWebhookSecret"])
-    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH, _CurrentSessions(ports))
+    webhook = local.secret_json(names["StripeWebhookSecret"])
+    dev_stripe, replaced = stripe_dev.install(url + dev_checkout.PATH, local.checkout_sessions)
     stops.callback(lambda: stripe_dev.uninstall(replaced))
     checkout = dev_checkout.local_routes(
         dev_stripe,
@@ -340,9 +340,7 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
             routes, method=method, target=target, headers=headers, body=body, source_ip="127.0.0.1"
         ),
     )
-    links = serve_link(
-        edition.signer, edition.buckets([names["CorpusBucket"], names["ReportsBucket"]])
-    )
+    links = serve_link(local.signer, local.buckets([names["CorpusBucket"], names["ReportsBucket"]]))
     free = bool(sibling["free_checkout"])
     server.local_routes = lambda method, target, body: (
         links(method, target, body) or (checkout(method, target, body) if free else None)
@@ -354,30 +352,7 @@ def _serve(server: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) ->
     thread.start()
     stops.callback(server.server_close)
     stops.callback(server.shutdown)
-    return edition
-
-
-@dataclass
-class _CurrentSessions:
-    """The dev checkout's sessions (``sdk.stripe_dev``) in the edition in use at each call:
-    ``api.wiring.clear_ports`` closes the database an earlier edition opened (tests reset the
-    ports while a stack serves), so none is held here."""
-
-    ports: Any
-
-    def _store(self) -> Any:
-        return self.ports.local_edition().checkout_sessions
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = self._store().get(key)
-        return found
-
-    def put(self, key: str, item: dict[str, Any]) -> None:
-        self._store().put(key, item)
-
-    def change(self, key: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
-        changed: dict[str, Any] | None = self._store().change(key, change)
-        return changed
+    return local
 
 
 #: A sibling: one more process serving the stack's listening socket (``serve --processes``).
@@ -443,6 +418,7 @@ def serve_sibling(argv: list[str]) -> None:
     """A sibling's main (:func:`start_sibling`): serve the inherited socket until the life
     pipe ends, then stop what it started."""
     sibling, (listen_fd, wake_fd, life_fd) = json.loads(argv[0]), map(int, argv[1:4])
+    from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import gateway
     from toolcall300.service.local.cfn import load_template
 
@@ -456,8 +432,8 @@ def serve_sibling(argv: list[str]) -> None:
     routes = gateway.bind_routes(root, load_template(root / "template.yaml"))
     server = gateway.GatewayServer(("127.0.0.1", 0), routes, sock=socket.socket(fileno=listen_fd))
     with contextlib.ExitStack() as stops:
-        edition = _serve(server, sibling, stops)
-        edition.wake = wake
+        local = _serve(server, ports.choose(), sibling, stops)  # the stack's environment
+        local.wake = wake
         with contextlib.suppress(KeyboardInterrupt, OSError):
             os.read(life_fd, 1)
     # The database is left open, to the operating system: SQLite's last connection to close
@@ -500,34 +476,32 @@ def _copy_corpus(corpus_dir: Path, objects: Any, was_restored: bool) -> None:
         raise StackError(f"--corpus {corpus_dir}: {exc}") from exc
 
 
-def _start_workers(
-    context: LocalStackContext, ports: Any, edition: Any, stops: contextlib.ExitStack
-) -> None:
-    """The scoring worker pool on the edition's stores, woken through the edition after each
-    queued run (``api.wiring.run_queued``), with the settings of ``LocalWorkerSettings``
-    (workers, runs per team at once, seconds per run, memory)."""
+def _start_workers(context: LocalStackContext, edition: Any, stops: contextlib.ExitStack) -> None:
+    """The scoring worker pool on the edition's stores (the routes' edition), woken through
+    its adapters after each queued run (``Edition.run_queued``), with the settings of
+    ``LocalWorkerSettings`` (workers, runs per team at once, seconds per run, memory)."""
     from toolcall300.jobs import harness, sandbox
     from toolcall300.service.local import worker
-    from toolcall300.service.settings import LocalWorkerSettings, get_settings
+    from toolcall300.service.settings import LocalWorkerSettings
 
-    conf, local = ports.runs_settings(), get_settings(LocalWorkerSettings)
+    conf, local = edition.runs_settings, edition.settings(LocalWorkerSettings)
     deps = worker.WorkerDeps(
-        store=ports.run_store(),
-        reports=ports.report_store(),
-        corpus=worker.cached_corpus(ports.corpus_objects().read),
-        track_corpus=worker.cached_track_corpus(ports.corpus_objects().read),
-        notify=ports.run_notifier(),
+        store=edition.runs,
+        reports=edition.report_store,
+        corpus=worker.cached_corpus(edition.corpus_objects.read),
+        track_corpus=worker.cached_track_corpus(edition.corpus_objects.read),
+        notify=edition.run_notifier,
         lease_s=local.lease_s,
         job_limits=harness.Limits(total_timeout=float(local.run_timeout_s)),
         sandbox_limits=sandbox.Limits(memory_bytes=local.adapter_memory_mb * 2**20),
         max_attempts=conf.max_attempts,
         team_limit=local.team_runs,
-        adapter_files=ports.report_store().get,
+        adapter_files=edition.report_store.get,
         held_layers=lambda: sandbox.held_layers(local.harness_image),
     )
     stops.callback(worker.start_local(context, deps, workers=local.workers))
-    edition.wake = lambda: context.extra["run_workers"].wake()
-    stops.callback(setattr, edition, "wake", lambda: None)
+    edition.adapters.wake = lambda: context.extra["run_workers"].wake()
+    stops.callback(setattr, edition.adapters, "wake", lambda: None)
 
 
 def _same_manifest(objects: Any, corpus_dir: Path) -> bool:

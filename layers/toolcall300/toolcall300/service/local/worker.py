@@ -14,7 +14,7 @@ run with a reason (scratch directories removed), and :func:`recover` fails the r
 previous process left ``running`` when it died. Not a distributed scheduler: one process.
 
 Woken, not polled: an idle worker waits until :meth:`WorkerPool.wake` (a submission through
-``POST /runs`` calls it through ``LocalEdition.wake``; so do a finished run and a re-queue), so an
+``POST /runs`` calls it through ``LocalAdapters.wake``; so do a finished run and a re-queue), so an
 idle stack reads nothing. Callbacks leave the workers: a bounded queue with threads of its own
 (:class:`CallbackQueue`) delivers them, fairly between teams, so an endpoint that never answers
 (4 attempts, 5 s each, with backoff: about 27 s) delays its own team's later callbacks, never the
@@ -591,7 +591,7 @@ def refuse_exposed(protected: tuple[Path, ...]) -> None:
 def start_local(context: Any, deps: WorkerDeps, *, workers: int) -> Callable[[], None]:
     """Start the local stack's pool of ``workers`` on the collaborators the stack built
     (``deps``), after ending what a dead stack left running; the stack wakes it after each
-    queued run (``LocalEdition.wake``). Returns the stop."""
+    queued run (``LocalAdapters.wake``). Returns the stop."""
     refuse_exposed(tuple(getattr(context, "protected", ())))
     sandbox.sweep_leftovers()  # what a killed stack left in /tmp
     # A lease can only lapse under a run in flight here (heartbeats stop only with a crash,

@@ -12,8 +12,8 @@ Layout (the folder is mode 700, every file in ``secrets/`` and ``keys/`` mode 60
     keys/links.key      the HMAC key of the links the stack signs (``statefolder.files``)
     keys/seal.key       the AES-GCM key that seals each run's callback secret in the database
 
-Keys are generated on first open and never rewritten. :class:`LocalEdition` is every local
-adapter over one folder; ``api.wiring`` builds it when ``TOOLCALL300_STATE_DIR`` is set.
+Keys are generated on first open and never rewritten. :class:`LocalAdapters` is every local
+adapter over one folder: the adapter set of the one-machine ``api.wiring.Edition``.
 :func:`backup` and :func:`restore` copy a folder whole (``toolcall300 admin backup|restore``);
 :func:`lock_folder` is the one-process-per-folder lock the stack and ``restore`` hold.
 """
@@ -95,7 +95,7 @@ def _key_file(path: Path, size: int = 32) -> bytes:
 
 @dataclass
 class StateFolder:
-    """Paths and secret files of one state folder (no database or buckets: see LocalEdition)."""
+    """Paths and secret files of one state folder (no database or buckets: see LocalAdapters)."""
 
     root: Path
 
@@ -165,13 +165,14 @@ class StateFolder:
 
 
 @dataclass
-class LocalEdition:
-    """Every local adapter over one state folder (one database connection for all)."""
+class LocalAdapters:
+    """Every local adapter over one state folder (one database connection for all): the
+    one-machine edition's ``api.wiring.Adapters``."""
 
     folder: StateFolder
     public_url: Callable[[], str]
     db: Database = field(init=False)
-    #: Wakes the stack's worker pool after a run is queued (``api.wiring.run_queued``); the
+    #: Wakes the stack's worker pool after a run is queued (``Edition.run_queued``); the
     #: stack sets it when it starts the pool, and until then a queued run waits for the pool's
     #: first look at the table.
     wake: Callable[[], None] = field(default=lambda: None)

@@ -120,7 +120,7 @@ class Database:
         """``BEGIN IMMEDIATE`` .. ``COMMIT`` (``ROLLBACK`` on any exception).
 
         Inside another transaction of this thread it joins it, so several port calls are one
-        commit (``LocalEdition.together``), without a savepoint (one doubled the cost of a
+        commit (``LocalAdapters.together``), without a savepoint (one doubled the cost of a
         paid check's writes): a joined block that fails before writing (every failed
         condition here is checked before the write it guards) leaves the outer transaction as
         it was; one that fails after writing leaves a write only a rollback of the whole can

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from toolcall300.argcheck import check as argcheck
 from toolcall300.argcheck import report
 from toolcall300.argcheck.criteria import criteria_document
 from toolcall300.service.api import bounded_check as argcheck_bounded
-from toolcall300.service.api import wiring
+from toolcall300.service.api import deps
 from toolcall300.service.api.auth import optional_licence
 from toolcall300.service.api.resolver import (
     ConstantDocument,
@@ -40,14 +41,8 @@ from toolcall300.service.api.resolver import (
     refusal_responses,
     source_ip,
 )
-from toolcall300.service.api.wiring import (
-    check_ledger,
-    client_id_salt,
-    licence_store,
-    report_keys,
-    usage_store,
-)
 from toolcall300.service.domain import ledger, usage
+from toolcall300.service.domain.ledger import CheckLedger
 from toolcall300.service.domain.licences import Licence
 from toolcall300.service.errors import (
     BadRequest,
@@ -56,7 +51,7 @@ from toolcall300.service.errors import (
     refusal_status,
 )
 from toolcall300.service.observability import count, logger
-from toolcall300.service.settings import ArgcheckSettings, get_settings
+from toolcall300.service.settings import ArgcheckSettings
 
 if TYPE_CHECKING:
     from toolcall300.service.sdk.signing import ReportKeys
@@ -95,30 +90,35 @@ _CRITERIA = ConstantDocument(criteria_document, path=CRITERIA_PATH)
     },
     tags=["argcheck"],
 )
-def precheck() -> Response[str]:
+def precheck(served: deps.TheEdition, settings: deps.Argcheck, clock: deps.Clock) -> Response[str]:
     event = router.current_event.raw_event
-    settings = get_settings(ArgcheckSettings)
     body = raw_body(event)
     # a bad key is its 401, as on /check
-    licence = optional_licence(router.current_event.headers, store=licence_store())
-    payer = licence.account_id if licence else _take_free_check(settings, event)
-    return _answer(_bounded(body, payer=payer, settings=settings, precheck=True))
+    licence = optional_licence(router.current_event.headers, store=served.licences)
+    payer = licence.account_id if licence else _take_free_check(served, settings, event, clock)
+    return _answer(_bounded(body, served, clock, payer=payer, settings=settings, precheck=True))
 
 
 def _bounded(
-    body: bytes, *, payer: str, settings: ArgcheckSettings, precheck: bool = False
+    body: bytes,
+    served: deps.Edition,
+    clock: Callable[[], datetime],
+    *,
+    payer: str,
+    settings: ArgcheckSettings,
+    precheck: bool = False,
 ) -> dict[str, Any]:
     """The check, bounded (D20), and a pattern check bounded per payer (D26): refused before
     any work once the payer's checks ran past the budget too often today, one at a time per
     payer, and counted when it runs past the budget. ``payer`` is what the route verified."""
     if not argcheck_bounded.needs_bound(body):
         return argcheck_bounded.check_body_bounded(body, precheck=precheck)
-    store, per_day = usage_store(ArgcheckSettings), settings.check_seconds_refusals_per_day
-    usage.check_seconds_left(store, payer, per_day=per_day, now=wiring.clock())
-    with wiring.pattern_lanes().lane(payer):
+    store, per_day = served.argcheck_usage, settings.check_seconds_refusals_per_day
+    usage.check_seconds_left(store, payer, per_day=per_day, now=clock())
+    with served.pattern_lanes.lane(payer):
         response = argcheck_bounded.check_body_bounded(body, precheck=precheck)
     if argcheck_bounded.ran_over(response):
-        usage.count_check_seconds(store, payer, per_day=per_day, now=wiring.clock())
+        usage.count_check_seconds(store, payer, per_day=per_day, now=clock())
     return response
 
 
@@ -132,27 +132,26 @@ def _bounded(
     },
     tags=["argcheck"],
 )
-def check() -> Response[str]:
+def check(served: deps.TheEdition, settings: deps.Argcheck, clock: deps.Clock) -> Response[str]:
     event = router.current_event.raw_event
-    settings = get_settings(ArgcheckSettings)
-    store = usage_store(ArgcheckSettings)
-    licence = optional_licence(router.current_event.headers, store=licence_store(), tier="checks")
+    store = served.argcheck_usage
+    licence = optional_licence(router.current_event.headers, store=served.licences, tier="checks")
     body = raw_body(event)
     # D24: an unauthenticated attempt is counted before the work, whatever it answers
-    payer = licence.account_id if licence else _take_free_check(settings, event)
-    response = _bounded(body, payer=payer, settings=settings)
+    payer = licence.account_id if licence else _take_free_check(served, settings, event, clock)
+    response = _bounded(body, served, clock, payer=payer, settings=settings)
     summary = argcheck.status_summary(response)
     paid = licence is not None and "refusal" not in response
     if "refusal" not in response:
         request = argcheck.parse_body(body)  # it parsed: the answer is a verdict
         _stop_if_invented(request, response)
         digest = report.request_digest(request)  # once, for the ledger's id and the report
-    keys = report_keys() if paid else None  # before the charge: no signing key, no check taken
+    keys = served.report_keys if paid else None  # before the charge: no key, no check taken
     # The charge (with its day's count) and the metrics commit together: one transaction on
-    # the one-machine edition, where each was its own (wiring.together).
-    with wiring.together():
+    # the one-machine edition, where each was its own (Edition.together).
+    with served.together():
         if licence is not None and paid:
-            _charge(licence, digest, summary)
+            _charge(served.ledger, licence, digest, summary)
         usage.record_metrics(store, summary)
     if keys is not None:
         response = _signed(digest, response, keys)
@@ -160,29 +159,34 @@ def check() -> Response[str]:
     return _answer(response)
 
 
-def _take_free_check(settings: ArgcheckSettings, event: dict[str, Any]) -> str:
+def _take_free_check(
+    served: deps.Edition,
+    settings: ArgcheckSettings,
+    event: dict[str, Any],
+    clock: Callable[[], datetime],
+) -> str:
     """The criteria's free tier (100 a day, 5 s apart), taken by every unauthenticated attempt
     before its work (D24), so neither a backtracking pattern nor a stream of refusals is free
     work for the service. Returns the payer it was charged to: the pseudonymous client."""
-    now = wiring.clock()
-    client = usage.client_id(source_ip(event), client_id_salt())
+    now = clock()
+    client = usage.client_id(source_ip(event), served.client_id_salt())
     try:
-        with wiring.together():  # the free check taken and counted in one commit
+        with served.together():  # the free check taken and counted in one commit
             usage.take_free_check(
-                usage_store(ArgcheckSettings),
+                served.argcheck_usage,
                 client,
                 per_day=settings.free_checks_per_day,
                 min_gap_s=settings.free_min_interval_s,
                 now=now,
             )
-            ledger.count_free(check_ledger(), now)
+            ledger.count_free(served.ledger, now)
     except PaymentRequired as exc:
         exc.details = ledger.payment_details()  # the 402 says the price and where to buy
         raise
     return "free#" + client
 
 
-def _charge(licence: Licence, digest: str, summary: dict[str, Any]) -> None:
+def _charge(checks: CheckLedger, licence: Licence, digest: str, summary: dict[str, Any]) -> None:
     """One check from the licence's pack, counted once per ``Idempotency-Key`` (a retry with the
     same key and request is answered again and not charged again)."""
     key = router.current_event.headers.get("idempotency-key")
@@ -204,7 +208,7 @@ def _charge(licence: Licence, digest: str, summary: dict[str, Any]) -> None:
     )
     ident = ledger.check_id(licence.licence_id, key, digest, secrets.token_hex(16))
     if ledger.charge_check(
-        check_ledger(), payer=licence.licence_id, check=ident, record=record, house=house
+        checks, payer=licence.licence_id, check=ident, record=record, house=house
     ):
         count("PaidChecks")
 
@@ -252,8 +256,8 @@ def _signed(digest: str, response: dict[str, Any], keys: ReportKeys) -> dict[str
     responses=ok_response(),
     tags=["argcheck"],
 )
-def jwks() -> Response[str]:
-    return json_response(200, report_keys().jwks(), {"Cache-Control": "public, max-age=300"})
+def jwks(served: deps.TheEdition) -> Response[str]:
+    return json_response(200, served.report_keys.jwks(), {"Cache-Control": "public, max-age=300"})
 
 
 @router.get(
@@ -263,15 +267,15 @@ def jwks() -> Response[str]:
     responses={**ok_response(), **error_responses(401)},
     tags=["argcheck"],
 )
-def metrics() -> Response[str]:
+def metrics(served: deps.TheEdition) -> Response[str]:
     """Anyone sees what the criteria promise in public: how verdicts, defects and refusals
     are shared out, and the 30-day tripwires with their ratios. The counts themselves (the
     business's volumes) only an operator's own licence sees (``source`` manual, the house
     licences the ledger already keeps out of paid use); docs/api.md."""
-    licence = optional_licence(router.current_event.headers, store=licence_store())
+    licence = optional_licence(router.current_event.headers, store=served.licences)
     # The same window the scheduled measure publishes for the alarms (service/tripwires.py).
-    window = ledger.window_metrics(check_ledger(), datetime.now(UTC))
-    counts = usage.read_metrics(usage_store(ArgcheckSettings))
+    window = ledger.window_metrics(served.ledger, datetime.now(UTC))
+    counts = usage.read_metrics(served.argcheck_usage)
     if licence is not None and licence.source == "manual":
         return json_response(200, {**counts, "window": window})
     return json_response(200, {**usage.shares(counts), "window": ledger.public_window(window)})

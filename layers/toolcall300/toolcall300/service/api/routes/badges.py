@@ -15,7 +15,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from toolcall300.service.api import wiring
+from toolcall300.service.api import deps
 from toolcall300.service.api.resolver import error_responses, make_router, names_tag
 from toolcall300.service.domain import badge, licences
 from toolcall300.service.domain.runs.record import Run
@@ -59,17 +59,20 @@ def _branch_path(team: str) -> str:
     tags=["runs"],
 )
 def team_badge(
-    team: str, track: Annotated[str | None, Query(max_length=32)] = None
+    team: str,
+    store: deps.Licences,
+    runs: deps.Runs,
+    track: Annotated[str | None, Query(max_length=32)] = None,
 ) -> Response[str]:
     chosen = track or DEFAULT_TRACK
     if chosen not in TRACKS:  # decided before the team is looked at: says nothing about it
         raise BadRequest(f"'track' must be one of {', '.join(TRACKS)}", code="invalid_track")
-    if not licences.badge_public(wiring.licence_store(), team):
+    if not licences.badge_public(store, team):
         raise _not_public()
     branch = badge.branch_of(_branch_path(team))
     if branch is None:
         raise _not_public()
-    items = wiring.run_store().by_team(team, limit=badge.BADGE_WINDOW)
+    items = runs.by_team(team, limit=badge.BADGE_WINDOW)
     latest = badge.latest_scored((Run.from_item(i) for i in items), branch, chosen)
     drawn = badge.badge_for(latest, branch=branch, track=chosen)
     headers = {**HEADERS, "ETag": drawn.etag}

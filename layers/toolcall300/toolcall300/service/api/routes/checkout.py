@@ -15,6 +15,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
+from toolcall300.service.api import deps
 from toolcall300.service.api.auth import bearer_key, require_licence
 from toolcall300.service.api.resolver import (
     error_responses,
@@ -22,7 +23,6 @@ from toolcall300.service.api.resolver import (
     ok_response,
     public_base_url,
 )
-from toolcall300.service.api.wiring import licence_store, stripe_api_key
 from toolcall300.service.domain.licences import (
     TEAM_NAME_MAX,
     new_team_id,
@@ -62,7 +62,7 @@ class CheckoutView(BaseModel):
     },
     tags=["licences"],
 )
-def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:
+def checkout(request: Annotated[CheckoutRequest, Body()], served: deps.TheEdition) -> CheckoutView:
     product = product_named(request.product)
     if product is None:
         raise BadRequest(
@@ -74,7 +74,7 @@ def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:
     headers = router.current_event.headers
     team = team_name = None
     if product.needs_team and bearer_key(headers) is not None:
-        seat_of = require_licence(headers, store=licence_store(), tier="team")
+        seat_of = require_licence(headers, store=served.licences, tier="team")
         require_purchase_key(seat_of, to="buy seats")  # a member key buys nothing
         team, team_name = seat_of.team, seat_of.team_name
     elif product.needs_team:
@@ -92,7 +92,7 @@ def checkout(request: Annotated[CheckoutRequest, Body()]) -> CheckoutView:
     base = public_base_url(router.current_event.raw_event)
     session_id, url = create_checkout_session(
         product,
-        api_key=stripe_api_key(),
+        api_key=served.stripe_api_key(),
         metadata=metadata,
         client_reference_id=team or purchase,
         success_url=f"{base}/licence/claim?session_id={{CHECKOUT_SESSION_ID}}",

@@ -8,12 +8,11 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import BaseModel
 
+from toolcall300.service.api import deps
 from toolcall300.service.api.auth import require_licence
 from toolcall300.service.api.resolver import error_responses, make_router, ok_response
-from toolcall300.service.api.wiring import corpus_objects, licence_store, usage_store
 from toolcall300.service.domain import corpus, usage
 from toolcall300.service.observability import count
-from toolcall300.service.settings import CorpusSettings, get_settings
 
 router = make_router()
 
@@ -61,17 +60,16 @@ class RationaleView(BaseModel):
     responses={**ok_response(CorpusView, "the corpus"), **error_responses(401, 403, 404, 429, 503)},
     tags=["corpus"],
 )
-def get_corpus() -> CorpusView:
-    settings = get_settings(CorpusSettings)
-    licence = require_licence(router.current_event.headers, store=licence_store())
+def get_corpus(served: deps.TheEdition, settings: deps.Corpus) -> CorpusView:
+    licence = require_licence(router.current_event.headers, store=served.licences)
     usage.take_download(
-        usage_store(CorpusSettings),
+        served.corpus_usage,
         licence.account_id,  # a team's member keys share its purchase's cap
         per_day=settings.downloads_per_day,
         now=datetime.now(UTC),
     )
     links = corpus.corpus_links(
-        corpus_objects(), seconds=settings.presign_seconds, max_age=settings.manifest_max_age_s
+        served.corpus_objects, seconds=settings.presign_seconds, max_age=settings.manifest_max_age_s
     )
     count("CorpusDownloads")
     return CorpusView.model_validate(links)
@@ -86,8 +84,11 @@ def get_corpus() -> CorpusView:
     },
     tags=["corpus"],
 )
-def get_rationale(id: Annotated[str, Path(pattern=corpus.CASE_ID_PATTERN)]) -> RationaleView:
-    settings = get_settings(CorpusSettings)
-    require_licence(router.current_event.headers, store=licence_store())
-    record = corpus.case_rationale(corpus_objects(), id, max_age=settings.manifest_max_age_s)
+def get_rationale(
+    id: Annotated[str, Path(pattern=corpus.CASE_ID_PATTERN)],
+    served: deps.TheEdition,
+    settings: deps.Corpus,
+) -> RationaleView:
+    require_licence(router.current_event.headers, store=served.licences)
+    record = corpus.case_rationale(served.corpus_objects, id, max_age=settings.manifest_max_age_s)
     return RationaleView.model_validate(record)

@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, ConfigDict, StrictBool
 
+from toolcall300.service.api import deps
 from toolcall300.service.api.auth import require_licence
 from toolcall300.service.api.resolver import (
     error_responses,
@@ -21,7 +22,6 @@ from toolcall300.service.api.resolver import (
     ok_response,
     public_base_url,
 )
-from toolcall300.service.api.wiring import check_ledger, licence_store
 from toolcall300.service.domain import licences
 from toolcall300.service.observability import count
 
@@ -63,8 +63,9 @@ class ClaimView(LicenceView):
 )
 def claim(
     session_id: Annotated[str, Query(min_length=4, max_length=255, pattern=r"^cs_[A-Za-z0-9_]+$")],
+    store: deps.Licences,
 ) -> Response[str]:
-    key, licence = licences.claim(licence_store(), session_id)
+    key, licence = licences.claim(store, session_id)
     count("LicencesClaimed")
     return json_response(200, {**licence.public(), "key": key})
 
@@ -75,10 +76,10 @@ def claim(
     responses={**ok_response(LicenceView, "the licence"), **error_responses(401, 403)},
     tags=["licences"],
 )
-def describe() -> LicenceView:
+def describe(store: deps.Licences, ledger: deps.Ledger) -> LicenceView:
     # Every key may describe itself, a check-pack key too (tier "checks" admits all tiers).
-    licence = require_licence(router.current_event.headers, store=licence_store(), tier="checks")
-    pack = check_ledger().pack(licence.licence_id)
+    licence = require_licence(router.current_event.headers, store=store, tier="checks")
+    pack = ledger.pack(licence.licence_id)
     checks = (
         None
         if pack is None
@@ -110,8 +111,8 @@ TeamId = Annotated[str, Path(pattern=licences.TEAM_PATTERN)]
 KeyId = Annotated[str, Path(pattern="^lic_k[0-9a-f]{30}$")]
 
 
-def _owner() -> licences.Licence:
-    return require_licence(router.current_event.headers, store=licence_store(), tier="team")
+def _owner(store: licences.LicenceStore) -> licences.Licence:
+    return require_licence(router.current_event.headers, store=store, tier="team")
 
 
 def _member_view(member: licences.Licence) -> MemberKeyView:
@@ -127,8 +128,8 @@ def _member_view(member: licences.Licence) -> MemberKeyView:
     },
     tags=["licences"],
 )
-def issue_member_key(team: TeamId) -> Response[str]:
-    key, member = licences.issue_member(licence_store(), _owner(), team, now=datetime.now(UTC))
+def issue_member_key(team: TeamId, store: deps.Licences) -> Response[str]:
+    key, member = licences.issue_member(store, _owner(store), team, now=datetime.now(UTC))
     count("MemberKeysIssued")
     view = NewMemberKeyView(**_member_view(member).model_dump(), team=team, key=key)
     return json_response(201, view.model_dump())
@@ -140,8 +141,8 @@ def issue_member_key(team: TeamId) -> Response[str]:
     responses={**ok_response(MemberKeysView, "the member keys"), **error_responses(400, 401, 403)},
     tags=["licences"],
 )
-def member_keys(team: TeamId) -> MemberKeysView:
-    members = licences.team_members(licence_store(), _owner(), team)
+def member_keys(team: TeamId, store: deps.Licences) -> MemberKeysView:
+    members = licences.team_members(store, _owner(store), team)
     return MemberKeysView(team=team, keys=[_member_view(m) for m in members])
 
 
@@ -154,8 +155,8 @@ def member_keys(team: TeamId) -> MemberKeysView:
     },
     tags=["licences"],
 )
-def revoke_member_key(team: TeamId, key_id: KeyId) -> MemberKeyView:
-    member = licences.revoke_member(licence_store(), _owner(), team, key_id, now=datetime.now(UTC))
+def revoke_member_key(team: TeamId, key_id: KeyId, store: deps.Licences) -> MemberKeyView:
+    member = licences.revoke_member(store, _owner(store), team, key_id, now=datetime.now(UTC))
     return _member_view(member)
 
 
@@ -187,9 +188,9 @@ def _badge_view(team: str, public: bool) -> BadgeView:
     responses={**ok_response(BadgeView, "the badge setting"), **error_responses(400, 401, 403)},
     tags=["licences"],
 )
-def read_badge(team: TeamId) -> BadgeView:
-    licence = require_licence(router.current_event.headers, store=licence_store(), tier="team")
-    return _badge_view(team, licences.team_badge_public(licence_store(), licence, team))
+def read_badge(team: TeamId, store: deps.Licences) -> BadgeView:
+    licence = require_licence(router.current_event.headers, store=store, tier="team")
+    return _badge_view(team, licences.team_badge_public(store, licence, team))
 
 
 @router.put(
@@ -198,6 +199,8 @@ def read_badge(team: TeamId) -> BadgeView:
     responses={**ok_response(BadgeView, "the badge setting"), **error_responses(400, 401, 403)},
     tags=["licences"],
 )
-def set_badge(team: TeamId, request: Annotated[BadgeRequest, Body()]) -> BadgeView:
-    public = licences.set_badge_public(licence_store(), _owner(), team, request.public)
+def set_badge(
+    team: TeamId, request: Annotated[BadgeRequest, Body()], store: deps.Licences
+) -> BadgeView:
+    public = licences.set_badge_public(store, _owner(store), team, request.public)
     return _badge_view(team, public)

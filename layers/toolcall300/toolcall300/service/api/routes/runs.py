@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from pydantic import BaseModel, Field
 
-from toolcall300.service.api import wiring
+from toolcall300.service.api import deps
 from toolcall300.service.api.auth import bearer_key, require_licence
 from toolcall300.service.api.resolver import (
     error_responses,
@@ -25,10 +25,9 @@ from toolcall300.service.api.resolver import (
     ok_response,
     raw_body,
 )
-from toolcall300.service.api.wiring import licence_store
 from toolcall300.service.domain import callback, runs
 from toolcall300.service.domain.callback import callback_secret
-from toolcall300.service.domain.licences import TEAM_PATTERN, Licence
+from toolcall300.service.domain.licences import TEAM_PATTERN, Licence, LicenceStore
 from toolcall300.service.domain.runs import submission
 from toolcall300.service.errors import BadRequest, PayloadTooLarge
 from toolcall300.service.observability import count
@@ -40,10 +39,8 @@ MAX_BODY = 16 * 1024
 MAX_LOCAL_BODY = 16 * 1024 + (submission.MAX_FILES_BYTES + 2) // 3 * 4
 
 
-def _team_licence(team: str | None = None) -> Licence:
-    return require_licence(
-        router.current_event.headers, store=licence_store(), tier="team", team=team
-    )
+def _team_licence(store: LicenceStore, team: str | None = None) -> Licence:
+    return require_licence(router.current_event.headers, store=store, tier="team", team=team)
 
 
 class RunRequest(BaseModel):
@@ -162,38 +159,40 @@ RunId = Annotated[str, Path(max_length=64)]
 )
 def submit(
     request: Annotated[RunRequest, Body()],
+    served: deps.TheEdition,
+    resolve: deps.Resolver,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=255)] = None,
 ) -> Response[str]:
-    conf = wiring.runs_settings()
+    conf = served.runs_settings
     local = conf.toolcall300_local_stack
     if len(raw_body(router.current_event.raw_event)) > (MAX_LOCAL_BODY if local else MAX_BODY):
         raise PayloadTooLarge("the body is too large", code="body_too_large")
-    licence = _team_licence()
+    licence = _team_licence(served.licences)
     sub = runs.parse_submission(
         request.model_dump(exclude_unset=True),
         local=local,
         ecr_region=None if local else conf.aws_region,
     )
-    launcher = wiring.run_launcher()
+    launcher = served.run_launcher
     launcher.admit(sub, team=str(licence.team))  # before a run exists or a quota is taken
     if sub.callback_url is not None:
         try:  # checked here and again at each delivery (docs/hosted-scoring.md, "Callbacks")
             callback.checked_addresses(
                 sub.callback_url,
                 local=local,
-                resolve=wiring.callback_resolver(),
-                own_ports=wiring.own_ports(),
+                resolve=resolve,
+                own_ports=served.own_ports,
             )
         except callback.DestinationRefused as exc:
             raise BadRequest(f"'callback_url' refused: {exc}", code="callback_not_allowed") from exc
     key = bearer_key(router.current_event.headers) or ""
     now = datetime.now(UTC)
     run, created = runs.submit(
-        wiring.run_store(),
+        served.runs,
         sub,
         team=str(licence.team),
         licence_id=licence.account_id,  # member keys share their team purchase's quota
-        take_quota=wiring.quota_taker(),
+        take_quota=served.quota_taker(),
         now=now,
         idempotency_key=idempotency_key,
         callback_secret=callback_secret(key),
@@ -214,9 +213,9 @@ def submit(
     responses={**ok_response(RunView, "the run"), **error_responses(400, 401, 403, 404)},
     tags=["runs"],
 )
-def describe(run_id: RunId) -> Response[str]:
-    licence = _team_licence()
-    run = runs.get_for_team(wiring.run_store(), run_id, str(licence.team))
+def describe(run_id: RunId, store: deps.Licences, run_store: deps.Runs) -> Response[str]:
+    licence = _team_licence(store)
+    run = runs.get_for_team(run_store, run_id, str(licence.team))
     return json_response(200, RunView.model_validate(run.public()).model_dump(by_alias=True))
 
 
@@ -226,9 +225,9 @@ def describe(run_id: RunId) -> Response[str]:
     responses={**ok_response(description="the report"), **error_responses(401, 403, 404)},
     tags=["runs"],
 )
-def report(run_id: RunId) -> Response[str]:
-    licence = _team_licence()
-    body = runs.stored_report(wiring.run_store(), wiring.report_store(), run_id, str(licence.team))
+def report(run_id: RunId, served: deps.TheEdition) -> Response[str]:
+    licence = _team_licence(served.licences)
+    body = runs.stored_report(served.runs, served.report_store, run_id, str(licence.team))
     return Response(
         status_code=200,
         content_type="application/json",
@@ -246,9 +245,14 @@ def report(run_id: RunId) -> Response[str]:
     responses={**ok_response(TeamRunsView, "runs"), **error_responses(400, 401, 403)},
     tags=["runs"],
 )
-def team_runs(team: TeamId, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> TeamRunsView:
-    _team_licence(team)
-    rows = [r.listing() for r in runs.team_runs(wiring.run_store(), team, limit=limit)]
+def team_runs(
+    team: TeamId,
+    store: deps.Licences,
+    run_store: deps.Runs,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> TeamRunsView:
+    _team_licence(store, team)
+    rows = [r.listing() for r in runs.team_runs(run_store, team, limit=limit)]
     return TeamRunsView.model_validate({"team": team, "runs": rows})
 
 
@@ -260,11 +264,13 @@ def team_runs(team: TeamId, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> 
 )
 def baselines(
     team: TeamId,
+    store: deps.Licences,
+    run_store: deps.Runs,
     limit: Annotated[int, Query(ge=1, le=runs.MAX_BASELINE_PAGE)] = runs.BASELINE_PAGE,
     cursor: Annotated[str | None, Query()] = None,
 ) -> BaselinesView:
-    _team_licence(team)
-    page, next_cursor = runs.baselines_page(wiring.run_store(), team, limit=limit, cursor=cursor)
+    _team_licence(store, team)
+    page, next_cursor = runs.baselines_page(run_store, team, limit=limit, cursor=cursor)
     doc = runs.baselines_document(team, page)
     doc["next"] = (
         f"/teams/{team}/baselines?{urlencode({'limit': limit, 'cursor': next_cursor})}"

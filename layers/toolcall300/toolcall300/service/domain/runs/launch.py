@@ -1,6 +1,6 @@
 """How a new run is handed to what runs it: one seam, two deployment modes.
 
-``POST /runs`` asks the launcher the composition root chose (``api.wiring.run_launcher``)
+``POST /runs`` asks the launcher the composition root chose (``api.wiring.Edition.run_launcher``)
 to admit a submission (:meth:`Launcher.admit`, before a run exists or a quota is taken: 400
 with the reason otherwise; it stores nothing), to keep what the run needs once the quota is
 taken and just before the run is written (:meth:`Launcher.keep`), and hands it each new run
@@ -78,7 +78,7 @@ class LocalQueue:
 
     #: Where the adapter's files are kept for the worker (content-addressed, write-once).
     files: ReportStore
-    #: Wakes the pool (``api.wiring.run_queued``): it takes the run now, not at some poll.
+    #: Wakes the pool (``api.wiring.Edition.run_queued``): it takes the run now, not at some poll.
     wake: Callable[[], None]
 
     #: The layers this stack holds (its harness image's, ``TOOLCALL300_HARNESS_IMAGE``), which
