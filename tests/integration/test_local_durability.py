@@ -230,7 +230,7 @@ try:
     while (run := request_json("GET", f"{stack.url}/runs/{run_id}", headers=headers)[2])[
         "status"] not in ("scored", "failed"):
         time.sleep(0.2)
-    print(json.dumps(run))
+    print("RUN " + json.dumps(run), flush=True)
 finally:
     stack.stop()
 """
@@ -255,7 +255,10 @@ def test_a_checkout_in_a_private_folder_runs_hosted_runs(tmp_path: Path) -> None
         cwd=clone, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    run = json.loads(done.stdout.strip().splitlines()[-1])
+    # The run's own line: the service's JSON log lines share stdout, and the worker's "run
+    # finished" (with a status but no summary) may be written after the client read the run.
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("RUN ")]
+    run = json.loads(line.removeprefix("RUN "))
     # Then it is scored: the sandboxed uid 65534 ran the kit's copy, not the private checkout
     assert run["status"] == "scored", run.get("failure")
     assert run["summary"]["exact"] > 0
