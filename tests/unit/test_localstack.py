@@ -90,3 +90,30 @@ def test_processes_default_to_the_cores_and_outside_1_to_64_is_a_usage_error() -
     for bad in ("0", "65", "two"):
         with pytest.raises(UsageError):
             localstack.parse_args(["--processes", bad])
+
+
+def test_the_editions_own_settings_are_defaults_the_operators_variable_wins_over(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The one-machine edition's own configuration (no X-Ray daemon, no EMF lines) is layered
+    under the operator's environment as template.yaml's is, and reported with its source;
+    what makes the edition (adapter_cmd accepted, the closed AWS endpoint) is not theirs."""
+    import os
+
+    from support.corpus import make_corpus
+
+    make_corpus(tmp_path / "corpus")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    monkeypatch.setenv("TOOLCALL300_LOCAL_STACK", "false")
+    stack = localstack.start_local_stack(port=0, background=False, corpus_dir=tmp_path / "corpus")
+    try:
+        used = stack.context.settings
+        assert used["POWERTOOLS_METRICS_DISABLED"] == ("false", "yours")
+        assert used["POWERTOOLS_TRACE_DISABLED"] == ("true", "one machine")
+        assert os.environ["POWERTOOLS_METRICS_DISABLED"] == "false"
+        assert os.environ["TOOLCALL300_LOCAL_STACK"] == "true"
+        assert "TOOLCALL300_LOCAL_STACK" not in used
+        assert stack.context.edition.runs_settings.toolcall300_local_stack
+    finally:
+        stack.stop()
+    assert os.environ["TOOLCALL300_LOCAL_STACK"] == "false"  # the operator's, back

@@ -54,10 +54,16 @@ FAKE_AWS_ENV = {
 #: ``api.wiring.choose`` (the state folder, its own URL, adapter_cmd allowed): code in the
 #: same process that means to reach AWS (or moto) must not see them.
 LOCAL_EDITION_ENV = ("TOOLCALL300_STATE_DIR", "TOOLCALL300_PUBLIC_URL", "TOOLCALL300_LOCAL_STACK")
-_LOCAL_POWERTOOLS = {
+#: The one-machine edition's own configuration: where it differs from AWS's, a default the
+#: operator's variable wins over, as over template.yaml's (``serve`` prints each value and
+#: where it came from: ``one machine``).
+EDITION_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon here
     "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines would only be noise on a terminal
     "POWERTOOLS_DEV": "false",
+}
+#: What makes the edition what it is, never the operator's to change.
+_EDITION_FIXED = {
     "TOOLCALL300_LOCAL_STACK": "true",  # accept adapter_cmd (docs/hosted-scoring.md: local only)
     # Nothing AWS-shaped runs here: a stray boto3 call meets a closed port (the discard port),
     # never a real endpoint.
@@ -165,30 +171,35 @@ class LocalStack:
 
 
 def layered_environment(
-    template_env: dict[str, str], owned: frozenset[str], operator: dict[str, str]
+    template_env: dict[str, str],
+    owned: frozenset[str],
+    operator: dict[str, str],
+    edition: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """The functions' environment with the operator's variables over template.yaml's defaults,
-    and what was used (name -> (value, source)) for every variable the operator may set.
+    """The functions' environment with the operator's variables over template.yaml's defaults
+    and the edition's own (``edition``: :data:`EDITION_DEFAULTS`), and what was used (name ->
+    (value, source)) for every variable the operator may set.
 
     The names of the stack's own resources (``owned``: tables, buckets, secrets, keys) are
     the stack's; everything else the template sets (``REPORT_KEY_GENERATIONS``,
-    ``DOWNLOADS_PER_DAY``, the log level) is a default the operator's variable overrides, as
-    a parameter override does on AWS (docs/local-stack.md, "Configuration").
+    ``DOWNLOADS_PER_DAY``, the log level) or the edition sets is a default the operator's
+    variable overrides, as a parameter override does on AWS (docs/local-stack.md,
+    "Configuration").
 
     >>> env, used = layered_environment({"T": "t", "N": "1"}, frozenset({"T"}), {"T": "x", "N": "2"})
     >>> env, used
     ({'T': 't', 'N': '2'}, {'N': ('2', 'yours')})
+    >>> layered_environment({}, frozenset(), {"P": "no"}, {"P": "yes", "Q": "1"})[1]
+    {'P': ('no', 'yours'), 'Q': ('1', 'one machine')}
     """
-    env = dict(template_env)
+    env = {**(edition or {}), **template_env}
     used: dict[str, tuple[str, str]] = {}
-    for name, value in sorted(template_env.items()):
-        if name in owned:
-            continue
-        if name in operator:
-            env[name] = operator[name]
-            used[name] = (operator[name], "yours")
-        else:
-            used[name] = (value, "template.yaml")
+    for defaults, source in (((edition or {}), "one machine"), (template_env, "template.yaml")):
+        for name, value in sorted(defaults.items()):
+            if name in owned:
+                continue
+            env[name] = operator.get(name, value)
+            used[name] = (operator[name], "yours") if name in operator else (value, source)
     return env, used
 
 
@@ -266,25 +277,21 @@ def _start(
     stops.callback(lambda: _restore_environment(saved_env))
     # Before the handlers' modules load: observability reads POWERTOOLS_TRACE_DISABLED at import
     # (an untraced stack never loads the X-Ray SDK).
-    os.environ.update(_LOCAL_POWERTOOLS)
+    os.environ.update(
+        {**layered_environment({}, frozenset(), saved_env, EDITION_DEFAULTS)[0], **_EDITION_FIXED}
+    )
     from toolcall300.service.api import wiring as ports
     from toolcall300.service.local import gateway
-    from toolcall300.service.local.cfn import load_template
-    from toolcall300.service.local.provision import local_secrets, restored, stack_owned
-    from toolcall300.service.statefolder.folder import StateFolder
+    from toolcall300.service.local.provision import stack_owned
 
     corpus_dir = corpus_arg if corpus_arg is not None else root / "corpus_private"
     has_corpus = _check_corpus(corpus_dir, explicit=corpus_arg is not None)
     state_dir, was_restored = _hold_state(state_arg, stops)
-    folder = StateFolder(state_dir)
-    folder.make_keys()
-    template = load_template(root / "template.yaml")
-    made = restored(template, prefix=LOCAL_PREFIX)
-    for name, value in local_secrets(template, made.names, DEV_STRIPE_API_KEY).items():
-        folder.put_secret(name, value, replace=False)  # generated once, kept across restarts
-    webhook = folder.secret(made.names["StripeWebhookSecret"])
-    functions_env, used = layered_environment(made.environment, stack_owned(template), saved_env)
-    os.environ.update({**FAKE_AWS_ENV, **_LOCAL_POWERTOOLS, **functions_env})
+    template, made, webhook = _provision(state_dir, root)
+    functions_env, used = layered_environment(
+        made.environment, stack_owned(template), saved_env, EDITION_DEFAULTS
+    )
+    os.environ.update({**FAKE_AWS_ENV, **_EDITION_FIXED, **functions_env})
     os.environ["TOOLCALL300_STATE_DIR"] = str(state_dir)
     _check_settings()
     routes = gateway.bind_routes(root, template)
@@ -310,6 +317,22 @@ def _start(
     if background:
         _start_workers(context, edition, stops)
     return LocalStack(url, context, stops)
+
+
+def _provision(state_dir: Path, root: Path) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """template.yaml, the stack's names for its resources, and the secrets it declares made
+    files of the state folder (generated once, kept across restarts); and the webhook's."""
+    from toolcall300.service.local.cfn import load_template
+    from toolcall300.service.local.provision import local_secrets, restored
+    from toolcall300.service.statefolder.folder import StateFolder
+
+    folder = StateFolder(state_dir)
+    folder.make_keys()
+    template = load_template(root / "template.yaml")
+    made = restored(template, prefix=LOCAL_PREFIX)
+    for name, value in local_secrets(template, made.names, DEV_STRIPE_API_KEY).items():
+        folder.put_secret(name, value, replace=False)
+    return template, made, folder.secret(made.names["StripeWebhookSecret"])
 
 
 def _serve(server: Any, edition: Any, sibling: dict[str, Any], stops: contextlib.ExitStack) -> Any:
@@ -622,7 +645,8 @@ def _print_banner(
         f"{env('TOOLCALL300_TEAM_RUNS', '1')} run(s) per team at once, "
         f"{env('TOOLCALL300_RUN_TIMEOUT_S', '900')} s per run; adapters run in the sandbox "
         "(docs/local-sandbox.md)\n"
-        f"  settings (yours over template.yaml's defaults): {_settings_line(stack.context)}\n"
+        f"  settings (yours over the defaults of template.yaml and of one machine): "
+        f"{_settings_line(stack.context)}\n"
         f"Ctrl-C stops it ({kept}).\n"
     )
 
@@ -646,7 +670,8 @@ def _serve_until_stopped(stack: LocalStack, stderr: TextIO) -> None:
 
 
 def _settings_line(context: LocalStackContext) -> str:
-    """``NAME=value (yours|template.yaml)``, comma-separated: what ``serve`` configured."""
+    """``NAME=value (yours|template.yaml|one machine)``, comma-separated: what ``serve``
+    configured."""
     return ", ".join(f"{k}={v} ({src})" for k, (v, src) in context.settings.items())
 
 
