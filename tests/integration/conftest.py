@@ -25,6 +25,7 @@ and console error), ``contract_api`` (``support.dashboard.ContractApi`` over rea
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.corpus import private_corpus, stack_corpus
+from support.corpus import deltas_subset, private_corpus, stack_corpus
 from support.dashboard import CHROMIUM_ARGS, ContractApi, serve_contract_api, wait_for_serve_url
 from support.tiers import unavailable
 
@@ -115,9 +116,14 @@ def contract_api() -> Iterator[ContractApi]:
 @pytest.fixture(scope="module")
 def dashboard_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``toolcall300 serve`` in its own process, on a free port, serving the real 300-case
-    corpus: a separate process keeps its environment (state folder, names) apart from
-    the in-process ``local_stack`` the other integration suites share."""
+    corpus and parallel track with the real deltas track cut to one case of each form and
+    wire shape (``deltas_subset``: a hosted run of the whole track, 49,050 streams, takes
+    minutes on a loaded machine and the pages need only its figures). A separate process
+    keeps its environment (state folder, names) apart from the in-process ``local_stack``
+    the other integration suites share."""
     corpus = private_corpus(tmp_path_factory.mktemp("dash") / "corpus")
+    shutil.rmtree(corpus / "deltas")
+    deltas_subset(corpus / "deltas")
     command = [sys.executable, "-m", "toolcall300", "serve", "--port", "0", "--corpus", str(corpus)]
     command.append("--no-state")  # each session starts empty (and leaves no state folder)
     proc = subprocess.Popen(

@@ -72,8 +72,8 @@ def submit(url: str, key: str, body: dict[str, Any]) -> str:
 def team(dashboard_stack: str) -> Team:
     """A team with seven real runs: baseline, regression, pass, failure, a second baseline, and
     a run of the parallel track and one of the deltas track on main (each its track's own
-    baseline, never on the single-call trend). The deltas run (49,050 streams, minutes on a
-    loaded machine) is not waited for here but by the one test that shows it (``deltas_run``):
+    baseline, never on the single-call trend). The deltas run (of the stack's cut deltas track,
+    see ``dashboard_stack``) is not waited for here but by the one test that shows it (``deltas_run``):
     the others never wait on it, and it is scored while they run."""
     url = dashboard_stack
     probe = requests.get(f"{url}/teams/nobody-here/runs", timeout=30)
