@@ -273,6 +273,25 @@ def test_a_program_that_breaks_the_protocol_refuses_and_is_restarted(tmp_path: P
     assert code == 1 and "no answer within the time limit" in err
 
 
+def test_a_programs_start_is_not_counted_against_its_first_stream(tmp_path: Path) -> None:
+    """A copy that takes longer to start than one stream may take (a loaded machine, a heavy
+    interpreter) still serves its first stream: that stream has the limit twice, once for the
+    start. Its later streams have the limit once (the hang test above)."""
+    corpus = _tiny(tmp_path, 1, 2)
+    slow = tmp_path / "slow_start.py"
+    slow.write_text(
+        "import sys, time\n"
+        "time.sleep(6)  # longer than --timeout, shorter than twice it\n"
+        "from toolcall300.toolshim.deltas import serve\n"
+        "serve(sys.stdin, sys.stdout)\n"
+    )
+    argv = ["--corpus", str(corpus), "--json", str(tmp_path / "r.json"), "--timeout", "5"]
+    code, _, err = _score(*argv, "--adapter-cmd", f"{sys.executable} {slow}")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["adapter_errors"] == 0, err
+    assert report["streams_exact"] == report["streams"] == 2 and code == 0
+
+
 def test_vertex_partial_args_are_read_by_json_path_and_rule_11_reads_a_cut() -> None:
     tools = [
         {

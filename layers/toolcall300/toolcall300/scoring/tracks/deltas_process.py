@@ -149,7 +149,11 @@ class DeltasProcessAdapter:
     ) -> Any:
         from toolcall300.scoring.tracks.deltas import StreamResult
 
-        deadline = time.monotonic() + timeout
+        # A copy's start (its interpreter, its imports) is not the stream's time: the first
+        # stream a fresh copy serves has the limit twice, once for the start and once for
+        # the stream (docs/adapter-protocols.md, "The deltas track").
+        fresh = self.program is None
+        deadline = time.monotonic() + timeout * (2 if fresh else 1)
         commits: list[dict[str, Any]] = []
         try:
             if self.capped:
