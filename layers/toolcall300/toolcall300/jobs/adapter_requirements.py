@@ -15,6 +15,7 @@ adapter's ``PYTHONPATH`` (docs/local-sandbox.md, "The adapter's dependencies").
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -102,6 +103,21 @@ def check(data: bytes) -> list[str]:
     if len(pins) > MAX_PACKAGES:
         raise RequirementsRefused(f"{REQUIREMENTS} names over {MAX_PACKAGES} packages")
     return pins
+
+
+def digest(data: bytes) -> str:
+    """The canonical sha256 of a checked requirements file: its pins, each package's name
+    normalised (PEP 503) with its hashes sorted, in sorted order. The same packages from the
+    same files, written in another order, case, spacing or with other comments, are one
+    install: a folder resubmitted with them reuses it instead of running pip again."""
+    check(data)
+    pins = []
+    lines = (_LINE.match(line) for _number, line in _lines(data.decode("utf-8")))
+    for found in filter(None, lines):  # every line, once check() has passed
+        name = re.sub(r"[-_.]+", "-", found["name"]).lower()
+        hashes = sorted(re.findall(r"sha256:([0-9a-f]{64})", found["hashes"]))
+        pins.append(" ".join([f"{name}=={found['version']}", *hashes]))
+    return hashlib.sha256("\n".join(sorted(pins)).encode("utf-8")).hexdigest()
 
 
 def pip_env(environ: Mapping[str, str], home: Path) -> dict[str, str]:

@@ -155,8 +155,11 @@ def _adapter_parts(
     files = run.adapter.get("files")
     key = runs.adapter_files_key(run.team, files["sha256"]) if files else None
     archive = deps.adapter_files(key) if key else None
-    wanted = key is not None and bool(files and files.get("requirements"))
-    packages = deps.adapter_files(runs.packages_key(key)) if key and wanted else None
+    packages = None
+    if key is not None and files and files.get("requirements"):
+        digest = files.get("requirements_sha256")  # none in runs recorded before it
+        at = runs.requirements_key(run.team, digest) if digest else runs.packages_key(key)
+        packages = deps.adapter_files(at)
     if run.adapter.get("kind") != "image_archive":
         return command, archive, None, packages
     return command, None, archive or b"", None

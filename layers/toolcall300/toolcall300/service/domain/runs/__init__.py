@@ -48,6 +48,7 @@ from toolcall300.service.domain.runs.objects import (
     packages_key,
     pinned_corpus_key,
     report_key,
+    requirements_key,
 )
 from toolcall300.service.domain.runs.record import (
     FINAL,
@@ -158,6 +159,7 @@ __all__ = [
     "recent_baselines",
     "renew_job",
     "report_key",
+    "requirements_key",
     "score_output",
     "set_job",
     "short_ref",

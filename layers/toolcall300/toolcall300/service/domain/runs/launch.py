@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from toolcall300.service.domain.runs.objects import adapter_files_key, packages_key
+from toolcall300.service.domain.runs.objects import adapter_files_key, requirements_key
 from toolcall300.service.domain.runs.record import ReportStore, Run
 from toolcall300.service.domain.runs.submission import Submission
-from toolcall300.service.errors import BadRequest, StoreConflict, UpstreamUnavailable
+from toolcall300.service.errors import BadRequest, NotFound, StoreConflict, UpstreamUnavailable
 
 #: When the sandbox's probe did not finish (a busy machine), how soon to submit again.
 ISOLATION_RETRY_AFTER_S = 30
@@ -84,7 +84,7 @@ class LocalQueue:
     #: The layers this stack holds (its harness image's, ``TOOLCALL300_HARNESS_IMAGE``), which
     #: an ``adapter_image`` may leave out; None when it holds none.
     held: Callable[[], Any] = lambda: None
-    #: Requirements installed at admission, by the folder's digest, until kept.
+    #: Requirements installed at admission, by where they will be kept (``requirements_key``).
     installed: dict[str, bytes] = field(default_factory=dict)
 
     def admit(self, sub: Submission, *, team: str) -> None:
@@ -117,27 +117,40 @@ class LocalQueue:
         if problem is not None:
             raise BadRequest(problem, code="adapter_cmd_unusable")
         if sub.files is not None:
-            self._install(sub)
+            self._install(sub, team)
 
-    def _install(self, sub: Submission) -> None:
+    def _install(self, sub: Submission, team: str) -> None:
         """The folder's requirements file, installed now (an unprivileged pip, wheels only,
-        hashes required) and held for :meth:`keep`; a refusal is a 400 naming the line or
-        what pip said (docs/local-sandbox.md, "The adapter's dependencies")."""
+        hashes required) and held for :meth:`keep`, unless the team has this install already
+        (the same requirements by their canonical digest, whichever folder carried them):
+        then pip does not run again. A refusal is a 400 naming the line or what pip said
+        (docs/local-sandbox.md, "The adapter's dependencies")."""
         from toolcall300.jobs import adapter_requirements
 
         wanted = adapter_requirements.requirements_of(sub.files or b"")
         if wanted is None:
             return
         try:
-            packed = adapter_requirements.install(wanted)
+            digest = adapter_requirements.digest(wanted)
+            key = requirements_key(team, digest)
+            if key not in self.installed and not self._kept(key):
+                self.installed[key] = adapter_requirements.install(wanted)
         except adapter_requirements.RequirementsRefused as exc:
             raise BadRequest(
                 f"'adapter_files': {exc}", code="adapter_requirements_unusable"
             ) from exc
         sub.adapter["files"]["requirements"] = True
-        self.installed[sub.adapter["files"]["sha256"]] = packed
+        sub.adapter["files"]["requirements_sha256"] = digest
         while len(self.installed) > MAX_HELD_INSTALLS:  # admitted, never kept (a refusal after)
             self.installed.pop(next(iter(self.installed)))
+
+    def _kept(self, key: str) -> bool:
+        """Whether an install is kept already (written once, never changed: it is reused)."""
+        try:
+            self.files.get(key)
+        except NotFound:
+            return False
+        return True
 
     def keep(self, sub: Submission, *, team: str) -> None:
         """The files (and the requirements they carry, installed), kept for the worker before
@@ -146,10 +159,12 @@ class LocalQueue:
             key = adapter_files_key(team, sub.adapter["files"]["sha256"])
             with suppress(StoreConflict):  # content-addressed: the same archive is already kept
                 self.files.put_once(key, sub.files)
-            packed = self.installed.pop(sub.adapter["files"]["sha256"], None)
-            if packed is not None:
-                with suppress(StoreConflict):  # the same folder installed before
-                    self.files.put_once(packages_key(key), packed)
+            digest = sub.adapter["files"].get("requirements_sha256")
+            installed = requirements_key(team, digest) if digest else None
+            packed = self.installed.pop(installed, None) if installed else None
+            if installed and packed is not None:
+                with suppress(StoreConflict):  # the same requirements installed meanwhile
+                    self.files.put_once(installed, packed)
 
     def launch(self, run: Run, *, now: datetime) -> Run:
         self.wake()

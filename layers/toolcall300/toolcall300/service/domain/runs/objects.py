@@ -52,7 +52,14 @@ def adapter_files_key(team: str, sha256: str) -> str:
     return f"adapters/{team}/{sha256}.tar"
 
 
+def requirements_key(team: str, digest: str) -> str:
+    """Where a team's installed requirements are kept, by the canonical digest of the
+    requirements file (``jobs.adapter_requirements.digest``): one install per distinct file,
+    whichever of the team's folders carry it, written once and never changed."""
+    return f"adapters/{team}/requirements-{digest}.packages.tar.gz"
+
+
 def packages_key(files_key: str) -> str:
-    """Where the requirements a folder carries are kept once installed (the folder's key:
-    one install per folder, made at submission)."""
+    """Where the requirements a folder carries were kept once installed by runs recorded
+    before :func:`requirements_key` (the folder's key: one install per folder)."""
     return files_key.removesuffix(".tar") + ".packages.tar.gz"
