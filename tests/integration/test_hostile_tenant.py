@@ -7,7 +7,9 @@ status and message, never a 500, nothing of another team's.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,13 +149,22 @@ def test_no_key_or_signing_secret_reaches_the_logs_or_the_state_folder(
     logged = caplog.text + "\n".join(f"{r.getMessage()} {vars(r)}" for r in caplog.records)
     assert "request refused" in logged  # the stack's log lines were captured
     stored = {
-        p: p.read_bytes()
+        p: stored_bytes(p)
         for p in local_stack.context.state_dir.rglob("*")
         if p.is_file() and p.parent.name not in ("secrets", "keys")
     }
     for name, secret in secrets.items():
         assert secret not in logged, name
         assert not [p for p, data in stored.items() if secret.encode() in data], name
+
+
+def stored_bytes(path: Path) -> bytes:
+    """A stored file's raw bytes, read by a child process: closing a descriptor this process
+    opened on the live database (or its -wal, -shm) would drop the POSIX locks the stack's
+    own SQLite connections hold on it, and a later connection from another process would then
+    reset the shared-memory index under them (a SIGBUS; "How To Corrupt An SQLite Database
+    File", section 2.2)."""
+    return subprocess.run(["cat", "--", str(path)], capture_output=True, check=True).stdout
 
 
 def test_another_teams_member_key_id_and_a_revoked_or_reissued_key_open_nothing(
