@@ -465,12 +465,12 @@ def choose() -> Edition:
         return Edition()
     from toolcall300.service.statefolder.folder import LocalAdapters, StateFolder
 
-    edition = Edition(name="local")
-    edition.adapters = LocalAdapters(
+    adapters = LocalAdapters(  # its links point at the URL the edition's settings name
         StateFolder(Path(conf.state_dir)),
-        public_url=lambda: edition.settings(LocalEditionSettings).public_url,
+        public_url=lambda: chosen.settings(LocalEditionSettings).public_url,
     )
-    return edition
+    chosen = Edition(adapters, name="local")
+    return chosen
 
 
 _current: list[Edition] = []  # the process's edition, once chosen
