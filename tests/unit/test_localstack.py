@@ -104,6 +104,7 @@ def test_the_editions_own_settings_are_defaults_the_operators_variable_wins_over
 
     make_corpus(tmp_path / "corpus")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    monkeypatch.delenv("POWERTOOLS_TRACE_DISABLED", raising=False)  # the suite's own may be set
     monkeypatch.setenv("TOOLCALL300_LOCAL_STACK", "false")
     stack = localstack.start_local_stack(port=0, background=False, corpus_dir=tmp_path / "corpus")
     try:
