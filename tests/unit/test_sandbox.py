@@ -763,3 +763,23 @@ def test_a_seccomp_filter_that_failed_to_build_is_a_real_absence_cached_with_its
     assert any(note.startswith("no seccomp filter") for note in iso.notes)
     assert sandbox.seccomp_filter() is None
     assert fake.asked == [("bwrap", FIRST), ("seccomp", FIRST)]  # the filter is not built again
+
+
+def test_a_kill_is_marked_before_the_lifeline_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapter dies as the lifeline closes and the worker thread then reads ``killed``
+    to tell a stop from a crash: it must already be set. Set after the close, a Ctrl-C on a
+    loaded machine was recorded as the adapter's own failure ("exited with -9")."""
+    read_end, write_end = os.pipe()
+    prepared = sandbox.Prepared([], {}, tmp_path, lifeline=(read_end, write_end))
+    seen: list[bool] = []
+    real_close = os.close
+
+    def close(fd: int) -> None:
+        seen.append(prepared.killed)
+        real_close(fd)
+
+    monkeypatch.setattr(sandbox.os, "close", close)
+    prepared.kill()
+    assert seen == [True, True] and prepared.killed and prepared.lifeline is None

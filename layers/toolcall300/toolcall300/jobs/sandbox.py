@@ -194,11 +194,14 @@ class Prepared:
         with self._lock:
             if self.lifeline is None:
                 return
+            # Marked before the act: the adapter dies as the lifeline closes, and the thread
+            # reading its end may look at ``killed`` before this one runs again (a stop then
+            # read as the adapter's own crash, "exited with -9").
+            self.killed = True
             for fd in self.lifeline:
                 with suppress(OSError):
                     os.close(fd)
             self.lifeline = None
-            self.killed = True
 
     def close(self) -> None:
         """Release the lifeline once the run is over (the same act as a kill), then the
